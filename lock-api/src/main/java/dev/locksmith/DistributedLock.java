@@ -1,0 +1,95 @@
+package dev.locksmith;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A named lock of one {@link LockClient}. Cheap to obtain and thread-safe; every method can be
+ * called from many threads at once. Each successful acquire returns a {@link Lease}.
+ *
+ * <pre>{@code
+ * DistributedLock lock = client.lock("nightly-report");
+ * Optional<Lease> lease = lock.tryAcquire(Duration.ofSeconds(2));
+ * if (lease.isPresent()) {
+ *   try (Lease held = lease.get()) {
+ *     runReport(held.fencingToken());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Waiting is woken by the release itself where the backend declares
+ * {@link Guarantees.Feature#NOTIFIED_WAKEUP}. An interrupted or cancelled waiter withdraws
+ * completely: the next acquirer is not delayed by it.
+ */
+public interface DistributedLock {
+
+  /** @return the lock's name */
+  String name();
+
+  /** @return the options this lock is held with */
+  LockOptions options();
+
+  /**
+   * Waits as long as it takes.
+   *
+   * @return the lease
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
+   * @throws BackendUnavailableException if the server cannot be reached
+   */
+  Lease acquire() throws InterruptedException;
+
+  /**
+   * Waits at most {@code timeout}.
+   *
+   * @param timeout how long to wait; zero means one attempt
+   * @return the lease
+   * @throws LockTimeoutException if the lock was not acquired in time
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
+   * @throws NullPointerException if {@code timeout} is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   */
+  Lease acquire(Duration timeout) throws InterruptedException;
+
+  /**
+   * One attempt, no waiting.
+   *
+   * @return the lease, or empty if someone else holds the lock
+   */
+  Optional<Lease> tryAcquire();
+
+  /**
+   * Waits at most {@code timeout}.
+   *
+   * @param timeout how long to wait; zero means one attempt
+   * @return the lease, or empty if the lock was not acquired in time
+   * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
+   * @throws NullPointerException if {@code timeout} is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   */
+  Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException;
+
+  /**
+   * Waits in the background. The future completes with the lease, or exceptionally with
+   * {@link LockTimeoutException} or another {@link LockException}. Cancelling it withdraws the
+   * waiter; a lease granted at the same moment is released. Leases acquired this way are never
+   * reentrant: they belong to no thread.
+   *
+   * @param timeout how long to wait
+   * @return the future lease
+   * @throws NullPointerException if {@code timeout} is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   */
+  CompletableFuture<Lease> acquireAsync(Duration timeout);
+
+  /**
+   * A {@link Lock} view, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}
+   * whatever {@link LockOptions#reentrant()} says. {@code unlock()} by a thread that does not
+   * hold it throws {@link IllegalMonitorStateException}; an {@code unlock()} that finds the lease
+   * was lost throws {@link LeaseLostException} after releasing. Conditions are not supported.
+   *
+   * @return the view; the same instance on every call
+   */
+  Lock asLock();
+}

@@ -1,0 +1,73 @@
+package dev.locksmith;
+
+import dev.locksmith.spi.BackendLease;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/** One lease the backend granted, shared by every reentrant holding of it. */
+final class HeldLease {
+  enum State { HELD, RELEASED, LOST }
+
+  final String name;
+  final String ownerId;
+  final long token;
+  final long leaseNanos;
+  /** Renewed by the core's scheduler (as opposed to expiring, or living by the backend's session). */
+  final boolean scheduledRenewal;
+  /** Held by the backend's session while auto-renew is on. */
+  final boolean sessionHeld;
+  /** Granted for the backend's session: only a release frees it on the server, never time. */
+  final boolean sessionGrant;
+  final Thread owner;
+  final long grantedAt;
+  final BackendLease backendLease;
+  final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+  final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+  final AtomicInteger holds = new AtomicInteger(1);
+  volatile long validUntil;
+  volatile long nextRenewAt;
+
+  HeldLease(BackendLease backendLease, boolean scheduledRenewal, boolean sessionGrant, boolean sessionHeld, Thread owner,
+      long grantedAt, long validUntil, long leaseNanos) {
+    this.name = backendLease.name();
+    this.ownerId = backendLease.ownerId();
+    this.token = backendLease.fencingToken();
+    this.backendLease = backendLease;
+    this.scheduledRenewal = scheduledRenewal;
+    this.sessionHeld = sessionHeld;
+    this.sessionGrant = sessionGrant;
+    this.owner = owner;
+    this.grantedAt = grantedAt;
+    this.validUntil = validUntil;
+    this.leaseNanos = leaseNanos;
+    this.nextRenewAt = scheduledRenewal ? grantedAt + renewInterval() : Long.MAX_VALUE;
+  }
+
+  long renewInterval() {
+    return leaseNanos / 3;
+  }
+
+  /** When the scheduler must look at this lease next. */
+  long nextDue() {
+    return scheduledRenewal ? Math.min(nextRenewAt, validUntil) : validUntil;
+  }
+
+  boolean isValid() {
+    return state.get() == State.HELD && System.nanoTime() - validUntil < 0;
+  }
+
+  /** Adds a reentrant holding, unless the last holding is being released right now. */
+  boolean enterAgain() {
+    if (state.get() != State.HELD || !isValid()) {
+      return false;
+    }
+    return holds.getAndUpdate(n -> n > 0 ? n + 1 : n) > 0;
+  }
+
+  /** @return holdings left after dropping one; -1 if there were none */
+  int exitOnce() {
+    int before = holds.getAndUpdate(n -> n > 0 ? n - 1 : n);
+    return before > 0 ? before - 1 : -1;
+  }
+}

@@ -1,0 +1,95 @@
+package dev.locksmith.local;
+
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The {@code local:} backend: a lock table in this JVM, leased, fenced, FIFO, woken by notification. */
+final class LocalBackend implements LockBackend {
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
+      .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "the lock table lives and dies with the JVM")
+      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended space refuses every call; leases are lost when renewal fails past their end")
+      .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
+      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "leases are timed with System.nanoTime, which a wall-clock jump does not move")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release checks the owner")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt that was granted frees the lock")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock name, never reset while the JVM lives")
+      .build();
+
+  private final LocalSpace space;
+
+  LocalBackend(LocalSpace space) {
+    this.space = space;
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return GUARANTEES;
+  }
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    LocalSpace.Queued me = new LocalSpace.Queued(ownerId, wake);
+    long leaseNanos = lease.toNanos();
+    space.enqueue(name, me);
+    return new LockAttempt() {
+      @Override
+      public Poll poll() {
+        long r = space.tryTake(name, me, leaseNanos);
+        if (r > 0) {
+          return Poll.granted(r, null);
+        }
+        return Poll.busy(r == -1 ? Duration.ofMillis(50) : Duration.ofNanos(-r));
+      }
+
+      @Override
+      public void abandon() {
+        space.withdraw(name, me);
+      }
+    };
+  }
+
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    List<Renewal> out = new ArrayList<>(leases.size());
+    for (BackendLease lease : leases) {
+      try {
+        String why = space.renew(lease.name(), lease.ownerId(), lease.lease().toNanos());
+        out.add(why == null ? Renewal.renewed() : Renewal.lost(why));
+      } catch (RuntimeException e) {
+        out.add(Renewal.failed(e));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public boolean release(BackendLease lease) {
+    return space.release(lease.name(), lease.ownerId());
+  }
+
+  @Override
+  public void close() {
+    // nothing to close: the space outlives its clients
+  }
+
+  @Override
+  public String toString() {
+    return "local:" + space.name;
+  }
+}

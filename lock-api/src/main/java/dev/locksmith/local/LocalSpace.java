@@ -1,0 +1,201 @@
+package dev.locksmith.local;
+
+import dev.locksmith.BackendUnavailableException;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The lock table of one {@code local:} space, shared by every client of the JVM that names it.
+ * Time is {@link System#nanoTime()}: no wall clock, so no clock jump can free a lock early.
+ */
+final class LocalSpace {
+  private static final Map<String, LocalSpace> SPACES = new ConcurrentHashMap<>();
+
+  final String name;
+  private final ReentrantLock mutex = new ReentrantLock();
+  private final Map<String, Entry> locks = new HashMap<>();
+  private volatile boolean suspended;
+
+  /** One lock: its holder, its fence counter (kept after release), and its FIFO queue of waiters. */
+  private static final class Entry {
+    String owner;
+    long expiresAt;
+    long fence;
+    final ArrayDeque<Queued> queue = new ArrayDeque<>();
+  }
+
+  static final class Queued {
+    final String ownerId;
+    final Runnable wake;
+
+    Queued(String ownerId, Runnable wake) {
+      this.ownerId = ownerId;
+      this.wake = wake;
+    }
+  }
+
+  private LocalSpace(String name) {
+    this.name = name;
+  }
+
+  static LocalSpace named(String name) {
+    return SPACES.computeIfAbsent(name, LocalSpace::new);
+  }
+
+  void suspend() {
+    suspended = true;
+  }
+
+  void resume() {
+    suspended = false;
+  }
+
+  private void checkAvailable() {
+    if (suspended) {
+      throw new BackendUnavailableException("local:" + name + " is suspended (a simulated outage); resume it with LocalLockProvider.resume");
+    }
+  }
+
+  private Entry entry(String lock) {
+    return locks.computeIfAbsent(lock, k -> new Entry());
+  }
+
+  private static boolean expired(Entry e, long now) {
+    return e.owner != null && now - e.expiresAt >= 0;
+  }
+
+  void enqueue(String lock, Queued q) {
+    mutex.lock();
+    try {
+      entry(lock).queue.addLast(q);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * @return the fence granted, or the negative of the nanoseconds until the holder's lease ends
+   *     (-1 if the lock is free but an earlier waiter is first in line)
+   */
+  long tryTake(String lock, Queued me, long leaseNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      long now = System.nanoTime();
+      if (expired(e, now)) {
+        e.owner = null;
+      }
+      if (e.owner == null) {
+        if (e.queue.peekFirst() == me) {
+          e.queue.pollFirst();
+          e.owner = me.ownerId;
+          e.expiresAt = now + leaseNanos;
+          e.fence++;
+          return e.fence;
+        }
+        Queued head = e.queue.peekFirst();
+        if (head != null) {
+          head.wake.run();
+        }
+        return -1;
+      }
+      return -Math.max(1, e.expiresAt - now);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Withdraws a waiter; frees the lock too if the withdrawn attempt holds it. */
+  void withdraw(String lock, Queued me) {
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      boolean wasHead = e.queue.peekFirst() == me;
+      for (Iterator<Queued> it = e.queue.iterator(); it.hasNext(); ) {
+        if (it.next() == me) {
+          it.remove();
+        }
+      }
+      if (me.ownerId.equals(e.owner)) {
+        e.owner = null;
+        wasHead = true;
+      }
+      if (wasHead) {
+        wakeHead(e);
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** @return null if renewed, else why not */
+  String renew(String lock, String ownerId, long leaseNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      long now = System.nanoTime();
+      if (!ownerId.equals(e.owner)) {
+        return e.owner == null ? "the lock is free" : "the lock is held by another owner";
+      }
+      if (expired(e, now)) {
+        return "the lease had already expired";
+      }
+      e.expiresAt = now + leaseNanos;
+      return null;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  boolean release(String lock, String ownerId) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      if (!ownerId.equals(e.owner)) {
+        return false;
+      }
+      boolean inTime = !expired(e, System.nanoTime());
+      e.owner = null;
+      wakeHead(e);
+      return inTime;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  void revoke(String lock) {
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      e.owner = null;
+      wakeHead(e);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** @return the holder's owner id, or null if the lock is free */
+  String holder(String lock) {
+    mutex.lock();
+    try {
+      Entry e = locks.get(lock);
+      return e == null || e.owner == null || expired(e, System.nanoTime()) ? null : e.owner;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  private static void wakeHead(Entry e) {
+    Queued head = e.queue.peekFirst();
+    if (head != null) {
+      head.wake.run();
+    }
+  }
+}

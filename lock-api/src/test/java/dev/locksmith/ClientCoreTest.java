@@ -1,0 +1,181 @@
+package dev.locksmith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.local.LocalLockProvider;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.LockProvider;
+import dev.locksmith.spi.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Core behaviour that the kit does not pin down: batching, events, interrupt flags, async withdrawal. */
+class ClientCoreTest {
+
+  /** Wraps local: and counts what the core asks of a backend. */
+  static final class Counting implements LockProvider {
+    final AtomicInteger renewCalls = new AtomicInteger();
+    final AtomicInteger leasesRenewed = new AtomicInteger();
+
+    @Override
+    public Set<String> schemes() {
+      return Set.of("local");
+    }
+
+    @Override
+    public Set<String> optionNames() {
+      return Set.of();
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config, BackendContext context) {
+      LockBackend local = new LocalLockProvider().open(config, context);
+      return new LockBackend() {
+        @Override
+        public dev.locksmith.Guarantees guarantees() {
+          return local.guarantees();
+        }
+
+        @Override
+        public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+          return local.attempt(name, ownerId, lease, wake);
+        }
+
+        @Override
+        public List<Renewal> renew(List<BackendLease> leases) {
+          renewCalls.incrementAndGet();
+          leasesRenewed.addAndGet(leases.size());
+          return local.renew(leases);
+        }
+
+        @Override
+        public boolean release(BackendLease lease) {
+          return local.release(lease);
+        }
+
+        @Override
+        public void close() {
+          local.close();
+        }
+      };
+    }
+  }
+
+  @Test
+  void renewalsDueTogetherGoToTheBackendInOneCall() throws Exception {
+    Counting counting = new Counting();
+    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:batch").lease(Duration.ofSeconds(3)).build(), counting)) {
+      List<Lease> leases = new ArrayList<>();
+      for (int i = 0; i < 1000; i++) {
+        leases.add(c.lock("batch-" + i).tryAcquire().orElseThrow());
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (counting.leasesRenewed.get() < 2000 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(counting.leasesRenewed.get()).as("leases renewed").isGreaterThanOrEqualTo(2000);
+      // 1,000 leases renewed twice each: a handful of backend calls, not thousands
+      assertThat(counting.renewCalls.get()).as("renew() calls for 2,000 lease renewals").isLessThanOrEqualTo(8);
+      assertThat(leases).allMatch(Lease::isValid);
+    }
+  }
+
+  @Test
+  void eventsReportTheLifeOfALease() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    LockEvents events = new LockEvents() {
+      @Override
+      public void acquired(String name, long token, Duration waited) {
+        seen.add("acquired " + name + " " + token);
+      }
+
+      @Override
+      public void renewed(String name, long token, Duration took) {
+        if (!seen.contains("renewed " + name)) {
+          seen.add("renewed " + name);
+        }
+      }
+
+      @Override
+      public void released(String name, long token, Duration held, boolean stillHeld) {
+        seen.add("released " + name + " " + stillHeld);
+      }
+
+      @Override
+      public void gaveUp(String name, Duration waited) {
+        seen.add("gave up " + name);
+      }
+
+      @Override
+      public void lost(String name, long token, LeaseLostException cause) {
+        seen.add("lost " + name + " " + cause.reason());
+      }
+    };
+    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:events").lease(Duration.ofMillis(150)).events(events).build())) {
+      Lease lease = c.lock("e").acquire(Duration.ofSeconds(1));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!seen.contains("renewed e") && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(c.lock("e", LockOptions.builder().reentrant(false).build()).tryAcquire()).isEmpty();
+      lease.release();
+      LocalLockProvider.revoke("events", "gone");
+      Lease doomed = c.lock("gone").acquire(Duration.ofSeconds(1));
+      LocalLockProvider.revoke("events", "gone");
+      doomed.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
+      deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (seen.size() < 6 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+    }
+    assertThat(seen).containsSubsequence("acquired e 1", "renewed e", "gave up e", "released e true", "acquired gone 1", "lost gone TAKEN");
+  }
+
+  @Test
+  void tryAcquireKeepsTheInterruptFlag() {
+    try (LockClient c = Locks.connect("local:flags")) {
+      Thread.currentThread().interrupt();
+      assertThat(c.lock("f").tryAcquire()).isEmpty();
+      assertThat(Thread.interrupted()).as("interrupt flag still set after tryAcquire()").isTrue();
+    }
+  }
+
+  @Test
+  void anAsyncWaiterTimedOutByTheCallerWithdraws() throws Exception {
+    try (LockClient a = Locks.connect("local:async"); LockClient b = Locks.connect("local:async")) {
+      Lease held = a.lock("w").acquire(Duration.ofSeconds(1));
+      CompletableFuture<Lease> waiting = b.lock("w").acquireAsync(Duration.ofHours(1)).orTimeout(100, TimeUnit.MILLISECONDS);
+      assertThatThrownBy(waiting::join).hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+      held.release();
+      // withdrawal runs on the waiter's thread: the lock is free as soon as it has run
+      assertThat(a.lock("w").tryAcquire(Duration.ofSeconds(1))).as("the lock after the async waiter withdrew").isPresent();
+    }
+  }
+
+  @Test
+  void aReentrantLeaseCountsHoldingsAndKeepsItsToken() throws Exception {
+    try (LockClient c = Locks.connect("local:reentrant")) {
+      DistributedLock lock = c.lock("r");
+      Lease outer = lock.acquire(Duration.ofSeconds(1));
+      Lease inner = lock.tryAcquire().orElseThrow();
+      assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+      assertThat(outer.release()).isTrue();
+      assertThat(outer.release()).as("a holding released twice").isFalse();
+      assertThat(LocalLockProvider.isHeld("reentrant", "r")).as("held while the inner holding lasts").isTrue();
+      assertThat(inner.release()).isTrue();
+      assertThat(LocalLockProvider.isHeld("reentrant", "r")).isFalse();
+    }
+  }
+}
