@@ -1,0 +1,37 @@
+package dev.locksmith.tck;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.Locks;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A separate JVM that takes a lock and holds it until it is killed, for rules about processes
+ * that vanish. The URI comes from {@code LOCKSMITH_URI} (never the command line, where other
+ * users could read a password); the lock name and lease are the arguments. It prints
+ * {@code HELD <token>} once it holds the lock, and renews it until killed.
+ */
+public final class HoldingProcess {
+  private HoldingProcess() {}
+
+  /**
+   * @param args lock name, lease in milliseconds
+   * @throws Exception if the lock cannot be taken
+   */
+  public static void main(String[] args) throws Exception {
+    if (args.length != 2) {
+      System.err.println("usage: HoldingProcess LOCK_NAME LEASE_MILLIS   (URI in LOCKSMITH_URI)");
+      System.exit(2);
+    }
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    LockConfig config = LockConfig.builder().uri(System.getenv("LOCKSMITH_URI"))
+        .lease(Duration.ofMillis(Long.parseLong(args[1]))).autoRenew(true).build();
+    LockClient client = Locks.connect(config);
+    Lease lease = client.lock(args[0]).acquire(Duration.ofSeconds(30));
+    out.println("HELD " + lease.fencingToken());
+    Thread.sleep(Long.MAX_VALUE); // held until the parent kills us
+  }
+}

@@ -1,0 +1,1002 @@
+package dev.locksmith.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.LockException;
+import dev.locksmith.LockOptions;
+import dev.locksmith.LockTimeoutException;
+import dev.locksmith.Locks;
+import dev.locksmith.spi.Abandonable;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The compatibility kit: every rule of {@code RULES.md}, as tests. A backend passes the kit by
+ * one subclass in its test sources:
+ *
+ * <pre>{@code
+ * class MyLockCompatibilityIT extends LockCompatibilityKit {
+ *   @Override protected String uri() { return "mystore://localhost:" + server.port(); }
+ *   @Override protected FaultHooks faults() { return myHooks; }   // optional
+ * }
+ * }</pre>
+ *
+ * Rules for a feature the backend does not declare in its {@link Guarantees}, or that need a
+ * fault hook it does not offer, are skipped with the reason; a declared feature must pass.
+ * Errors raised on the kit's own background threads fail the test that started them.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LockCompatibilityKit {
+  private final List<LockClient> clients = new CopyOnWriteArrayList<>();
+  private final List<Throwable> backgroundErrors = new CopyOnWriteArrayList<>();
+  private final List<Thread> threads = new CopyOnWriteArrayList<>();
+  private final List<Process> processes = new CopyOnWriteArrayList<>();
+  private TckTimeouts timeouts;
+  private String testTag;
+
+  /**
+   * @return the URI of the backend under test; also given to child processes (in
+   *     {@code LOCKSMITH_URI}) for the rules that kill a holding process
+   */
+  protected abstract String uri();
+
+  /**
+   * Makes a client. Override when a client is not made from a URI alone (a user-supplied
+   * {@code DataSource}, say).
+   *
+   * @param options the options the kit's locks are held with
+   * @return a new client of the backend under test
+   */
+  protected LockClient newClient(LockOptions options) {
+    return Locks.connect(LockConfig.builder().uri(uri()).defaults(options).build());
+  }
+
+  /** @return the fault hooks the backend offers; none by default */
+  protected FaultHooks faults() {
+    return FaultHooks.NONE;
+  }
+
+  /** @return the time limits; {@link TckTimeouts#fromEnvironment()} by default */
+  protected TckTimeouts timeouts() {
+    return TckTimeouts.fromEnvironment();
+  }
+
+  // ------------------------------------------------------------------ plumbing for the rules
+
+  @BeforeEach
+  void prepareKit(TestInfo info) {
+    timeouts = timeouts();
+    testTag = info.getTestMethod().map(m -> m.getName()).orElse("test");
+  }
+
+  @AfterEach
+  void tearDownKit() throws Exception {
+    for (Thread t : threads) {
+      t.interrupt();
+    }
+    for (Thread t : threads) {
+      t.join(TimeUnit.SECONDS.toMillis(10));
+    }
+    for (Process p : processes) {
+      p.destroyForcibly();
+    }
+    for (LockClient c : clients) {
+      c.close();
+    }
+    threads.clear();
+    processes.clear();
+    clients.clear();
+    if (!backgroundErrors.isEmpty()) {
+      AssertionError e = new AssertionError("background threads of this test failed: " + backgroundErrors);
+      backgroundErrors.forEach(e::addSuppressed);
+      backgroundErrors.clear();
+      throw e;
+    }
+  }
+
+  /** @return the time limits of this run */
+  protected final TckTimeouts limits() {
+    return timeouts;
+  }
+
+  /** @return kit options: the kit's short lease, auto-renew on, reentrant */
+  protected final LockOptions renewing() {
+    return LockOptions.builder().lease(timeouts.lease()).autoRenew(true).reentrant(true).build();
+  }
+
+  /** @return kit options: the kit's short lease, auto-renew off */
+  protected final LockOptions expiring() {
+    return LockOptions.builder().lease(timeouts.lease()).autoRenew(false).reentrant(true).build();
+  }
+
+  /** @return a new client with {@link #renewing()} options, closed after the test */
+  protected final LockClient client() {
+    return client(renewing());
+  }
+
+  /**
+   * @param options default options of the client
+   * @return a new client, closed after the test
+   */
+  protected final LockClient client(LockOptions options) {
+    LockClient c = newClient(options);
+    clients.add(c);
+    return c;
+  }
+
+  /**
+   * @param what a word for the lock's role
+   * @return a lock name unique to this test and run, so servers that keep state between runs do not interfere
+   */
+  protected final String name(String what) {
+    return "tck/" + testTag + "/" + what + "/" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  private Guarantees guarantees() {
+    return client().guarantees();
+  }
+
+  private void requireFeature(Feature feature, String rule) {
+    assumeTrue(guarantees().has(feature), () -> "rule " + rule + " skipped: the backend does not declare " + feature);
+  }
+
+  private void hook(String rule, Runnable action) {
+    try {
+      action.run();
+    } catch (UnsupportedOperationException e) {
+      assumeTrue(false, () -> "rule " + rule + " skipped: the backend offers no fault hook '" + e.getMessage() + "'");
+    }
+  }
+
+  /** A body for a background thread that may throw. */
+  @FunctionalInterface
+  protected interface Body {
+    /** @throws Exception anything; it fails the test */
+    void run() throws Exception;
+  }
+
+  /**
+   * Starts a thread whose failure fails the test; it is interrupted and joined after the test.
+   *
+   * @param name the thread's name
+   * @param body what it runs
+   * @return the started thread
+   */
+  protected final Thread background(String name, Body body) {
+    Thread t = new Thread(() -> {
+      try {
+        body.run();
+      } catch (InterruptedException e) {
+        // the kit interrupts its threads when a test ends
+      } catch (Throwable e) {
+        backgroundErrors.add(e);
+      }
+    }, "tck-" + name);
+    t.setDaemon(true);
+    threads.add(t);
+    t.start();
+    return t;
+  }
+
+  /**
+   * Waits for a condition, polling every few milliseconds, failing with {@code what} at the deadline.
+   *
+   * @param within the deadline
+   * @param what what was expected, for the failure message
+   * @param condition the condition
+   * @throws InterruptedException if interrupted
+   */
+  protected static void await(Duration within, String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        fail("expected within " + within.toMillis() + " ms: " + what);
+      }
+      Thread.sleep(2);
+    }
+  }
+
+  /** Waits until a thread is parked waiting for a lock (blocked in the core's wait, not running). */
+  private static void awaitParked(Thread t, String what) throws InterruptedException {
+    await(Duration.ofSeconds(10), what + " (thread " + t.getName() + " parked, waiting for the lock)", () -> {
+      Thread.State s = t.getState();
+      return s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING;
+    });
+  }
+
+  private static long ms(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
+  }
+
+  // ------------------------------------------------------------------ the rules
+
+  @Nested
+  @DisplayName("Rule 1: mutual exclusion")
+  class MutualExclusion {
+    @Test
+    @DisplayName("1.1 MUST: at most one holder at a time, under contention from 8 threads over 2 clients")
+    void rule1_1_atMostOneHolderUnderContention() throws Exception {
+      LockClient[] cs = {client(), client()};
+      String name = name("contended");
+      int threadCount = 8;
+      int perThread = 250;
+      AtomicInteger counter = new AtomicInteger();
+      HoldLog holds = new HoldLog();
+      CountDownLatch go = new CountDownLatch(1);
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < threadCount; t++) {
+        int clientIndex = t % cs.length;
+        DistributedLock lock = cs[clientIndex].lock(name);
+        workers.add(background("contender-" + t, () -> {
+          go.await();
+          for (int i = 0; i < perThread; i++) {
+            try (Lease lease = lock.acquire(Duration.ofSeconds(60))) {
+              long start = System.nanoTime();
+              int seen = counter.get(); // an unguarded read-modify-write: only the lock protects it
+              Thread.yield();
+              counter.set(seen + 1);
+              holds.record(clientIndex, lease.fencingToken(), start, System.nanoTime());
+            }
+          }
+        }));
+      }
+      go.countDown();
+      for (Thread w : workers) {
+        w.join(TimeUnit.SECONDS.toMillis(100));
+        assertThat(w.isAlive()).as("contender %s finished within 100 s", w.getName()).isFalse();
+      }
+      assertThat(backgroundErrors).as("errors in contending threads").isEmpty();
+      assertThat(counter.get())
+          .withFailMessage("mutual exclusion broken: %d of %d unguarded increments were lost (two holders at once)",
+              threadCount * perThread - counter.get(), threadCount * perThread)
+          .isEqualTo(threadCount * perThread);
+      holds.assertNoOverlap();
+      if (cs[0].guarantees().has(Feature.FENCING)) {
+        holds.assertTokensIncrease();
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 2: ownership")
+  class Ownership {
+    @Test
+    @DisplayName("2.1 MUST: a release after the lease expired reports false and leaves the new holder's lock held")
+    void rule2_1_releaseAfterExpiryNeverFreesTheNewHolder() throws Exception {
+      String name = name("expired-release");
+      LockClient a = client(expiring());
+      LockClient b = client();
+      Lease stale = a.lock(name).acquire(Duration.ofSeconds(10));
+      Lease fresh = b.lock(name).acquire(limits().lease().plus(limits().expirySlack()).plus(limits().tolerance()));
+      assertThat(stale.release()).as("release() of a lease that expired and was taken over").isFalse();
+      assertThat(client().lock(name).tryAcquire())
+          .withFailMessage("ownership broken: releasing an expired lease freed the new holder's lock")
+          .isEmpty();
+      assertThat(fresh.isValid()).as("the new holder's lease").isTrue();
+      assertThat(fresh.release()).as("the new holder's release").isTrue();
+    }
+
+    @Test
+    @DisplayName("2.2 MUST: releasing twice is harmless: true, then false, and a later holder keeps its lock")
+    void rule2_2_doubleReleaseIsHarmless() throws Exception {
+      String name = name("double-release");
+      LockClient a = client();
+      LockClient b = client();
+      Lease first = a.lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(first.release()).as("first release").isTrue();
+      Lease second = b.lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(first.release()).as("second release of the same lease").isFalse();
+      first.close();
+      assertThat(client().lock(name).tryAcquire())
+          .withFailMessage("ownership broken: releasing a lease again freed the next holder's lock")
+          .isEmpty();
+      assertThat(second.release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("2.3 MUST: unlock() of the Lock view by a thread that does not hold it throws IllegalMonitorStateException and frees nothing")
+    void rule2_3_unlockByAnotherThreadFails() throws Exception {
+      String name = name("foreign-unlock");
+      DistributedLock lock = client().lock(name);
+      Lock view = lock.asLock();
+      assertThat(view.tryLock(10, TimeUnit.SECONDS)).isTrue();
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      Thread other = new Thread(() -> {
+        try {
+          view.unlock();
+        } catch (Throwable e) {
+          thrown.set(e);
+        }
+      });
+      other.start();
+      other.join();
+      assertThat(thrown.get()).as("unlock() by a thread that does not hold the lock").isInstanceOf(IllegalMonitorStateException.class);
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("a foreign unlock() freed the lock").isEmpty();
+      view.unlock();
+      assertThat(client().lock(name).tryAcquire()).as("after the owner's unlock()").isPresent();
+    }
+
+    @Test
+    @DisplayName("2.4 MUST: closing another client leaves our lock held")
+    void rule2_4_anotherClientCannotFreeOurLock() throws Exception {
+      String name = name("other-client");
+      Lease mine = client().lock(name).acquire(Duration.ofSeconds(10));
+      LockClient other = client();
+      assertThat(other.lock(name).tryAcquire()).isEmpty();
+      other.close();
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("closing another client freed our lock").isEmpty();
+      assertThat(mine.release()).isTrue();
+    }
+    @Test
+    @DisplayName("2.5 MUST: a holder whose lock the server gave away meanwhile cannot free the new holder's lock")
+    void rule2_5_releaseAfterTakeoverIsOwnerChecked() throws Exception {
+      String name = name("taken-over");
+      // a long lease without renewal: the client believes it holds the lock throughout,
+      // so its release reaches the server and only the server's owner check protects the new holder
+      LockOptions longLease = LockOptions.builder().lease(Duration.ofSeconds(60)).autoRenew(false).build();
+      Lease stale = client(longLease).lock(name).acquire(Duration.ofSeconds(10));
+      hook("2.5", () -> faults().revoke(name));
+      Lease fresh = client().lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(stale.release()).withFailMessage("ownership broken: release() by a holder whose lock was taken over reported true")
+          .isFalse();
+      assertThat(client().lock(name).tryAcquire())
+          .withFailMessage("ownership broken: a release by the previous holder freed the new holder's lock")
+          .isEmpty();
+      assertThat(fresh.release()).as("the new holder's release").isTrue();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 3: expiry")
+  class Expiry {
+    @Test
+    @DisplayName("3.1 MUST: without renewal, a lease never released frees the lock within lease + tolerance")
+    void rule3_1_unrenewedLeaseExpires() throws Exception {
+      String name = name("unrenewed");
+      Lease lease = client(expiring()).lock(name).acquire(Duration.ofSeconds(10));
+      long start = System.nanoTime();
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      Optional<Lease> next = client().lock(name).tryAcquire(bound.plus(limits().tolerance()));
+      long took = System.nanoTime() - start;
+      assertThat(next).withFailMessage("expiry broken: a lease of %d ms without renewal still held the lock after %d ms",
+          limits().lease().toMillis(), ms(took)).isPresent();
+      assertThat(ms(took)).as("ms until the expired lock was acquired").isLessThanOrEqualTo(bound.toMillis());
+      assertThat(lease.isValid()).as("isValid() of the expired lease").isFalse();
+    }
+
+    @Test
+    @DisplayName("3.2 MUST: a client that vanishes without releasing frees its lock within lease + expiry slack")
+    void rule3_2_vanishedClientFreesItsLock() throws Exception {
+      String name = name("vanished");
+      LockClient doomed = client();
+      doomed.lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(client().lock(name).tryAcquire()).isEmpty();
+      long start = System.nanoTime();
+      ((Abandonable) doomed).abandon();
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      Optional<Lease> next = client().lock(name).tryAcquire(bound.plus(limits().tolerance()));
+      assertThat(next).withFailMessage("expiry broken: a vanished client's lock was still held after %d ms",
+          ms(System.nanoTime() - start)).isPresent();
+      assertThat(ms(System.nanoTime() - start)).as("ms until the vanished client's lock was acquired")
+          .isLessThanOrEqualTo(bound.toMillis());
+    }
+
+    @Test
+    @DisplayName("3.3 MUST: a holding process killed with SIGKILL frees its lock within lease + expiry slack")
+    void rule3_3_killedProcessFreesItsLock() throws Exception {
+      requireFeature(Feature.SHARED_ACROSS_PROCESSES, "3.3");
+      String name = name("killed");
+      String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+      ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+          HoldingProcess.class.getName(), name, Long.toString(limits().lease().toMillis()));
+      pb.environment().put("LOCKSMITH_URI", uri());
+      pb.redirectErrorStream(true);
+      Process child = pb.start();
+      processes.add(child);
+      BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+      CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> {
+        StringBuilder seen = new StringBuilder();
+        try {
+          for (String line; (line = out.readLine()) != null; ) {
+            if (line.startsWith("HELD ")) {
+              return line;
+            }
+            seen.append(line).append('\n');
+          }
+        } catch (Exception e) {
+          seen.append(e);
+        }
+        throw new IllegalStateException("the holding process ended without taking the lock; it printed:\n" + seen);
+      });
+      String line;
+      try {
+        line = held.get(60, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        throw new AssertionError("the holding process did not take the lock within 60 s");
+      } catch (ExecutionException e) {
+        throw new AssertionError(e.getCause().getMessage());
+      }
+      assertThat(client().lock(name).tryAcquire()).as("the lock while the child process holds it").isEmpty();
+      long start = System.nanoTime();
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no release
+      assertThat(child.waitFor(10, TimeUnit.SECONDS)).as("child exited after SIGKILL").isTrue();
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      Optional<Lease> next = client().lock(name).tryAcquire(bound.plus(limits().tolerance()));
+      assertThat(next).withFailMessage("expiry broken: the lock of a process killed %d ms ago (%s) is still held",
+          ms(System.nanoTime() - start), line).isPresent();
+      assertThat(ms(System.nanoTime() - start)).as("ms until the killed process's lock was acquired")
+          .isLessThanOrEqualTo(bound.toMillis());
+      if (guarantees().has(Feature.FENCING)) {
+        assertThat(next.get().fencingToken()).as("token after the killed holder's " + line)
+            .isGreaterThan(Long.parseLong(line.substring(5).trim()));
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 4: renewal")
+  class Renewal {
+    @Test
+    @DisplayName("4.1 MUST: auto-renew holds a lock for 3 leases and more; no other acquirer succeeds meanwhile")
+    void rule4_1_autoRenewHoldsBeyondTheLease() throws Exception {
+      requireFeature(Feature.RENEWAL, "4.1");
+      String name = name("renewed");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      long holdFor = limits().lease().multipliedBy(3).plus(limits().lease().dividedBy(2)).toNanos();
+      long start = System.nanoTime();
+      Optional<Lease> intruder = client().lock(name).tryAcquire(Duration.ofNanos(holdFor));
+      assertThat(intruder).withFailMessage("renewal broken: another client acquired a renewed lock after %d ms (lease %d ms)",
+          ms(System.nanoTime() - start), limits().lease().toMillis()).isEmpty();
+      assertThat(lease.isValid()).as("isValid() after 3.5 leases of renewal").isTrue();
+      assertThat(lease.release()).as("release() after renewals").isTrue();
+    }
+
+    @Test
+    @DisplayName("4.2 MUST: a waiter blocked on a renewed lock gets it promptly once it is released")
+    void rule4_2_renewedLockReleasesCleanly() throws Exception {
+      requireFeature(Feature.RENEWAL, "4.2");
+      String name = name("renewed-release");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      DistributedLock other = client().lock(name);
+      CompletableFuture<Lease> waiter = other.acquireAsync(Duration.ofSeconds(60));
+      Thread.sleep(limits().lease().multipliedBy(3).dividedBy(2).toMillis()); // let renewals happen
+      assertThat(waiter).withFailMessage("renewal broken: a waiter got the lock while it was renewed").isNotDone();
+      long released = System.nanoTime();
+      assertThat(lease.release()).isTrue();
+      Lease next = waiter.get(limits().tolerance().toMillis() + limits().lease().toMillis(), TimeUnit.MILLISECONDS);
+      assertThat(ms(System.nanoTime() - released)).as("ms from release to the waiter's grant")
+          .isLessThanOrEqualTo(limits().tolerance().toMillis() + limits().lease().toMillis());
+      assertThat(next.release()).isTrue();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 5: fencing")
+  class Fencing {
+    @Test
+    @DisplayName("5.1 MUST: tokens are above zero and strictly increase across successive holders of several clients")
+    void rule5_1_tokensIncreaseAcrossHolders() throws Exception {
+      requireFeature(Feature.FENCING, "5.1");
+      String name = name("tokens");
+      LockClient[] cs = {client(), client(), client()};
+      long last = 0;
+      for (int i = 0; i < 30; i++) {
+        try (Lease lease = cs[i % cs.length].lock(name).acquire(Duration.ofSeconds(10))) {
+          long token = lease.fencingToken();
+          if (token <= last) {
+            fail("fencing broken: holder " + (i + 1) + " got token " + token + " after token " + last);
+          }
+          last = token;
+        }
+      }
+    }
+
+    @Test
+    @DisplayName("5.2 MUST: a holder that takes over an expired lease gets a greater token")
+    void rule5_2_tokensIncreaseAfterExpiryTakeover() throws Exception {
+      requireFeature(Feature.FENCING, "5.2");
+      String name = name("takeover");
+      Lease stale = client(expiring()).lock(name).acquire(Duration.ofSeconds(10));
+      Lease fresh = client().lock(name).acquire(limits().lease().plus(limits().expirySlack()).plus(limits().tolerance()));
+      assertThat(fresh.fencingToken())
+          .withFailMessage("fencing broken: token %d after an expiry takeover is not above the stale holder's %d",
+              fresh.fencingToken(), stale.fencingToken())
+          .isGreaterThan(stale.fencingToken());
+      assertThat(stale.fencingToken()).as("token").isPositive();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 6: timeouts")
+  class Timeouts {
+    @Test
+    @DisplayName("6.1 MUST: tryAcquire() of a held lock returns empty without waiting")
+    void rule6_1_tryAcquireDoesNotWait() throws Exception {
+      String name = name("try");
+      client().lock(name).acquire(Duration.ofSeconds(10));
+      long start = System.nanoTime();
+      assertThat(client().lock(name).tryAcquire()).isEmpty();
+      assertThat(ms(System.nanoTime() - start)).as("ms tryAcquire() took").isLessThanOrEqualTo(limits().tolerance().toMillis());
+    }
+
+    @Test
+    @DisplayName("6.2 MUST: tryAcquire(d) of a held lock returns empty after d, within d + tolerance")
+    void rule6_2_tryAcquireWithTimeoutKeepsTime() throws Exception {
+      String name = name("try-timeout");
+      client().lock(name).acquire(Duration.ofSeconds(10));
+      Duration d = Duration.ofMillis(300);
+      long start = System.nanoTime();
+      assertThat(client().lock(name).tryAcquire(d)).isEmpty();
+      long took = ms(System.nanoTime() - start);
+      assertThat(took).as("ms tryAcquire(300ms) took").isGreaterThanOrEqualTo(d.toMillis() - 5)
+          .isLessThanOrEqualTo(d.plus(limits().tolerance()).toMillis());
+    }
+
+    @Test
+    @DisplayName("6.3 MUST: acquire(d) of a held lock throws LockTimeoutException naming the lock")
+    void rule6_3_acquireWithTimeoutThrows() throws Exception {
+      String name = name("acquire-timeout");
+      client().lock(name).acquire(Duration.ofSeconds(10));
+      DistributedLock lock = client().lock(name);
+      assertThatThrownBy(() -> lock.acquire(Duration.ofMillis(100)))
+          .isInstanceOf(LockTimeoutException.class).hasMessageContaining(name);
+    }
+
+    @Test
+    @DisplayName("6.4 MUST: a waiter that timed out leaves nothing behind: the next acquirer gets the lock at once")
+    void rule6_4_timedOutWaiterLeavesNothing() throws Exception {
+      String name = name("timeout-leftovers");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      LockClient waiters = client();
+      for (int i = 0; i < 3; i++) {
+        assertThat(waiters.lock(name).tryAcquire(Duration.ofMillis(50))).isEmpty();
+      }
+      assertThat(lease.release()).isTrue();
+      assertThat(client().lock(name).tryAcquire())
+          .withFailMessage("a waiter that timed out left something behind: the free lock could not be acquired at once")
+          .isPresent();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 7: interrupts")
+  class Interrupts {
+    @Test
+    @DisplayName("7.1 MUST: an interrupted waiter throws InterruptedException promptly and leaves nothing behind")
+    void rule7_1_interruptedWaiterWithdraws() throws Exception {
+      String name = name("interrupted");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      DistributedLock lock = client().lock(name);
+      AtomicReference<Throwable> outcome = new AtomicReference<>();
+      CountDownLatch done = new CountDownLatch(1);
+      Thread waiter = new Thread(() -> {
+        try {
+          lock.acquire(Duration.ofSeconds(60));
+          outcome.set(new AssertionError("acquire returned a lease although it was interrupted"));
+        } catch (Throwable e) {
+          outcome.set(e);
+        } finally {
+          done.countDown();
+        }
+      });
+      waiter.start();
+      awaitParked(waiter, "the waiter blocks");
+      long start = System.nanoTime();
+      waiter.interrupt();
+      assertThat(done.await(limits().tolerance().toMillis(), TimeUnit.MILLISECONDS))
+          .withFailMessage("an interrupted waiter kept waiting for %d ms", ms(System.nanoTime() - start)).isTrue();
+      assertThat(outcome.get()).as("what the interrupted acquire threw").isInstanceOf(InterruptedException.class);
+      assertThat(lease.release()).isTrue();
+      assertThat(client().lock(name).tryAcquire())
+          .withFailMessage("an interrupted waiter left something behind: the free lock could not be acquired at once")
+          .isPresent();
+    }
+
+    @Test
+    @DisplayName("7.2 MUST: a thread already interrupted gets InterruptedException at once and takes nothing")
+    void rule7_2_alreadyInterruptedThread() throws Exception {
+      String name = name("pre-interrupted");
+      DistributedLock lock = client().lock(name);
+      Thread.currentThread().interrupt();
+      try {
+        assertThatThrownBy(() -> lock.acquire(Duration.ofSeconds(5))).isInstanceOf(InterruptedException.class);
+      } finally {
+        Thread.interrupted();
+      }
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("an interrupted acquire took the lock").isPresent();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 8: cancellation and asynchronous acquire")
+  class Cancellation {
+    @Test
+    @DisplayName("8.1 MUST: cancelling acquireAsync withdraws the waiter; the next acquirer gets the lock at once")
+    void rule8_1_cancelWithdraws() throws Exception {
+      String name = name("cancelled");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      CompletableFuture<Lease> future = client().lock(name).acquireAsync(Duration.ofSeconds(60));
+      Thread.sleep(50); // let it start waiting: cancellation must also work mid-wait
+      assertThat(future.cancel(true)).isTrue();
+      assertThatThrownBy(future::join).isInstanceOf(CancellationException.class);
+      assertThat(lease.release()).isTrue();
+      // the cancelled waiter withdraws on its own thread, so allow it the tolerance, no more
+      long start = System.nanoTime();
+      assertThat(client().lock(name).tryAcquire(limits().tolerance()))
+          .withFailMessage("a cancelled waiter left something behind or took the lock").isPresent();
+      assertThat(ms(System.nanoTime() - start)).as("ms until the lock was free after the cancelled waiter withdrew")
+          .isLessThan(limits().tolerance().toMillis());
+    }
+
+    @Test
+    @DisplayName("8.2 MUST: acquireAsync completes with a lease on release, and with LockTimeoutException on timeout")
+    void rule8_2_asyncCompletes() throws Exception {
+      String name = name("async");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      CompletableFuture<Lease> timesOut = client().lock(name).acquireAsync(Duration.ofMillis(100));
+      assertThatThrownBy(() -> timesOut.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockTimeoutException.class);
+      CompletableFuture<Lease> waits = client().lock(name).acquireAsync(Duration.ofSeconds(30));
+      assertThat(lease.release()).isTrue();
+      Lease next = waits.get(limits().tolerance().plus(limits().lease()).toMillis(), TimeUnit.MILLISECONDS);
+      assertThat(next.isValid()).isTrue();
+      assertThat(next.release()).isTrue();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 9: reentrancy")
+  class Reentrancy {
+    @Test
+    @DisplayName("9.1 MUST: the holding thread acquiring again gets the same token; the lock is freed by the last release only")
+    void rule9_1_sameThreadSameLease() throws Exception {
+      requireFeature(Feature.REENTRANCY, "9.1");
+      String name = name("reentrant");
+      DistributedLock lock = client().lock(name);
+      Lease outer = lock.acquire(Duration.ofSeconds(10));
+      Lease inner = lock.acquire(Duration.ofSeconds(1));
+      assertThat(inner.fencingToken()).as("token of the reentrant acquire").isEqualTo(outer.fencingToken());
+      assertThat(inner.release()).as("release of the inner holding").isTrue();
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("releasing the inner holding freed the lock").isEmpty();
+      assertThat(outer.release()).as("release of the outer holding").isTrue();
+      assertThat(client().lock(name).tryAcquire()).as("after the last release").isPresent();
+    }
+
+    @Test
+    @DisplayName("9.2 MUST: asLock() is reentrant per thread; other threads cannot take it meanwhile")
+    void rule9_2_lockViewIsReentrant() throws Exception {
+      String name = name("lock-view");
+      Lock view = client(renewing().toBuilder().reentrant(false).build()).lock(name).asLock();
+      view.lock();
+      assertThat(view.tryLock()).as("tryLock() by the holding thread").isTrue();
+      AtomicReference<Boolean> otherGot = new AtomicReference<>();
+      Thread other = new Thread(() -> otherGot.set(view.tryLock()));
+      other.start();
+      other.join();
+      assertThat(otherGot.get()).as("tryLock() by another thread").isFalse();
+      view.unlock();
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("the first unlock() of two freed the lock").isEmpty();
+      view.unlock();
+      assertThatThrownBy(view::unlock).isInstanceOf(IllegalMonitorStateException.class);
+      assertThat(client().lock(name).tryAcquire()).as("after the last unlock()").isPresent();
+      assertThatThrownBy(view::newCondition).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    @DisplayName("9.3 MUST: with reentrancy off, the holding thread cannot acquire again")
+    void rule9_3_nonReentrantBlocksItsOwnThread() throws Exception {
+      String name = name("not-reentrant");
+      DistributedLock lock = client().lock(name, renewing().toBuilder().reentrant(false).build());
+      Lease lease = lock.acquire(Duration.ofSeconds(10));
+      assertThat(lock.tryAcquire()).as("a second acquire by the same thread, reentrancy off").isEmpty();
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 10: FIFO fairness")
+  class Fairness {
+    @Test
+    @DisplayName("10.1 MUST: waiters acquire in the order they started waiting")
+    void rule10_1_firstComeFirstServed() throws Exception {
+      requireFeature(Feature.FIFO_FAIRNESS, "10.1");
+      String name = name("fifo");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+      List<Thread> waiters = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        int me = i;
+        DistributedLock lock = client().lock(name);
+        Thread t = background("fifo-" + i, () -> {
+          try (Lease l = lock.acquire(Duration.ofSeconds(60))) {
+            order.add(me);
+          }
+        });
+        awaitParked(t, "waiter " + i + " queues");
+        waiters.add(t);
+      }
+      assertThat(lease.release()).isTrue();
+      for (Thread t : waiters) {
+        t.join(TimeUnit.SECONDS.toMillis(30));
+      }
+      assertThat(order).withFailMessage("FIFO broken: waiters that queued in order [0, 1, 2, 3] acquired in order %s", order)
+          .containsExactly(0, 1, 2, 3);
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 11: notified wake-up")
+  class WakeUp {
+    @Test
+    @DisplayName("11.1 MUST: a waiter in another client gets a released lock within the wake-up bound (median of 10)")
+    void rule11_1_waiterIsWokenByTheRelease() throws Exception {
+      requireFeature(Feature.NOTIFIED_WAKEUP, "11.1");
+      String name = name("wake");
+      LockClient holderClient = client();
+      LockClient waiterClient = client();
+      List<Long> handOffs = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        Lease lease = holderClient.lock(name).acquire(Duration.ofSeconds(10));
+        AtomicReference<Long> grantedAt = new AtomicReference<>();
+        DistributedLock lock = waiterClient.lock(name);
+        Thread waiter = background("wake-" + i, () -> {
+          try (Lease l = lock.acquire(Duration.ofSeconds(30))) {
+            grantedAt.set(System.nanoTime());
+          }
+        });
+        awaitParked(waiter, "the waiter blocks");
+        long releasedAt = System.nanoTime();
+        assertThat(lease.release()).isTrue();
+        waiter.join(TimeUnit.SECONDS.toMillis(30));
+        assertThat(grantedAt.get()).as("hand-off " + i + " happened").isNotNull();
+        handOffs.add(grantedAt.get() - releasedAt);
+      }
+      Collections.sort(handOffs);
+      long median = ms(handOffs.get(handOffs.size() / 2));
+      assertThat(median).withFailMessage("notified wake-up broken: median hand-off from release to the waiter's grant was %d ms "
+          + "(bound %d ms); all hand-offs in ms: %s", median, limits().wakeUp().toMillis(),
+          handOffs.stream().map(n -> ms(n)).collect(java.util.stream.Collectors.toList()))
+          .isLessThanOrEqualTo(limits().wakeUp().toMillis());
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 12: bad input")
+  class BadInput {
+    @Test
+    @DisplayName("12.1 MUST: bad lock names are rejected with a message naming `name`, and nothing is left behind")
+    void rule12_1_badNames() throws Exception {
+      LockClient c = client();
+      assertThatThrownBy(() -> c.lock(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`name`");
+      assertThatThrownBy(() -> c.lock("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`name`");
+      assertThatThrownBy(() -> c.lock("x".repeat(256))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`name`").hasMessageContaining("256");
+      assertThatThrownBy(() -> c.lock("a\u0000b")).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`name`").hasMessageContaining("U+0000");
+      assertThatThrownBy(() -> c.lock("line\nbreak")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`name`");
+      assertThatThrownBy(() -> c.lock("ok", null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`options`");
+      String name = name("after-bad-input");
+      try (Lease lease = c.lock(name).acquire(Duration.ofSeconds(10))) {
+        assertThat(lease.isValid()).as("the client still works after bad input").isTrue();
+      }
+    }
+
+    @Test
+    @DisplayName("12.2 MUST: null and negative timeouts are rejected with a message naming `timeout`, and nothing is left behind")
+    void rule12_2_badTimeouts() throws Exception {
+      String name = name("bad-timeouts");
+      DistributedLock lock = client().lock(name);
+      Duration negative = Duration.ofSeconds(-5);
+      assertThatThrownBy(() -> lock.acquire(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`timeout`");
+      assertThatThrownBy(() -> lock.acquire(negative)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`timeout`").hasMessageContaining("-5s");
+      assertThatThrownBy(() -> lock.tryAcquire(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`timeout`");
+      assertThatThrownBy(() -> lock.tryAcquire(negative)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`timeout`");
+      assertThatThrownBy(() -> lock.acquireAsync(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`timeout`");
+      assertThatThrownBy(() -> lock.acquireAsync(negative)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`timeout`");
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("a rejected call left the lock taken").isPresent();
+    }
+
+    @Test
+    @DisplayName("12.3 MUST: absurd leases are rejected with a message naming `lease`")
+    void rule12_3_badLeases() {
+      assertThatThrownBy(() -> LockOptions.builder().lease(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`lease`");
+      assertThatThrownBy(() -> LockOptions.builder().lease(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`lease`");
+      assertThatThrownBy(() -> LockOptions.builder().lease(Duration.ofSeconds(-5))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`lease`").hasMessageContaining("-5s");
+      assertThatThrownBy(() -> LockOptions.builder().lease(Duration.ofDays(365))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`lease`");
+    }
+
+    @Test
+    @DisplayName("12.4 MUST: any other Unicode name is a lock of its own, stored as given")
+    void rule12_4_unicodeNamesAreDistinctLocks() throws Exception {
+      String base = name("unicode");
+      List<String> names = List.of(base + " spaces and / slashes", base + "'; DROP TABLE locks; --", base + "\"quoted\" %s %n",
+          base + " ключ 鍵 🔒", base + "*?[]{}", (base + "-max-").concat("y".repeat(255 - base.length() - 5)));
+      LockClient c = client();
+      List<Lease> leases = new ArrayList<>();
+      for (String n : names) {
+        Optional<Lease> l = c.lock(n).tryAcquire();
+        assertThat(l).as("lock named '%s' is free and distinct from the others", n).isPresent();
+        assertThat(l.get().lockName()).isEqualTo(n);
+        leases.add(l.get());
+      }
+      for (String n : names) {
+        assertThat(client().lock(n).tryAcquire()).as("lock named '%s' is held", n).isEmpty();
+      }
+      for (Lease l : leases) {
+        assertThat(l.release()).as("release of '%s'", l.lockName()).isTrue();
+      }
+    }
+
+    @Test
+    @DisplayName("12.5 MUST: a closed client refuses new locks; close is idempotent")
+    void rule12_5_closedClient() {
+      LockClient c = client();
+      c.close();
+      c.close();
+      assertThatThrownBy(() -> c.lock(name("closed"))).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 13: many locks")
+  class ManyLocks {
+    @Test
+    @DisplayName("13.1 MUST: 1,000 locks held at once by one client stay held through renewals and are all released cleanly")
+    void rule13_1_thousandLocks() throws Exception {
+      String base = name("many");
+      LockClient c = client();
+      List<Lease> leases = new ArrayList<>();
+      for (int i = 0; i < 1000; i++) {
+        Optional<Lease> l = c.lock(base + "/" + i).tryAcquire(Duration.ofSeconds(10));
+        assertThat(l).as("lock %d of 1000", i).isPresent();
+        leases.add(l.get());
+      }
+      if (c.guarantees().has(Feature.RENEWAL)) {
+        Thread.sleep(limits().lease().multipliedBy(3).dividedBy(2).toMillis()); // past one lease: renewals must keep them
+      }
+      long invalid = leases.stream().filter(l -> !l.isValid()).count();
+      assertThat(invalid).withFailMessage("%d of 1000 leases were no longer valid after 1.5 leases of renewal", invalid).isZero();
+      LockClient other = client();
+      assertThat(other.lock(base + "/0").tryAcquire()).as("lock 0 while held").isEmpty();
+      assertThat(other.lock(base + "/999").tryAcquire()).as("lock 999 while held").isEmpty();
+      long releasedFalse = leases.stream().filter(l -> !l.release()).count();
+      assertThat(releasedFalse).withFailMessage("%d of 1000 releases reported the lease no longer held", releasedFalse).isZero();
+      for (int i = 0; i < 1000; i += 111) {
+        assertThat(other.lock(base + "/" + i).tryAcquire()).as("lock %d after release", i).isPresent();
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 14: loss detection")
+  class LossDetection {
+    @Test
+    @DisplayName("14.1 MUST: a lease that runs out without renewal signals lost() with EXPIRED")
+    void rule14_1_expiryIsSignalled() throws Exception {
+      requireFeature(Feature.LOSS_DETECTION, "14.1");
+      Lease lease = client(expiring()).lock(name("expiry-signal")).acquire(Duration.ofSeconds(10));
+      LeaseLostException loss = lease.lost().toCompletableFuture()
+          .get(limits().lease().plus(limits().tolerance()).toMillis(), TimeUnit.MILLISECONDS);
+      assertThat(loss.reason()).isEqualTo(LeaseLostException.Reason.EXPIRED);
+      assertThat(lease.isValid()).isFalse();
+      assertThat(lease.release()).as("release() of an expired lease").isFalse();
+    }
+
+    @Test
+    @DisplayName("14.2 MUST: when the server forgets a renewed lock, the holder is told within a renewal period")
+    void rule14_2_revokedLockIsSignalled() throws Exception {
+      requireFeature(Feature.LOSS_DETECTION, "14.2");
+      String name = name("revoked");
+      Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+      hook("14.2", () -> faults().revoke(name));
+      LeaseLostException loss;
+      try {
+        loss = lease.lost().toCompletableFuture().get(limits().lease().plus(limits().tolerance()).toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        throw new AssertionError("loss detection broken: a revoked lock was not reported lost within lease + tolerance");
+      }
+      assertThat(loss.lockName()).isEqualTo(name);
+      assertThat(lease.isValid()).as("isValid() of a revoked lease").isFalse();
+      assertThat(lease.release()).as("release() of a revoked lease").isFalse();
+    }
+
+    @Test
+    @DisplayName("14.3 MUST: when renewal cannot reach the server, the lease is reported lost by the end of the lease")
+    void rule14_3_unreachableServerIsSignalled() throws Exception {
+      requireFeature(Feature.LOSS_DETECTION, "14.3");
+      requireFeature(Feature.RENEWAL, "14.3");
+      Lease lease = client().lock(name("unreachable")).acquire(Duration.ofSeconds(10));
+      hook("14.3", () -> faults().pauseServer());
+      long paused = System.nanoTime();
+      try {
+        LeaseLostException loss = lease.lost().toCompletableFuture()
+            .get(limits().lease().plus(limits().expirySlack()).plus(limits().tolerance()).toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(loss.reason()).isIn(LeaseLostException.Reason.RENEWAL_FAILED, LeaseLostException.Reason.SESSION_LOST);
+        assertThat(lease.isValid()).isFalse();
+      } catch (TimeoutException e) {
+        throw new AssertionError("loss detection broken: the server was unreachable for " + ms(System.nanoTime() - paused)
+            + " ms and the lease was not reported lost");
+      } finally {
+        faults().resumeServer();
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 15: closing")
+  class Closing {
+    @Test
+    @DisplayName("15.1 MUST: closing a client releases its locks at once and signals lost() with CLIENT_CLOSED")
+    void rule15_1_closeReleases() throws Exception {
+      String name = name("close-releases");
+      LockClient c = client();
+      Lease lease = c.lock(name).acquire(Duration.ofSeconds(10));
+      c.close();
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("a closed client's lock was still held").isPresent();
+      LeaseLostException loss = lease.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertThat(loss.reason()).isEqualTo(LeaseLostException.Reason.CLIENT_CLOSED);
+      assertThat(lease.release()).isFalse();
+    }
+
+    @Test
+    @DisplayName("15.2 MUST: a waiter blocked in acquire() fails with LockException when its client closes")
+    void rule15_2_closeStopsWaiters() throws Exception {
+      String name = name("close-waiters");
+      client().lock(name).acquire(Duration.ofSeconds(10));
+      LockClient c = client();
+      AtomicReference<Throwable> outcome = new AtomicReference<>();
+      Thread waiter = new Thread(() -> {
+        try {
+          c.lock(name).acquire();
+        } catch (Throwable e) {
+          outcome.set(e);
+        }
+      });
+      waiter.start();
+      awaitParked(waiter, "the waiter blocks");
+      c.close();
+      waiter.join(TimeUnit.SECONDS.toMillis(10));
+      assertThat(waiter.isAlive()).as("waiter still blocked after its client closed").isFalse();
+      assertThat(outcome.get()).isInstanceOf(LockException.class).hasMessageContaining("closed");
+    }
+  }
+}

@@ -1,0 +1,565 @@
+package dev.locksmith.tck.compare;
+
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.Locks;
+import dev.locksmith.spi.LockUri;
+import dev.locksmith.tck.FaultHooks;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * Measures what a backend guarantees under real faults, next to what it declares and what the
+ * published analyses predict. For each scenario, several contenders (separate JVMs, so that a
+ * holder can really be paused or killed) take one lock in turns and write through an unguarded
+ * and a fenced counter; the fault is injected while a contender holds the lock; every hold is
+ * recorded and checked.
+ *
+ * <pre>{@code
+ * Comparison.Report report = Comparison.builder()
+ *     .target(Comparison.Target.of("mystore", "mystore://127.0.0.1:" + port, myHooks, Duration.ofSeconds(1)))
+ *     .quick(true)
+ *     .build().run();
+ * System.out.println(report.markdown());          // failing results first
+ * Files.writeString(Path.of("faults.html"), report.html());
+ * }</pre>
+ *
+ * A scenario whose fault hook the target does not offer is reported as not run, with the hook
+ * named, never as passed. Observed outcomes: S no overlap and no lost update; F holds overlapped
+ * (or unguarded updates were lost) but the fenced counter lost nothing; U the fenced counter
+ * lost updates or tokens went backwards. A result disagrees with the declaration when it
+ * observes worse than declared (F or U where SAFE or UNAVAILABLE was declared, U where
+ * SAFE_WITH_FENCING was).
+ */
+public final class Comparison {
+
+  /** The fault scenarios that are injected; the other faults of {@link Fault} are derived or not run. */
+  public enum Scenario {
+    /** FAULTS.md 1: the holder is frozen with SIGSTOP past its lease, then resumed; it writes late. */
+    HOLDER_PAUSE(Fault.HOLDER_PAUSE, "holder frozen (SIGSTOP) past its lease, then writes", true),
+    /** FAULTS.md 2: the holder is killed with SIGKILL. */
+    HOLDER_CRASH(Fault.HOLDER_CRASH, "holder killed (SIGKILL) while holding", true),
+    /** FAULTS.md 4: the server is killed and restarted while the lock is held. */
+    SERVER_RESTART(Fault.SERVER_RESTART, "lock server killed and restarted while held", false),
+    /** FAULTS.md 5: the server is frozen with SIGSTOP past the lease, then resumed. */
+    SERVER_PAUSE(Fault.SERVER_PAUSE, "lock server frozen (SIGSTOP) past the lease", true),
+    /** FAULTS.md 6: the holder is cut off from the server by a TCP proxy that goes silent. */
+    PARTITION(Fault.PARTITION, "holder cut off by a silent TCP proxy past its lease", false),
+    /** FAULTS.md 7: the leader of a replicated server is killed during contention. */
+    LEADER_FAILOVER(Fault.LEADER_FAILOVER, "leader killed during contention", false),
+    /** FAULTS.md 8: the server's clock jumps forward by twice the lease while held. */
+    CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false);
+
+    final Fault fault;
+    final String description;
+    final boolean quick;
+
+    Scenario(Fault fault, String description, boolean quick) {
+      this.fault = fault;
+      this.description = description;
+      this.quick = quick;
+    }
+  }
+
+  /** A backend to compare: its URI, its fault hooks, and how long after its lease its locks may outlive a dead holder. */
+  public static final class Target {
+    final String label;
+    final String uri;
+    final FaultHooks hooks;
+    final Duration expirySlack;
+
+    private Target(String label, String uri, FaultHooks hooks, Duration expirySlack) {
+      this.label = label;
+      this.uri = uri;
+      this.hooks = hooks;
+      this.expirySlack = expirySlack;
+    }
+
+    /**
+     * @param label the name shown in the report
+     * @param uri the lock URI, given to the contender processes in {@code LOCKSMITH_URI}
+     * @param hooks the fault hooks the target offers ({@link FaultHooks#NONE} for none)
+     * @param expirySlack how long after the lease a dead holder's lock may stay taken (a session timeout)
+     * @return the target
+     */
+    public static Target of(String label, String uri, FaultHooks hooks, Duration expirySlack) {
+      return new Target(Objects.requireNonNull(label, "label"), Objects.requireNonNull(uri, "uri"),
+          Objects.requireNonNull(hooks, "hooks"), Objects.requireNonNull(expirySlack, "expirySlack"));
+    }
+  }
+
+  /** Builds a {@link Comparison}. */
+  public static final class Builder {
+    private final List<Target> targets = new ArrayList<>();
+    private Duration lease = Duration.ofSeconds(1);
+    private boolean quick;
+    private int contenders = 3;
+    private Consumer<String> progress = s -> { };
+
+    private Builder() {}
+
+    /**
+     * @param target a backend to compare
+     * @return this builder
+     */
+    public Builder target(Target target) {
+      targets.add(Objects.requireNonNull(target, "target"));
+      return this;
+    }
+
+    /**
+     * @param lease the contenders' lease, from 200ms to 30s (default 1s)
+     * @return this builder
+     */
+    public Builder lease(Duration lease) {
+      Objects.requireNonNull(lease, "lease");
+      if (lease.toMillis() < 200 || lease.toMillis() > 30_000) {
+        throw new IllegalArgumentException("`lease` was '" + lease.toMillis() + "ms' but it must be from 200ms to 30s");
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /**
+     * @param quick run only the quick scenarios (holder pause, holder crash, server pause)
+     * @return this builder
+     */
+    public Builder quick(boolean quick) {
+      this.quick = quick;
+      return this;
+    }
+
+    /**
+     * @param contenders contender processes per scenario, 2 to 8 (default 3)
+     * @return this builder
+     */
+    public Builder contenders(int contenders) {
+      if (contenders < 2 || contenders > 8) {
+        throw new IllegalArgumentException("`contenders` was " + contenders + " but it must be from 2 to 8");
+      }
+      this.contenders = contenders;
+      return this;
+    }
+
+    /**
+     * @param progress told one line as each scenario starts and ends
+     * @return this builder
+     */
+    public Builder progress(Consumer<String> progress) {
+      this.progress = Objects.requireNonNull(progress, "progress");
+      return this;
+    }
+
+    /** @return the comparison */
+    public Comparison build() {
+      if (targets.isEmpty()) {
+        throw new IllegalStateException("a comparison needs at least one target");
+      }
+      return new Comparison(this);
+    }
+  }
+
+  private final List<Target> targets;
+  private final Duration lease;
+  private final boolean quick;
+  private final int contenders;
+  private final Consumer<String> progress;
+
+  private Comparison(Builder b) {
+    this.targets = List.copyOf(b.targets);
+    this.lease = b.lease;
+    this.quick = b.quick;
+    this.contenders = b.contenders;
+    this.progress = b.progress;
+  }
+
+  /** @return a builder */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Runs every scenario against every target, one at a time.
+   *
+   * @return the report
+   * @throws InterruptedException if interrupted; contender processes are killed first
+   */
+  public Report run() throws InterruptedException {
+    List<Result> results = new ArrayList<>();
+    for (Target target : targets) {
+      Guarantees declared;
+      try (LockClient probe = Locks.connect(LockConfig.fromUri(target.uri))) {
+        declared = probe.guarantees();
+      }
+      String family = Predictions.family(LockUri.parse(target.uri).scheme());
+      List<Result> mine = new ArrayList<>();
+      for (Scenario scenario : Scenario.values()) {
+        Result r = new Result(target.label, scenario.fault, scenario.description, declared.promise(scenario.fault),
+            Predictions.predicted(family, scenario.fault));
+        if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
+          r.notRun("the backend does not share locks across processes, and every scenario needs separate processes");
+        } else if (declared.promise(scenario.fault) == Promise.NOT_APPLICABLE) {
+          r.notRun("the backend declares this scenario not applicable");
+        } else if (quick && !scenario.quick) {
+          r.notRun("not in --quick mode");
+        } else {
+          progress.accept(target.label + ": " + scenario.description + " ...");
+          try {
+            runScenario(target, scenario, r);
+          } catch (UnsupportedOperationException e) {
+            r.notRun("no fault hook '" + e.getMessage() + "' for this target");
+          } catch (IOException | RuntimeException e) {
+            r.notRun("could not run: " + e);
+          }
+          progress.accept(target.label + ": " + scenario.description + ": " + r.summary());
+        }
+        mine.add(r);
+      }
+      mine.addAll(derived(target.label, declared, family, mine));
+      results.addAll(mine);
+    }
+    return new Report(results, lease, quick);
+  }
+
+  /** Rows 3, 9, 10 and 11 of FAULTS.md, read off the injected scenarios or reported as not run. */
+  private static List<Result> derived(String label, Guarantees declared, String family, List<Result> runs) {
+    List<Result> out = new ArrayList<>();
+    Result acquire = new Result(label, Fault.PAUSE_DURING_ACQUIRE, "pause while the acquire reply is in flight",
+        declared.promise(Fault.PAUSE_DURING_ACQUIRE), Predictions.predicted(family, Fault.PAUSE_DURING_ACQUIRE));
+    acquire.notRun("no way to freeze a client between the server's grant and its reply here");
+    out.add(acquire);
+    Result late = new Result(label, Fault.RELEASE_AFTER_EXPIRY, "the frozen holder's late release (from scenario 1)",
+        declared.promise(Fault.RELEASE_AFTER_EXPIRY), Predictions.predicted(family, Fault.RELEASE_AFTER_EXPIRY));
+    Result pause = runs.stream().filter(r -> r.fault == Fault.HOLDER_PAUSE).findFirst().orElse(null);
+    if (pause == null || pause.notRunReason != null) {
+      late.notRun("scenario 1 did not run");
+    } else {
+      late.copyRun(pause);
+      late.observed = pause.lateReleaseFreedOther ? "U" : "S";
+      late.note = pause.lateReleaseFreedOther ? "the late release freed a later holder's lock" : "the late release freed nothing of a later holder's";
+      late.judge();
+    }
+    out.add(late);
+    Result ambiguous = new Result(label, Fault.AMBIGUOUS_ACQUIRE, "client timed out on an acquire the server granted",
+        declared.promise(Fault.AMBIGUOUS_ACQUIRE), Predictions.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
+    ambiguous.notRun("no way to drop a grant's reply here; the kit's cancellation rules cover the withdrawal");
+    out.add(ambiguous);
+    Result tokens = new Result(label, Fault.TOKEN_MONOTONICITY, "fencing tokens over every scenario run",
+        declared.promise(Fault.TOKEN_MONOTONICITY), Predictions.predicted(family, Fault.TOKEN_MONOTONICITY));
+    // a scenario the backend declares unsafe (a restart that loses the counter) has its own row
+    List<Result> ran = runs.stream().filter(r -> r.notRunReason == null && r.declared != Promise.UNSAFE)
+        .collect(java.util.stream.Collectors.toList());
+    if (ran.isEmpty()) {
+      tokens.notRun("no scenario ran that the backend does not declare unsafe");
+    } else {
+      int regressions = ran.stream().mapToInt(r -> r.tokenRegressions).sum();
+      tokens.holds = ran.stream().mapToInt(r -> r.holds).sum();
+      tokens.tokenRegressions = regressions;
+      tokens.observed = regressions > 0 ? "U" : "S";
+      tokens.note = regressions + " token regressions over " + tokens.holds + " holds in " + ran.size()
+          + " scenarios not declared unsafe";
+      tokens.judge();
+    }
+    out.add(tokens);
+    return out;
+  }
+
+  // ------------------------------------------------------------------ one scenario
+
+  /** One event a contender reported. */
+  static final class Event {
+    final int contender;
+    final String kind;
+    final String[] fields;
+    final long at;
+
+    Event(int contender, String line) {
+      this.contender = contender;
+      this.fields = line.split(" ");
+      this.kind = fields[0];
+      long t = System.nanoTime();
+      if ((kind.equals("HELD") || kind.equals("RELEASED") || kind.equals("LOST")) && fields.length >= 3) {
+        try {
+          t = Long.parseLong(fields[2]);
+        } catch (NumberFormatException e) {
+          // keep the time we read it
+        }
+      }
+      this.at = t;
+    }
+  }
+
+  private final class Run implements AutoCloseable {
+    final Target target;
+    final String name = "compare/" + UUID.randomUUID().toString().substring(0, 8);
+    final ResourceServer resources;
+    final List<Process> processes = new ArrayList<>();
+    final List<Event> events = new CopyOnWriteArrayList<>();
+    volatile Predicate<Event> trigger;
+    volatile Event triggeredBy;
+
+    Run(Target target) throws IOException {
+      this.target = target;
+      this.resources = new ResourceServer();
+    }
+
+    void start(int index, String uri, long holdMillis) throws IOException {
+      String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+      ProcessBuilder pb = new ProcessBuilder(java, "-Xss512k", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+          ContenderProcess.class.getName(), name, Long.toString(lease.toMillis()), Integer.toString(resources.port()),
+          Long.toString(holdMillis));
+      pb.environment().put("LOCKSMITH_URI", uri);
+      pb.redirectError(ProcessBuilder.Redirect.DISCARD);
+      Process p = pb.start();
+      processes.add(p);
+      Thread reader = new Thread(() -> {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = in.readLine()) != null; ) {
+            Event e = new Event(index, line);
+            Predicate<Event> t = trigger;
+            if (t != null && t.test(e)) {
+              trigger = null;
+              triggeredBy = e;
+            }
+            events.add(e);
+          }
+        } catch (IOException e) {
+          // the process ended
+        }
+      }, "contender-" + index + "-reader");
+      reader.setDaemon(true);
+      reader.start();
+    }
+
+    void awaitCount(String kind, int count, Duration within) throws InterruptedException {
+      long deadline = System.nanoTime() + within.toNanos();
+      while (events.stream().filter(e -> e.kind.equals(kind)).count() < count) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException("contenders reported " + events.stream().filter(e -> e.kind.equals(kind)).count()
+              + " " + kind + " events of " + count + " expected within " + within.toMillis() + " ms"
+              + lastError());
+        }
+        Thread.sleep(5);
+      }
+    }
+
+    String lastError() {
+      return events.stream().filter(e -> e.kind.equals("ERROR")).reduce((a, b) -> b)
+          .map(e -> "; last contender error: " + String.join(" ", e.fields)).orElse("");
+    }
+
+    /** Runs {@code action} from the reader thread's view: waits for the first event that matches, then returns it. */
+    Event awaitEvent(Predicate<Event> which, Duration within) throws InterruptedException {
+      triggeredBy = null;
+      trigger = which;
+      long deadline = System.nanoTime() + within.toNanos();
+      while (triggeredBy == null) {
+        if (System.nanoTime() - deadline > 0) {
+          trigger = null;
+          throw new IllegalStateException("no contender event matched within " + within.toMillis() + " ms" + lastError());
+        }
+        Thread.sleep(1);
+      }
+      return triggeredBy;
+    }
+
+    @Override
+    public void close() {
+      for (Process p : processes) {
+        signal(p, "CONT");
+        try {
+          p.getOutputStream().close();
+        } catch (IOException e) {
+          // it is going away anyway
+        }
+      }
+      for (Process p : processes) {
+        try {
+          if (!p.waitFor(5, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+          }
+        } catch (InterruptedException e) {
+          p.destroyForcibly();
+          Thread.currentThread().interrupt();
+        }
+      }
+      try {
+        resources.close();
+      } catch (IOException e) {
+        // closing anyway
+      }
+    }
+  }
+
+  private void runScenario(Target target, Scenario scenario, Result r) throws IOException, InterruptedException {
+    FaultHooks hooks = target.hooks;
+    Duration outlive = lease.plus(target.expirySlack).plus(Duration.ofSeconds(1));
+    TcpProxy proxy = null;
+    try (Run run = new Run(target)) {
+      // Hooks are checked before any contender starts, so a missing one costs nothing.
+      for (String hook : HOOKS.getOrDefault(scenario, List.of())) {
+        requireHook(hooks, hook);
+      }
+      String victimUri = target.uri;
+      if (scenario == Scenario.PARTITION) {
+        InetSocketAddress server = hooks.serverAddress();
+        proxy = new TcpProxy(server);
+        victimUri = hooks.uriVia(proxy.address());
+      }
+      // A cut-off holder keeps working past its lease, as a real one does when nothing tells it
+      // to stop in time: the partition's victim holds long enough for its lease to run out.
+      long victimHold = scenario == Scenario.PARTITION ? outlive.plus(lease).toMillis() : 50;
+      for (int i = 0; i < contenders; i++) {
+        run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50);
+      }
+      run.awaitCount("READY", contenders, Duration.ofSeconds(60));
+      run.awaitCount("RELEASED", contenders, Duration.ofSeconds(30));
+      long faultStart;
+      long faultEnd;
+      switch (scenario) {
+        case HOLDER_PAUSE: {
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
+          faultStart = held.at;
+          r.victim = held.contender;
+          Thread.sleep(outlive.toMillis());
+          faultEnd = System.nanoTime();
+          signal(run.processes.get(held.contender), "CONT");
+          Thread.sleep(tail(2));
+          break;
+        }
+        case HOLDER_CRASH: {
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
+          faultStart = held.at;
+          faultEnd = faultStart;
+          r.victim = held.contender;
+          Thread.sleep(outlive.toMillis() + tail(1));
+          break;
+        }
+        case SERVER_PAUSE: {
+          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          faultStart = System.nanoTime();
+          hooks.pauseServer();
+          try {
+            Thread.sleep(outlive.toMillis());
+          } finally {
+            hooks.resumeServer();
+          }
+          faultEnd = System.nanoTime();
+          Thread.sleep(tail(3));
+          break;
+        }
+        case SERVER_RESTART: {
+          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          faultStart = System.nanoTime();
+          hooks.killServer();
+          hooks.restartServer();
+          faultEnd = System.nanoTime();
+          Thread.sleep(lease.multipliedBy(3).toMillis());
+          break;
+        }
+        case PARTITION: {
+          TcpProxy cut = proxy;
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+          cut.blackhole(true);
+          faultStart = held.at;
+          r.victim = 0;
+          Thread.sleep(outlive.toMillis());
+          cut.blackhole(false);
+          faultEnd = System.nanoTime();
+          Thread.sleep(lease.multipliedBy(2).toMillis());
+          break;
+        }
+        case LEADER_FAILOVER: {
+          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          faultStart = System.nanoTime();
+          hooks.killLeader();
+          faultEnd = System.nanoTime();
+          Thread.sleep(lease.multipliedBy(4).toMillis());
+          break;
+        }
+        case CLOCK_JUMP: {
+          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          faultStart = System.nanoTime();
+          hooks.jumpServerClock(lease.multipliedBy(2));
+          faultEnd = System.nanoTime();
+          Thread.sleep(lease.multipliedBy(3).toMillis());
+          break;
+        }
+        default:
+          throw new IllegalStateException("unknown scenario " + scenario);
+      }
+      long stop = System.nanoTime();
+      run.close();
+      r.measure(run.events, run.resources, faultStart, faultEnd, stop, lease);
+    } finally {
+      if (proxy != null) {
+        proxy.close();
+      }
+    }
+  }
+
+  /** The fault hooks each scenario needs; the holder scenarios need none. */
+  private static final java.util.Map<Scenario, List<String>> HOOKS = java.util.Map.of(
+      Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
+      Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
+      Scenario.PARTITION, List.of("serverAddress", "uriVia"),
+      Scenario.LEADER_FAILOVER, List.of("killLeader"),
+      Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
+
+  /**
+   * @param leases how many leases to keep the contenders going after a fault in a full run
+   * @return milliseconds: one lease in quick mode, where the first holds after recovery suffice
+   */
+  private long tail(int leases) {
+    return lease.multipliedBy(quick ? 1 : leases).toMillis();
+  }
+
+  private static void requireHook(FaultHooks hooks, String name) {
+    // hooks cannot be probed without harm, so ask whether the target overrides them
+    for (java.lang.reflect.Method m : hooks.getClass().getMethods()) {
+      if (m.getName().equals(name) && m.getDeclaringClass() != FaultHooks.class && !m.isBridge()) {
+        return;
+      }
+    }
+    throw new UnsupportedOperationException(name);
+  }
+
+  private static boolean pause(Run run, Event held) {
+    signal(run.processes.get(held.contender), "STOP");
+    return true;
+  }
+
+  private static boolean kill(Run run, Event held) {
+    run.processes.get(held.contender).destroyForcibly();
+    return true;
+  }
+
+  static void signal(Process p, String sig) {
+    if (!p.isAlive()) {
+      return;
+    }
+    try {
+      new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).start().waitFor(5, TimeUnit.SECONDS);
+    } catch (IOException e) {
+      throw new IllegalStateException("kill -" + sig + " " + p.pid() + " failed: " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

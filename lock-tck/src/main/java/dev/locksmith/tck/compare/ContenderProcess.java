@@ -1,0 +1,101 @@
+package dev.locksmith.tck.compare;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.Locks;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * One contender of a comparison scenario, in a JVM of its own so that it can be paused
+ * (SIGSTOP) and killed (SIGKILL) for real. It takes the lock again and again, and in each turn
+ * reads both counters of the {@link ResourceServer}, says {@code HELD}, works for the hold time,
+ * then writes both back plus one (the fenced one with its token) and releases. It reports on
+ * stdout, one event a line, timed with {@link System#nanoTime()} (one clock for every process
+ * of a Linux machine):
+ * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASED <stillHeld> <nanos>},
+ * {@code LOST <reason> <nanos>}, {@code ERROR <message>}. It stops when its stdin closes.
+ * The URI comes from {@code LOCKSMITH_URI}.
+ */
+public final class ContenderProcess {
+  private ContenderProcess() {}
+
+  /**
+   * @param args lock name, lease millis, resource server port, hold millis
+   * @throws Exception on a broken setup
+   */
+  public static void main(String[] args) throws Exception {
+    String name = args[0];
+    Duration lease = Duration.ofMillis(Long.parseLong(args[1]));
+    int port = Integer.parseInt(args[2]);
+    long holdMillis = Long.parseLong(args[3]);
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    Thread stdinWatcher = new Thread(() -> {
+      try {
+        while (System.in.read() >= 0) {
+          // wait for the parent to close our stdin
+        }
+      } catch (Exception e) {
+        // parent gone
+      }
+      Runtime.getRuntime().halt(0);
+    }, "stdin-watcher");
+    stdinWatcher.setDaemon(true);
+    stdinWatcher.start();
+
+    LockConfig config = LockConfig.builder().uri(System.getenv("LOCKSMITH_URI")).lease(lease).autoRenew(true).build();
+    try (LockClient client = Locks.connect(config);
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
+        BufferedReader res = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter req = new PrintWriter(new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
+      out.println("READY");
+      while (true) {
+        Optional<Lease> got;
+        try {
+          got = client.lock(name).tryAcquire(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+          out.println("ERROR acquire " + e.getClass().getSimpleName() + ": " + oneLine(e.getMessage()));
+          Thread.sleep(100);
+          continue;
+        }
+        if (got.isEmpty()) {
+          continue;
+        }
+        Lease lease0 = got.get();
+        long token = lease0.fencingToken();
+        lease0.lost().thenAccept(loss -> out.println("LOST " + loss.reason() + " " + System.nanoTime()));
+        req.println("GET");
+        String[] values = res.readLine().split(" ");
+        out.println("HELD " + token + " " + System.nanoTime());
+        Thread.sleep(holdMillis);
+        req.println("PUT " + (Long.parseLong(values[0]) + 1));
+        res.readLine();
+        req.println("FENCED " + token + " " + (Long.parseLong(values[1]) + 1));
+        String verdict = res.readLine();
+        out.println("WROTE " + (verdict.startsWith("OK") ? "OK" : "REJECTED") + " " + token);
+        long end = System.nanoTime();
+        boolean stillHeld;
+        try {
+          stillHeld = lease0.release();
+        } catch (RuntimeException e) {
+          out.println("ERROR release " + e.getClass().getSimpleName() + ": " + oneLine(e.getMessage()));
+          stillHeld = false;
+        }
+        out.println("RELEASED " + stillHeld + " " + end);
+      }
+    }
+  }
+
+  private static String oneLine(String s) {
+    return s == null ? "" : s.replace('\n', ' ');
+  }
+}

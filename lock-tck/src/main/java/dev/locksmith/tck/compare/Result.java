@@ -1,0 +1,196 @@
+package dev.locksmith.tck.compare;
+
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Promise;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** What one scenario showed for one backend, next to what it declared and what was predicted. */
+public final class Result {
+  final String target;
+  final Fault fault;
+  final String scenario;
+  final Promise declared;
+  final String predicted;
+  String observed = "-";
+  String notRunReason;
+  String note = "";
+  boolean agrees = true;
+  int holds;
+  int overlaps;
+  int tokenRegressions;
+  int lossSignals;
+  int errors;
+  long unguardedLost;
+  long fencedLost;
+  long staleRejected;
+  Long availableAfterMs;
+  Long lossSignalAfterMs;
+  boolean lateReleaseFreedOther;
+  int victim = -1;
+  /** Holds for the timeline: contender, token, start ms, end ms. */
+  final List<long[]> bars = new ArrayList<>();
+  final List<long[]> lossMarks = new ArrayList<>();
+  long faultStartMs;
+  long faultEndMs;
+  long spanMs;
+
+  Result(String target, Fault fault, String scenario, Promise declared, String predicted) {
+    this.target = target;
+    this.fault = fault;
+    this.scenario = scenario;
+    this.declared = declared;
+    this.predicted = predicted;
+  }
+
+  /** @return the backend's label */
+  public String target() {
+    return target;
+  }
+
+  /** @return the fault scenario */
+  public Fault fault() {
+    return fault;
+  }
+
+  /** @return what the backend declared */
+  public Promise declared() {
+    return declared;
+  }
+
+  /** @return S, F, U, A, or "-" when not run */
+  public String observed() {
+    return observed;
+  }
+
+  /** @return why the scenario was not run, or null if it ran */
+  public String notRunReason() {
+    return notRunReason;
+  }
+
+  /** @return false when the observation is worse than the declaration */
+  public boolean agrees() {
+    return agrees;
+  }
+
+  /** @return holds whose intervals overlapped */
+  public int overlaps() {
+    return overlaps;
+  }
+
+  /** @return updates lost on the fenced counter */
+  public long fencedLost() {
+    return fencedLost;
+  }
+
+  void notRun(String reason) {
+    notRunReason = reason;
+    observed = "-";
+    agrees = true;
+  }
+
+  void copyRun(Result other) {
+    holds = other.holds;
+    overlaps = other.overlaps;
+    errors = other.errors;
+  }
+
+  void measure(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop, java.time.Duration lease) {
+    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+    Map<Integer, long[]> open = new HashMap<>();
+    List<long[]> holdsList = new ArrayList<>(); // contender, token, start, end, stillHeld(1/0/-1)
+    for (Comparison.Event e : events) {
+      switch (e.kind) {
+        case "HELD":
+          open.put(e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at});
+          break;
+        case "RELEASED": {
+          long[] h = open.remove(e.contender);
+          if (h != null) {
+            holdsList.add(new long[] {h[0], h[1], h[2], e.at, Boolean.parseBoolean(e.fields[1]) ? 1 : 0});
+          }
+          break;
+        }
+        case "LOST":
+          if (e.at - faultStart >= 0) {
+            lossSignals++;
+            if (lossSignalAfterMs == null) {
+              lossSignalAfterMs = (e.at - faultStart) / 1_000_000;
+            }
+          }
+          lossMarks.add(new long[] {e.contender, (e.at - t0) / 1_000_000});
+          break;
+        case "ERROR":
+          errors++;
+          break;
+        default:
+          break;
+      }
+    }
+    for (long[] h : open.values()) {
+      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : stop;
+      holdsList.add(new long[] {h[0], h[1], h[2], end, -1});
+    }
+    holdsList.sort((a, b) -> Long.compare(a[2], b[2]));
+    holds = holdsList.size();
+    long maxToken = Long.MIN_VALUE;
+    for (int i = 0; i < holdsList.size(); i++) {
+      long[] h = holdsList.get(i);
+      if (h[1] <= maxToken) {
+        tokenRegressions++;
+      }
+      maxToken = Math.max(maxToken, h[1]);
+      for (int j = i + 1; j < holdsList.size() && holdsList.get(j)[2] - h[3] < 0; j++) {
+        overlaps++;
+        if (h[0] == victim && h[4] == 1 && h[2] - faultStart <= 0 && h[3] - faultStart > 0) {
+          lateReleaseFreedOther = true;
+        }
+      }
+      if (h[2] - faultStart > 0 && availableAfterMs == null && (h[0] != victim || victim < 0)) {
+        availableAfterMs = (h[2] - faultStart) / 1_000_000;
+      }
+      bars.add(new long[] {h[0], h[1], (h[2] - t0) / 1_000_000, (h[3] - t0) / 1_000_000});
+    }
+    faultStartMs = (faultStart - t0) / 1_000_000;
+    faultEndMs = (faultEnd - t0) / 1_000_000;
+    spanMs = (stop - t0) / 1_000_000;
+    unguardedLost = resources.unguardedLost();
+    fencedLost = resources.fencedLost();
+    staleRejected = resources.fencedRejected();
+    if (fencedLost > 0 || tokenRegressions > 0) {
+      observed = "U";
+    } else if (overlaps > 0 || unguardedLost > 0) {
+      observed = "F";
+    } else if (availableAfterMs == null) {
+      observed = "A";
+    } else {
+      observed = "S";
+    }
+    judge();
+  }
+
+  void judge() {
+    switch (declared) {
+      case SAFE:
+      case UNAVAILABLE:
+        agrees = observed.equals("S") || observed.equals("A");
+        break;
+      case SAFE_WITH_FENCING:
+        agrees = !observed.equals("U");
+        break;
+      default:
+        agrees = true;
+    }
+  }
+
+  String summary() {
+    if (notRunReason != null) {
+      return "not run: " + notRunReason;
+    }
+    return String.format(Locale.ROOT, "observed %s (declared %s) %s; %d holds, %d overlapping, lost updates %d unguarded / %d fenced, "
+        + "%d stale writes refused", observed, declared, agrees ? "agrees" : "DISAGREES", holds, overlaps, unguardedLost, fencedLost, staleRejected);
+  }
+}
