@@ -1,0 +1,223 @@
+package dev.locksmith.redis;
+
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockException;
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisNode;
+import dev.locksmith.redis.internal.RedisScripts;
+import dev.locksmith.redis.internal.ReleaseSubscriber;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Redis lock protocol on one server: acquire is one script (SET NX PX and the fence INCR),
+ * release and renew are owner-checked scripts, a release publishes a wake-up that one shared
+ * subscriber connection hands to this client's waiters, and renewals go out pipelined.
+ */
+final class RedisBackend implements LockBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(RedisBackend.class);
+
+  /** Renewals per pipeline: 10,000 leases due together cost 10 round trips. */
+  static final int RENEW_CHUNK = 1000;
+
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
+          Feature.SHARED_ACROSS_PROCESSES)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
+          "a paused holder's key expires with its lease and the next holder's token, from the same server's fence INCR, is higher")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
+          "as for a paused holder: the lease runs from the server's SET, and the token orders the holders")
+      .promise(Fault.SERVER_RESTART, Promise.UNSAFE,
+          "a restart without persistence forgets the lock keys and the fence counters: a second holder can enter and tokens start again from 1")
+      .promise(Fault.SERVER_PAUSE, Promise.SAFE_WITH_FENCING,
+          "nobody can acquire while the server is paused and holders report loss when renewal fails past their lease; on resume the expired keys free the lock, and a holder that ignored the loss has the lower token")
+      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
+          "a cut-off holder's renewals fail and it is told the lease is lost by the lease's end; the key expires on the server and the next token is higher")
+      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE,
+          "one server, no replication (with replicas, asynchronous replication can lose a lock at failover)")
+      .promise(Fault.CLOCK_JUMP, Promise.UNSAFE, "Redis expires keys by its wall clock, so a jump forward on the server frees locks early")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes the key only if it still holds our owner id, in one script")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
+          "a retried acquire by the same owner gets its own lock back, and an abandoned attempt releases what it may have taken; liveness only")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE,
+          "the fence counter has no TTL and only moves when the lock is taken, so tokens rise while the server keeps its data (see SERVER_RESTART)")
+      .build();
+
+  private final RedisNode node;
+  private final RedisKeys keys;
+  private final BackendContext context;
+  private final ReleaseSubscriber subscriber;
+
+  RedisBackend(RedisNode node, RedisKeys keys, BackendContext context) {
+    this.node = node;
+    this.keys = keys;
+    this.context = context;
+    this.subscriber = new ReleaseSubscriber(node, keys.clientChannel(context.clientId()));
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return GUARANTEES;
+  }
+
+  RedisNode node() {
+    return node;
+  }
+
+  ReleaseSubscriber subscriber() {
+    return subscriber;
+  }
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    return new Attempt(name, ownerId, lease, wake);
+  }
+
+  /** One acquisition: polls with the acquire script, waits on the lock's release channel. */
+  private final class Attempt implements LockAttempt {
+    private final String name;
+    private final String ownerId;
+    private final List<String> lockKeys;
+    private final List<String> args;
+    private final String channel;
+    private final Runnable wake;
+    private boolean joined;
+    private boolean ambiguous;
+
+    Attempt(String name, String ownerId, Duration lease, Runnable wake) {
+      this.name = name;
+      this.ownerId = ownerId;
+      this.lockKeys = List.of(keys.owner(name), keys.fence(name));
+      this.args = List.of(ownerId, Long.toString(Math.max(1, lease.toMillis())));
+      this.channel = keys.releasedChannel(name);
+      this.wake = wake;
+    }
+
+    @Override
+    public Poll poll() throws InterruptedException {
+      if (Thread.interrupted()) {
+        throw new InterruptedException("interrupted while acquiring lock '" + name + "'");
+      }
+      if (!joined) {
+        // another waiter of this client already listens on the lock: listen before polling
+        joined = subscriber.joinIfSubscribed(channel, wake);
+      }
+      ambiguous = true; // until we have the answer, the server may have granted it
+      Object reply = node.eval(RedisScripts.ACQUIRE, lockKeys, args);
+      ambiguous = false;
+      List<?> result = (List<?>) reply;
+      long code = (Long) result.get(0);
+      long value = (Long) result.get(1);
+      if (code == 1) {
+        leave();
+        if (value <= 0) {
+          throw new LockException("lock '" + name + "' was taken but its fence counter on " + node.endpoint() + " reads " + value
+              + "; someone changed " + keys.fence(name));
+        }
+        return Poll.granted(value, null);
+      }
+      if (!joined) {
+        subscriber.join(channel, wake); // its confirmation wakes us to poll once more
+        joined = true;
+      }
+      // the holder's key expires after `value` ms (-1: it has no TTL, so only a release frees it)
+      return Poll.busy(value >= 0 ? Duration.ofMillis(value + 1) : context.recheck());
+    }
+
+    private void leave() {
+      if (joined) {
+        subscriber.leave(channel, wake);
+        joined = false;
+      }
+    }
+
+    @Override
+    public void abandon() {
+      leave();
+      if (ambiguous) {
+        // the last acquire may have been granted without our seeing the reply: give it back
+        try {
+          releaseScript(name, ownerId);
+        } catch (RuntimeException e) {
+          LOG.debug("withdrawing from lock '{}' on {} failed; any grant expires with its lease: {}", name, node.endpoint(), e.toString());
+        }
+      }
+    }
+  }
+
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    List<List<String>> keyLists = new ArrayList<>(leases.size());
+    List<List<String>> argLists = new ArrayList<>(leases.size());
+    Duration shortest = null;
+    for (BackendLease lease : leases) {
+      keyLists.add(List.of(keys.owner(lease.name())));
+      argLists.add(List.of(lease.ownerId(), Long.toString(Math.max(1, lease.lease().toMillis()))));
+      if (shortest == null || lease.lease().compareTo(shortest) < 0) {
+        shortest = lease.lease();
+      }
+    }
+    List<Renewal> out = new ArrayList<>(leases.size());
+    if (leases.isEmpty()) {
+      return out;
+    }
+    // a renewal answered after the lease ran out is worthless: wait no longer than the lease
+    List<Object> replies = node.evalMany(RedisScripts.RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
+    for (int i = 0; i < leases.size(); i++) {
+      Object r = replies.get(i);
+      if (r instanceof Long) {
+        long code = (Long) r;
+        if (code == RedisScripts.RENEWED) {
+          out.add(Renewal.renewed());
+        } else if (code == RedisScripts.HELD_BY_ANOTHER) {
+          out.add(Renewal.lost("the key " + keys.owner(leases.get(i).name()) + " on " + node.endpoint() + " holds another owner"));
+        } else {
+          out.add(Renewal.lost("the key " + keys.owner(leases.get(i).name()) + " is gone from " + node.endpoint()
+              + " (expired, deleted, or the server restarted without persistence)"));
+        }
+      } else if (r instanceof Throwable) {
+        out.add(Renewal.failed((Throwable) r));
+      } else {
+        out.add(Renewal.failed(new LockException(node.endpoint() + " answered renew with " + r)));
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public boolean release(BackendLease lease) {
+    return releaseScript(lease.name(), lease.ownerId());
+  }
+
+  private boolean releaseScript(String name, String ownerId) {
+    Object r = node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(ownerId, keys.releasedChannel(name)));
+    return Long.valueOf(1).equals(r);
+  }
+
+  @Override
+  public void close() {
+    try {
+      subscriber.close();
+    } finally {
+      node.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "redis backend for " + node;
+  }
+}

@@ -1,0 +1,69 @@
+package dev.locksmith.redis;
+
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisNode;
+import dev.locksmith.redis.internal.RedisSettings;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.LockProvider;
+import java.util.Set;
+
+/**
+ * The {@code redis://} and {@code rediss://} (TLS) backend: locks on one Redis server, through
+ * Jedis.
+ *
+ * <pre>{@code
+ * try (LockClient client = Locks.connect("redis://app:secret@redis.internal:6379/0?lease=10s&namespace=orders:")) {
+ *   try (Lease lease = client.lock("order-42").acquire(Duration.ofSeconds(5))) {
+ *     store.write(order, lease.fencingToken());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>A lock is the key {@code {<namespace><name>}:owner} (value: the holder's owner id, TTL: the
+ * lease) and its fencing counter {@code {<namespace><name>}:fence}; a release is published on
+ * {@code {<namespace><name>}:released}. Options: {@code namespace} (default {@code locksmith:}),
+ * {@code database} (or the URI's path), {@code user}, {@code password} (or the URI's user info),
+ * {@code tls} (on for {@code rediss://}), {@code connect-timeout} and {@code command-timeout}
+ * (default 2s each) and {@code pool-size} (default 8). Found by {@link java.util.ServiceLoader};
+ * users do not call it directly.
+ */
+public final class RedisLockProvider implements LockProvider {
+
+  /** Made by {@link java.util.ServiceLoader}. */
+  public RedisLockProvider() {}
+
+  /** @return {@code redis} and {@code rediss} */
+  @Override
+  public Set<String> schemes() {
+    return Set.of("redis", "rediss");
+  }
+
+  /** @return the options listed in the class comment */
+  @Override
+  public Set<String> optionNames() {
+    return RedisSettings.OPTIONS;
+  }
+
+  /**
+   * Checks every setting, then connects and verifies the server (PING, SCRIPT LOAD) within the
+   * connect timeout.
+   *
+   * @throws dev.locksmith.LockConfigurationException listing every bad setting, before connecting
+   * @throws dev.locksmith.BackendUnavailableException naming host:port (password redacted) if the
+   *     server cannot be used
+   */
+  @Override
+  public LockBackend open(BackendConfig config, BackendContext context) {
+    RedisSettings settings = RedisSettings.read(config);
+    config.check();
+    RedisNode node = RedisNode.open(settings);
+    try {
+      return new RedisBackend(node, new RedisKeys(settings.namespace()), context);
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package dev.locksmith.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * Internal: for lock-redlock, not for applications; may change.
+ *
+ * <p>The Lua scripts of the Redis lock protocol. Each runs atomically on the server, touches only
+ * the keys of one lock (one hash slot) and needs one round trip.
+ */
+public final class RedisScripts {
+
+  /**
+   * Internal: for lock-redlock, not for applications; may change. A script's text and its SHA-1,
+   * computed here so EVALSHA needs no SCRIPT LOAD reply. Run it with {@link RedisNode#eval}.
+   */
+  public static final class Script {
+    final String name;
+    final String text;
+    final String sha;
+
+    Script(String name, String text) {
+      this.name = name;
+      this.text = text;
+      this.sha = sha1(text);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /**
+   * KEYS: owner key, fence key. ARGV: owner id, lease in ms. Takes a free lock and increments
+   * its fence counter in one step: returns {1, token}. If we already hold it (a retry after a
+   * lost reply), extends it and returns {1, current fence}, which is our token because the fence
+   * only moves when the lock is taken. If someone else holds it: {0, the holder's remaining ms}
+   * (-1 when the key has no TTL).
+   */
+  public static final Script ACQUIRE = new Script("acquire",
+      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+      + "  return {1, redis.call('INCR', KEYS[2])}\n"
+      + "end\n"
+      + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+      + "  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}\n"
+      + "end\n"
+      + "return {0, redis.call('PTTL', KEYS[1])}\n");
+
+  /**
+   * KEYS: owner key. ARGV: owner id, channel, and optionally the message. Deletes the lock only
+   * if we hold it, and then publishes a wake-up for its waiters, whose message is the given one,
+   * else the released owner id (so that a waiter on several servers can tell one release from
+   * another, and Redlock can mark the releases of rounds that never held the lock). Returns 1 if it was ours, else 0.
+   */
+  public static final Script RELEASE = new Script("release",
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('DEL', KEYS[1])\n"
+      + "  redis.call('PUBLISH', ARGV[2], ARGV[3] or ARGV[1])\n"
+      + "  return 1\n"
+      + "end\n"
+      + "return 0\n");
+
+  /**
+   * KEYS: owner key. ARGV: owner id, lease in ms. Extends the lease only if we hold it.
+   * Returns 1 if renewed, 0 if someone else holds the lock, -1 if the key is gone.
+   */
+  public static final Script RENEW = new Script("renew",
+      "local v = redis.call('GET', KEYS[1])\n"
+      + "if v == ARGV[1] then\n"
+      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+      + "  return 1\n"
+      + "end\n"
+      + "if v then return 0 end\n"
+      + "return -1\n");
+
+  /**
+   * KEYS: owner key, fence key. ARGV: owner id, token. Raises the fence counter to at least the
+   * token, only while we hold the lock, so that a token drawn from several servers (Redlock) is
+   * remembered by each of them. Returns 1 if we hold the lock (the counter is now at least the
+   * token), 0 if someone else does, -1 if the key is gone.
+   */
+  public static final Script RAISE_FENCE = new Script("raise-fence",
+      "local v = redis.call('GET', KEYS[1])\n"
+      + "if v == ARGV[1] then\n"
+      + "  if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then\n"
+      + "    redis.call('SET', KEYS[2], ARGV[2])\n"
+      + "  end\n"
+      + "  return 1\n"
+      + "end\n"
+      + "if v then return 0 end\n"
+      + "return -1\n");
+
+  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE};
+
+  /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
+  public static final long RENEWED = 1;
+  /** {@link #RENEW} and {@link #RAISE_FENCE}: someone else holds the lock. */
+  public static final long HELD_BY_ANOTHER = 0;
+  /** {@link #RENEW} and {@link #RAISE_FENCE}: the lock's key is gone. */
+  public static final long GONE = -1;
+
+  private RedisScripts() {}
+
+  private static String sha1(String text) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder(40);
+      for (byte b : digest) {
+        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      return hex.toString();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is missing from this JVM", e);
+    }
+  }
+}

@@ -1,0 +1,260 @@
+package dev.locksmith.redis.internal;
+
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.LockUri;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Internal: for lock-redlock, not for applications; may change.
+ *
+ * <p>The connection settings of one Redis server, read from a {@code redis://} or {@code rediss://}
+ * URI and its options, or of each server of a multi-host URI ({@link #readEach}). Every problem
+ * is recorded in the {@link BackendConfig} so that {@link BackendConfig#check()} reports them all
+ * at once, and each only once.
+ */
+public final class RedisSettings {
+  static final String NAMESPACE = "namespace";
+  static final String DATABASE = "database";
+  static final String USER = "user";
+  static final String PASSWORD = "password";
+  static final String TLS = "tls";
+  static final String CONNECT_TIMEOUT = "connect-timeout";
+  static final String COMMAND_TIMEOUT = "command-timeout";
+  static final String POOL_SIZE = "pool-size";
+  /** The options every Redis URI understands. */
+  public static final Set<String> OPTIONS = Set.of(NAMESPACE, DATABASE, USER, PASSWORD, TLS, CONNECT_TIMEOUT, COMMAND_TIMEOUT, POOL_SIZE);
+
+  /** The port when a host names none. */
+  public static final int DEFAULT_PORT = 6379;
+  /** The namespace when the {@code namespace} option is absent. */
+  public static final String DEFAULT_NAMESPACE = "locksmith:";
+  static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+  static final int DEFAULT_POOL_SIZE = 8;
+
+  /** Printable, no braces (they would change the Redis Cluster hash tag), no whitespace. */
+  private static final Pattern NAMESPACE_TEXT = Pattern.compile("[\\x21-\\x7a\\x7c\\x7e]{1,64}");
+
+  final String host;
+  final int port;
+  final String user;
+  final String password;
+  final int database;
+  final boolean tls;
+  final String namespace;
+  final Duration connectTimeout;
+  final Duration commandTimeout;
+  final int poolSize;
+  /** The URI with secrets redacted, for messages. */
+  final String shownUri;
+
+  private RedisSettings(String host, int port, String user, String password, int database, boolean tls, String namespace,
+      Duration connectTimeout, Duration commandTimeout, int poolSize, String shownUri) {
+    this.host = host;
+    this.port = port;
+    this.user = user;
+    this.password = password;
+    this.database = database;
+    this.tls = tls;
+    this.namespace = namespace;
+    this.connectTimeout = connectTimeout;
+    this.commandTimeout = commandTimeout;
+    this.poolSize = poolSize;
+    this.shownUri = shownUri;
+  }
+
+  /**
+   * Reads the settings of a URI naming exactly one server ({@code redis://}, {@code rediss://});
+   * problems go into {@code config}, the caller then calls {@link BackendConfig#check()}.
+   *
+   * @param config the URI and options
+   * @return the settings (defaults where a value was bad)
+   */
+  public static RedisSettings read(BackendConfig config) {
+    String form = "redis://[user:password@]host[:port][/database] or rediss://… for TLS, such as redis://localhost:6379/0";
+    LockUri uri = config.uri();
+    List<String[]> hosts = new ArrayList<>();
+    if (!uri.raw().regionMatches(uri.scheme().length(), "://", 0, 3)) {
+      config.problem("`uri` was '" + uri + "' but it must be " + form);
+    } else if (uri.hosts().size() != 1) {
+      config.problem("`uri` was '" + uri + "' but it must name exactly one host, as in " + form
+          + (uri.hosts().size() > 1 ? "; for several independent servers use redlock://h1:p1,h2:p2,h3:p3" : ""));
+    } else {
+      hosts.add(new String[] {uri.hosts().get(0).host(), Integer.toString(uri.hosts().get(0).portOr(DEFAULT_PORT))});
+    }
+    if (hosts.isEmpty()) {
+      hosts.add(new String[] {"localhost", Integer.toString(DEFAULT_PORT)});
+    }
+    return readAll(config, hosts).get(0);
+  }
+
+  /**
+   * Reads the settings of a URI naming several independent servers ({@code redlock://h1,h2,h3}):
+   * the options, user, password and database are read and checked once and shared by every
+   * server, so a bad value is reported once, not once per server. Problems go into
+   * {@code config}; the caller then calls {@link BackendConfig#check()}.
+   *
+   * @param config the URI and options
+   * @param minHosts the fewest servers the URI must name
+   * @param form how a valid URI looks, for messages, such as {@code redlock://h1:p1,h2:p2,h3:p3}
+   * @return one settings per server, in the URI's order (one default server if the hosts were bad)
+   */
+  public static List<RedisSettings> readEach(BackendConfig config, int minHosts, String form) {
+    LockUri uri = config.uri();
+    List<String[]> hosts = new ArrayList<>();
+    if (!uri.raw().regionMatches(uri.scheme().length(), "://", 0, 3)) {
+      config.problem("`uri` was '" + uri + "' but it must be " + form);
+    } else if (uri.hosts().size() < minHosts) {
+      config.problem("`uri` was '" + uri + "' but it names " + uri.hosts().size() + " host" + (uri.hosts().size() == 1 ? "" : "s")
+          + " and must name at least " + minHosts + ", separated by commas, as in " + form);
+    } else {
+      Set<String> seen = new HashSet<>();
+      for (LockUri.HostPort hp : uri.hosts()) {
+        String[] h = {hp.host(), Integer.toString(hp.portOr(DEFAULT_PORT))};
+        if (!seen.add(endpoint(h[0], Integer.parseInt(h[1])).toLowerCase(java.util.Locale.ROOT))) {
+          config.problem("`uri` was '" + uri + "' but it names " + endpoint(h[0], Integer.parseInt(h[1]))
+              + " twice; every server must be a different, independent one, or it would be counted twice toward a majority");
+        } else {
+          hosts.add(h);
+        }
+      }
+    }
+    if (hosts.isEmpty()) {
+      hosts.add(new String[] {"localhost", Integer.toString(DEFAULT_PORT)});
+    }
+    return readAll(config, hosts);
+  }
+
+  private static List<RedisSettings> readAll(BackendConfig config, List<String[]> hosts) {
+    LockUri uri = config.uri();
+    String shown = LockUri.redact(uri.withoutQuery());
+    String example = uri.scheme() + (hosts.size() > 1 ? "://h1:6379,h2:6379,h3:6379/0" : "://localhost:6379/0");
+    int database = 0;
+    String path = uri.path();
+    Integer fromPath = null;
+    if (!path.isEmpty() && !path.equals("/")) {
+      String db = path.substring(1);
+      try {
+        fromPath = Integer.parseInt(db);
+      } catch (NumberFormatException e) {
+        fromPath = -1;
+      }
+      if (fromPath < 0 || fromPath > 9999 || !db.matches("\\d+")) {
+        config.problem("`database` was '" + db + "' (the path of uri '" + uri
+            + "') but it must be a database number from 0 to 9999, such as " + example);
+        fromPath = null;
+      } else {
+        database = fromPath;
+      }
+    }
+    if (config.options().containsKey(DATABASE)) {
+      int fromOption = config.integer(DATABASE, database, 0, 9999);
+      if (fromPath != null && fromOption != fromPath) {
+        config.problem(DATABASE, config.options().get(DATABASE), "the uri's path already selects database " + fromPath
+            + "; give the database once");
+      }
+      database = fromOption;
+    }
+
+    String user = config.string(USER, uri.user());
+    String password = config.string(PASSWORD, uri.password());
+    if (user != null && password == null) {
+      config.problem("`" + USER + "` was '" + user + "' but a user needs a password: " + uri.scheme() + "://user:password@host:port");
+    }
+    if (password != null && password.isEmpty()) {
+      config.problem(PASSWORD, "", "it must not be empty; leave it out when the server needs no password");
+    }
+
+    boolean tlsByScheme = uri.scheme().equals("rediss");
+    boolean tls = config.bool(TLS, tlsByScheme);
+    if (config.options().containsKey(TLS) && tlsByScheme && !tls) {
+      config.problem(TLS, config.options().get(TLS), "the scheme rediss:// always uses TLS; use redis:// for a plain connection");
+    }
+
+    String namespace = config.string(NAMESPACE, DEFAULT_NAMESPACE);
+    if (!NAMESPACE_TEXT.matcher(namespace).matches()) {
+      config.problem(NAMESPACE, namespace, "it must be 1 to 64 printable ASCII characters without spaces, '{' or '}', such as "
+          + DEFAULT_NAMESPACE);
+      namespace = DEFAULT_NAMESPACE;
+    }
+    Duration connectTimeout = config.duration(CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, Duration.ofMillis(10), Duration.ofMinutes(5));
+    Duration commandTimeout = config.duration(COMMAND_TIMEOUT, DEFAULT_COMMAND_TIMEOUT, Duration.ofMillis(10), Duration.ofMinutes(5));
+    int poolSize = config.integer(POOL_SIZE, DEFAULT_POOL_SIZE, 1, 1024);
+    List<RedisSettings> all = new ArrayList<>(hosts.size());
+    for (String[] h : hosts) {
+      all.add(new RedisSettings(h[0], Integer.parseInt(h[1]), user, password, database, tls, namespace, connectTimeout,
+          commandTimeout, poolSize, shown));
+    }
+    return all;
+  }
+
+  private static String endpoint(String host, int port) {
+    return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+  }
+
+  /** @return the host name or address */
+  public String host() {
+    return host;
+  }
+
+  /** @return the port */
+  public int port() {
+    return port;
+  }
+
+  /** @return the ACL user, or null */
+  public String user() {
+    return user;
+  }
+
+  /** @return the password, or null; never log it */
+  public String password() {
+    return password;
+  }
+
+  /** @return the database number */
+  public int database() {
+    return database;
+  }
+
+  /** @return whether the connection uses TLS */
+  public boolean tls() {
+    return tls;
+  }
+
+  /** @return the prefix of every key and channel */
+  public String namespace() {
+    return namespace;
+  }
+
+  /** @return the bound on connecting, the TLS handshake and the check at connect */
+  public Duration connectTimeout() {
+    return connectTimeout;
+  }
+
+  /** @return the bound on every command, and on waiting for a pooled connection */
+  public Duration commandTimeout() {
+    return commandTimeout;
+  }
+
+  /** @return the most pooled connections */
+  public int poolSize() {
+    return poolSize;
+  }
+
+  /** @return {@code host:port}, for messages */
+  public String endpoint() {
+    return endpoint(host, port);
+  }
+
+  /** @return the URI without its query, password redacted */
+  @Override
+  public String toString() {
+    return shownUri;
+  }
+}

@@ -1,0 +1,144 @@
+package dev.locksmith.redis;
+
+import dev.locksmith.tck.ServerProcess;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+
+/**
+ * A real {@code redis-server} on a free loopback port, without persistence ({@code --save ""
+ * --appendonly no}), that a test can pause (SIGSTOP), resume, kill and restart on the same port.
+ * Shipped in lock-redis's test-jar so that other modules' tests (lock-redlock) can start servers
+ * the same way.
+ *
+ * <pre>{@code
+ * try (RedisServer redis = RedisServer.start("kit")) {
+ *   LockClient client = Locks.connect(redis.uri());
+ *   try (Jedis admin = redis.admin()) { admin.del("..."); }
+ * }
+ * }</pre>
+ */
+public final class RedisServer implements AutoCloseable {
+  private final ServerProcess process;
+  private final int port;
+  private final String password;
+
+  private RedisServer(ServerProcess process, int port, String password) {
+    this.process = process;
+    this.port = port;
+    this.password = password;
+  }
+
+  /**
+   * Starts a server without a password.
+   *
+   * @param name a short name for its log file and work directory
+   * @return the running server
+   */
+  public static RedisServer start(String name) {
+    return start(name, null);
+  }
+
+  /**
+   * Starts a server.
+   *
+   * @param name a short name for its log file and work directory
+   * @param password the password of the default user ({@code --requirepass}), or null for none
+   * @return the running server
+   * @throws IllegalStateException if redis-server is missing (a failure, never a skip) or does not start
+   */
+  public static RedisServer start(String name, String password) {
+    Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
+    int port = ServerProcess.freePort();
+    List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+        "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"));
+    if (password != null) {
+      command.add("--requirepass");
+      command.add(password);
+    }
+    Path workDir = Path.of("target", "redis-servers", name + "-" + port).toAbsolutePath();
+    command.add("--dir");
+    command.add(workDir.toString());
+    ServerProcess process = ServerProcess.start("redis-" + name, command, workDir, Map.of(), Duration.ofSeconds(20),
+        answersPing(port, password));
+    return new RedisServer(process, port, password);
+  }
+
+  private static BooleanSupplier answersPing(int port, String password) {
+    BooleanSupplier open = ServerProcess.portOpen(port);
+    return () -> {
+      if (!open.getAsBoolean()) {
+        return false;
+      }
+      try (Jedis j = connect(port, password)) {
+        return "PONG".equals(j.ping());
+      } catch (RuntimeException e) {
+        return false;
+      }
+    };
+  }
+
+  private static Jedis connect(int port, String password) {
+    DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
+    if (password != null) {
+      b.password(password);
+    }
+    return new Jedis(new HostAndPort("127.0.0.1", port), b.build());
+  }
+
+  /** @return the port on 127.0.0.1 */
+  public int port() {
+    return port;
+  }
+
+  /** @return {@code redis://[:password@]127.0.0.1:port} */
+  public String uri() {
+    return "redis://" + (password == null ? "" : "default:" + password + "@") + "127.0.0.1:" + port;
+  }
+
+  /** @return a new direct connection for inspecting or changing the server; close it */
+  public Jedis admin() {
+    return connect(port, password);
+  }
+
+  /** Freezes the server (SIGSTOP). */
+  public void pause() {
+    process.pause();
+  }
+
+  /** Thaws the server (SIGCONT). */
+  public void resume() {
+    process.resume();
+  }
+
+  /** Kills the server (SIGKILL); its data is gone, as it was never persisted. */
+  public void kill() {
+    process.kill();
+  }
+
+  /** Starts the server again on the same port, empty. */
+  public void restart() {
+    process.restart();
+  }
+
+  /** @return the tail of the server's log */
+  public String logTail() {
+    return process.tail();
+  }
+
+  @Override
+  public void close() {
+    process.close();
+  }
+
+  @Override
+  public String toString() {
+    return "redis-server on 127.0.0.1:" + port + " (" + process + ")";
+  }
+}
