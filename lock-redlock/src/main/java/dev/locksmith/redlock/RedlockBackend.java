@@ -1,0 +1,629 @@
+package dev.locksmith.redlock;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockException;
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisNode;
+import dev.locksmith.redis.internal.RedisScripts;
+import dev.locksmith.redis.internal.ReleaseSubscriber;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Durations;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redlock over N independent Redis servers. A lock is held when a majority of the servers hold
+ * its key for us, and only for the validity left of the lease after the time the acquisition took
+ * and an allowance for clock drift. Every server call reuses lock-redis's scripts and connection
+ * handling ({@link RedisNode}, {@link RedisScripts}); the servers are asked all at once, each with
+ * a short timeout. The fencing token is drawn from a majority: the highest fence counter among
+ * the servers we took, written back to a majority before the lock counts as held, so that any
+ * two holders meet on a server that orders them (the argument is in the module's README).
+ */
+final class RedlockBackend implements LockBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(RedlockBackend.class);
+
+  /** Starts the release message of a round that never held the lock: waiters need not wake for it. */
+  static final String UNHELD = "unheld:";
+
+  /** Renewals per pipeline and server, as in lock-redis. */
+  static final int RENEW_CHUNK = 1000;
+
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
+          Feature.SHARED_ACROSS_PROCESSES)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
+          "a paused holder's keys expire with its lease, and the next holder's token, drawn from a majority that meets the old holder's, is higher")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its keys expire with the lease on every server")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
+          "validity counts from before the acquire was sent, so a late reply only shortens it; a holder that outlives it has the lower token")
+      .promise(Fault.SERVER_RESTART, Promise.UNSAFE,
+          "a server that restarts without its data forgets our key and its fence counter; with a majority so restarted a second holder can enter and tokens can repeat, unless restarts are delayed by a lease (or fsync=always)")
+      .promise(Fault.SERVER_PAUSE, Promise.SAFE_WITH_FENCING,
+          "a paused minority changes nothing; a paused majority blocks acquiring, and holders are told of the loss when renewal cannot reach a majority within validity")
+      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
+          "a holder cut off from a majority cannot renew and is told of the loss by the end of validity; the next holder's token is higher")
+      .promise(Fault.LEADER_FAILOVER, Promise.SAFE,
+          "no leader: with a minority of servers down locks are still acquired and held safely; with a majority down acquiring fails at once naming them")
+      .promise(Fault.CLOCK_JUMP, Promise.UNSAFE,
+          "validity assumes every server's clock runs at about the rate of ours (the drift allowance): a server clock jumping forward expires keys early, and two holders can overlap")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE,
+          "release deletes a key only where it still holds our owner id, in one script per server")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
+          "a server that answers too late is released as soon as its answer comes; an abandoned attempt releases everywhere; liveness only")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE,
+          "tokens are the maximum fence of the servers taken, written back to a majority before the lock counts as held; safe while servers keep their data or restart only after a lease (see SERVER_RESTART)")
+      .build();
+
+  /** One server: its connections and its release-notification subscriber. */
+  static final class Member {
+    final int index;
+    final RedisNode node;
+    final ReleaseSubscriber subscriber;
+
+    Member(int index, RedisNode node, ReleaseSubscriber subscriber) {
+      this.index = index;
+      this.node = node;
+      this.subscriber = subscriber;
+    }
+
+    String endpoint() {
+      return node.endpoint();
+    }
+  }
+
+  /** What a grant hands back for renew and release: the value our keys hold, and until when the lock is ours. */
+  static final class Grant {
+    final String value;
+    volatile long validUntilNanos;
+
+    Grant(String value, long validUntilNanos) {
+      this.value = value;
+      this.validUntilNanos = validUntilNanos;
+    }
+  }
+
+  private final List<Member> members;
+  private final int quorum;
+  private final RedisKeys keys;
+  private final BackendContext context;
+  private final RedlockSettings settings;
+  private final ExecutorService executor;
+  private final String shownUri;
+  private final AtomicLong rounds = new AtomicLong();
+
+  RedlockBackend(List<RedisNode> nodes, RedisKeys keys, BackendContext context, RedlockSettings settings,
+      ExecutorService executor, String shownUri) {
+    List<Member> list = new ArrayList<>(nodes.size());
+    for (int i = 0; i < nodes.size(); i++) {
+      list.add(new Member(i, nodes.get(i), new ReleaseSubscriber(nodes.get(i), keys.clientChannel(context.clientId()))));
+    }
+    this.members = List.copyOf(list);
+    this.quorum = quorum(nodes.size());
+    this.keys = keys;
+    this.context = context;
+    this.settings = settings;
+    this.executor = executor;
+    this.shownUri = shownUri;
+  }
+
+  static int quorum(int servers) {
+    return servers / 2 + 1;
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return GUARANTEES;
+  }
+
+  List<Member> members() {
+    return members;
+  }
+
+  private long driftNanos(Duration lease) {
+    return settings.driftNanos(lease);
+  }
+
+  // ------------------------------------------------------------------ acquiring
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    return new Attempt(name, ownerId, lease, wake);
+  }
+
+  /** One acquisition: rounds of "take a majority within validity", waiting on every server's release channel between them. */
+  private final class Attempt implements LockAttempt {
+    private final String name;
+    private final String ownerId;
+    private final Duration lease;
+    private final long leaseNanos;
+    private final Duration perServer;
+    private final List<String> lockKeys;
+    private final String channel;
+    private final AttemptWake quietableWake;
+    private final boolean[] joined = new boolean[members.size()];
+    /** After a split vote, wake-ups are ignored until then, so contenders retry at random times, not all at once. */
+    private volatile long quietUntil = System.nanoTime();
+    /** The value of a round that may hold keys the caller does not know of; released by {@link #abandon()}. */
+    private volatile String pending;
+
+    Attempt(String name, String ownerId, Duration lease, Runnable wake) {
+      this.name = name;
+      this.ownerId = ownerId;
+      this.lease = lease;
+      this.leaseNanos = lease.toNanos();
+      this.perServer = settings.perServerTimeout(lease);
+      this.lockKeys = List.of(keys.owner(name), keys.fence(name));
+      this.channel = keys.releasedChannel(name);
+      this.quietableWake = new AttemptWake(wake);
+    }
+
+    /**
+     * Wakes the waiter for a release on any server, but once per release: the same release is
+     * published by every server that held the key, and each extra wake-up would cost a round.
+     * Our own rounds' releases and, after a split vote, everything until the random delay is over
+     * are ignored; the waiter polls then anyway.
+     */
+    private final class AttemptWake implements ReleaseSubscriber.ReleaseWake {
+      private final Runnable wake;
+      private final Map<String, Boolean> seen = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+          return size() > 32;
+        }
+      };
+
+      AttemptWake(Runnable wake) {
+        this.wake = wake;
+      }
+
+      @Override
+      public void run() {
+        if (System.nanoTime() - quietUntil >= 0) {
+          wake.run();
+        }
+      }
+
+      @Override
+      public void released(String value) {
+        if (value.startsWith(UNHELD) || value.startsWith(ownerId + "#")) {
+          // a round that never held the lock gave back its servers (its contenders retry after a
+          // random delay, and one of them will release loudly), or one of our own rounds did
+          return;
+        }
+        if (!value.isEmpty()) {
+          synchronized (seen) {
+            if (seen.put(value, Boolean.TRUE) != null) {
+              return; // the same release, heard from another server
+            }
+          }
+        }
+        run();
+      }
+    }
+
+    @Override
+    public Poll poll() throws InterruptedException {
+      if (Thread.interrupted()) {
+        throw new InterruptedException("interrupted while acquiring lock '" + name + "'");
+      }
+      Poll outcome = round(false);
+      // a majority out of reach: once more at once, since a server that was merely slow (a first
+      // connection, a pause of ours) answers now; out of reach twice in a row is an outage
+      return outcome != null ? outcome : round(true);
+    }
+
+    /** @return the outcome, or null if a majority was out of reach and {@code last} is false */
+    private Poll round(boolean last) throws InterruptedException {
+      for (Member m : members) {
+        if (!joined[m.index]) {
+          // another waiter of this client already listens there: listen before polling, so no release is missed
+          joined[m.index] = m.subscriber.joinIfSubscribed(channel, quietableWake);
+        }
+      }
+      // a fresh value per round: a late release of an earlier round can never delete this round's keys
+      String value = ownerId + "#" + rounds.incrementAndGet();
+      List<String> args = List.of(value, Long.toString(Math.max(1, lease.toMillis())));
+      pending = value;
+      long start = System.nanoTime();
+      int n = members.size();
+      Fanout<Object> acquire = Fanout.start(members, m -> m.node.eval(RedisScripts.ACQUIRE, lockKeys, args, perServer), executor);
+      acquire.await(start + perServer.toNanos(), f -> {
+        int granted = 0;
+        int refused = 0;
+        for (int i = 0; i < n; i++) {
+          Object a = f.answer(i);
+          if (a == null) {
+            continue;
+          }
+          if (isGranted(a)) {
+            granted++;
+          } else {
+            refused++;
+          }
+        }
+        return granted >= quorum || refused > n - quorum;
+      });
+      // a server still pending counts as unreachable only once its time is up, not when the others decided early
+      boolean timeUp = System.nanoTime() - (start + perServer.toNanos()) >= 0;
+      List<Integer> granted = new ArrayList<>();
+      long token = 0;
+      long busyFor = Long.MAX_VALUE;
+      int busy = 0;
+      List<String> unreachable = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        Object a = acquire.answer(i);
+        if (a == null) {
+          if (timeUp && !acquire.answered(i)) {
+            unreachable.add(members.get(i).endpoint() + " did not answer within " + Durations.format(perServer));
+          }
+        } else if (isGranted(a)) {
+          granted.add(i);
+          token = Math.max(token, (Long) ((List<?>) a).get(1));
+        } else if (a instanceof List) {
+          busy++;
+          long pttl = (Long) ((List<?>) a).get(1);
+          busyFor = Math.min(busyFor, pttl >= 0 ? pttl : Long.MAX_VALUE);
+        } else {
+          unreachable.add(reason(members.get(i), a));
+        }
+      }
+      if (granted.size() >= quorum) {
+        if (token <= 0) {
+          releaseAfterAnswers(acquire, value);
+          throw new LockException("lock '" + name + "' was taken but its fence counters read " + token + "; someone changed "
+              + keys.fence(name) + " on " + shownUri);
+        }
+        int raised = raiseFence(acquire, granted, token, value);
+        long validUntil = start + leaseNanos - driftNanos(lease);
+        if (raised >= quorum && System.nanoTime() - validUntil < 0) {
+          leaveAll();
+          pending = null;
+          return Poll.grantedUntil(token, validUntil, new Grant(value, validUntil));
+        }
+        LOG.debug("lock '{}': took {} of {} servers but {}; releasing and retrying", name, granted.size(), n,
+            raised < quorum ? "raised the fence on only " + raised : "no validity was left");
+      }
+      // not held: give back whatever this round took, on each server as soon as it has answered
+      releaseAfterAnswers(acquire, value);
+      pending = null;
+      if (unreachable.size() > n - quorum) {
+        if (!last) {
+          return null;
+        }
+        throw new BackendUnavailableException("cannot acquire lock '" + name + "': only " + (n - unreachable.size()) + " of the "
+            + n + " Redis servers of " + shownUri + " answered and a lock needs " + quorum + "; unreachable: "
+            + String.join("; ", unreachable));
+      }
+      joinAll();
+      long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      if (!granted.isEmpty() || busy < quorum) {
+        // a split vote (or too slow; or the servers we lack are split among others, so nobody holds a
+        // majority): retry after a random delay, ignoring wake-ups until then; whoever took more
+        // servers retries sooner, so the contenders of a split do not meet again as equals
+        long step = Math.min(25, elapsedMs + 2);
+        long delay = 1 + step * Math.max(0, quorum - 1 - granted.size()) + ThreadLocalRandom.current().nextLong(step + 1);
+        quietUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
+        return Poll.busy(Duration.ofMillis(delay));
+      }
+      // held by someone else: their keys expire after busyFor ms at the earliest; a release wakes us sooner
+      return Poll.busy(busyFor == Long.MAX_VALUE ? context.recheck() : Duration.ofMillis(busyFor + 1));
+    }
+
+    /**
+     * Writes the token back where this round's fence is lower, until a majority holds at least it.
+     *
+     * @return how many servers we hold with a fence of at least the token
+     */
+    private int raiseFence(Fanout<Object> acquire, List<Integer> granted, long token, String value) throws InterruptedException {
+      List<Member> behind = new ArrayList<>();
+      int atToken = 0;
+      for (int i : granted) {
+        long fence = (Long) ((List<?>) acquire.answer(i)).get(1);
+        if (fence >= token) {
+          atToken++;
+        } else {
+          behind.add(members.get(i));
+        }
+      }
+      if (behind.isEmpty()) {
+        return atToken;
+      }
+      List<String> args = List.of(value, Long.toString(token));
+      Fanout<Object> raise = Fanout.start(behind, m -> m.node.eval(RedisScripts.RAISE_FENCE, lockKeys, args, perServer), executor);
+      if (atToken >= quorum) {
+        return atToken; // already a majority: the others are raised in the background, to spare later acquisitions a round
+      }
+      int need = quorum - atToken;
+      raise.await(System.nanoTime() + perServer.toNanos(), f -> {
+        int ok = 0;
+        for (int i = 0; i < f.size(); i++) {
+          if (Long.valueOf(RedisScripts.RENEWED).equals(f.answer(i))) {
+            ok++;
+          }
+        }
+        return ok >= need;
+      });
+      int ok = 0;
+      for (int i = 0; i < raise.size(); i++) {
+        if (Long.valueOf(RedisScripts.RENEWED).equals(raise.answer(i))) {
+          ok++;
+        }
+      }
+      return atToken + ok;
+    }
+
+    private void joinAll() {
+      for (Member m : members) {
+        if (!joined[m.index]) {
+          m.subscriber.join(channel, quietableWake); // its confirmation wakes us to poll once more
+          joined[m.index] = true;
+        }
+      }
+    }
+
+    private void leaveAll() {
+      for (Member m : members) {
+        if (joined[m.index]) {
+          m.subscriber.leave(channel, quietableWake);
+          joined[m.index] = false;
+        }
+      }
+    }
+
+    @Override
+    public void abandon() {
+      leaveAll();
+      String value = pending;
+      if (value != null) {
+        // interrupted mid-round: the servers may have granted it without our seeing the reply
+        pending = null;
+        for (Member m : members) {
+          releaseInBackground(m, name, value, value);
+        }
+      }
+    }
+
+    /** Releases this round's value on every server that did not refuse it, each once its acquire has answered. */
+    private void releaseAfterAnswers(Fanout<Object> acquire, String value) {
+      for (int i = 0; i < members.size(); i++) {
+        Member m = members.get(i);
+        acquire.future(i).whenComplete((reply, error) -> {
+          if (error != null || isGranted(reply)) {
+            releaseInBackground(m, name, value, UNHELD + value);
+          }
+        });
+      }
+    }
+  }
+
+  private static boolean isGranted(Object reply) {
+    return reply instanceof List && Long.valueOf(1).equals(((List<?>) reply).get(0));
+  }
+
+  private static String reason(Member m, Object failure) {
+    if (failure instanceof Throwable) {
+      String msg = ((Throwable) failure).getMessage();
+      return m.endpoint() + ": " + (msg == null ? failure.toString() : msg);
+    }
+    return m.endpoint() + " answered " + failure;
+  }
+
+  private void releaseInBackground(Member m, String name, String value, String message) {
+    try {
+      executor.execute(() -> {
+        try {
+          m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(value, keys.releasedChannel(name), message));
+        } catch (RuntimeException e) {
+          LOG.debug("releasing lock '{}' on {} failed; it expires with its lease: {}", name, m.endpoint(), e.toString());
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      LOG.debug("closed: lock '{}' on {} expires with its lease", name, m.endpoint());
+    }
+  }
+
+  // ------------------------------------------------------------------ renewing
+
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    List<Renewal> out = new ArrayList<>(leases.size());
+    if (leases.isEmpty()) {
+      return out;
+    }
+    long start = System.nanoTime();
+    List<List<String>> keyLists = new ArrayList<>(leases.size());
+    List<List<String>> argLists = new ArrayList<>(leases.size());
+    Duration shortest = null;
+    for (BackendLease lease : leases) {
+      keyLists.add(List.of(keys.owner(lease.name())));
+      // the keys outlive the lease by the drift allowance, so the core's validity (renewal start + lease) keeps that margin
+      long ttl = Math.max(1, lease.lease().toMillis() + TimeUnit.NANOSECONDS.toMillis(driftNanos(lease.lease())));
+      argLists.add(List.of(grant(lease).value, Long.toString(ttl)));
+      if (shortest == null || lease.lease().compareTo(shortest) < 0) {
+        shortest = lease.lease();
+      }
+    }
+    Duration timeout = settings.renewTimeout(shortest);
+    int n = members.size();
+    int size = leases.size();
+    Fanout<List<Object>> renew = Fanout.start(members,
+        m -> m.node.evalMany(RedisScripts.RENEW, keyLists, argLists, RENEW_CHUNK, timeout), executor);
+    long chunks = (size + RENEW_CHUNK - 1) / RENEW_CHUNK;
+    renew.awaitUninterruptibly(start + timeout.toNanos() * chunks, f -> {
+      for (int l = 0; l < size; l++) {
+        int renewed = 0;
+        int lost = 0;
+        for (int i = 0; i < n; i++) {
+          Object code = codeOf(f.answer(i), l);
+          if (Long.valueOf(RedisScripts.RENEWED).equals(code)) {
+            renewed++;
+          } else if (code instanceof Long) {
+            lost++;
+          }
+        }
+        if (renewed < quorum && lost <= n - quorum) {
+          return false;
+        }
+      }
+      return true;
+    });
+    long now = System.nanoTime();
+    for (int l = 0; l < size; l++) {
+      BackendLease lease = leases.get(l);
+      Grant grant = grant(lease);
+      int renewed = 0;
+      List<String> gone = new ArrayList<>();
+      List<String> unreachable = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        Member m = members.get(i);
+        Object code = codeOf(renew.answer(i), l);
+        if (Long.valueOf(RedisScripts.RENEWED).equals(code)) {
+          renewed++;
+        } else if (Long.valueOf(RedisScripts.HELD_BY_ANOTHER).equals(code)) {
+          gone.add(m.endpoint() + ": held by another owner");
+        } else if (Long.valueOf(RedisScripts.GONE).equals(code)) {
+          gone.add(m.endpoint() + ": key gone");
+        } else if (code == null) {
+          unreachable.add(m.endpoint() + " did not answer within " + Durations.format(timeout));
+        } else {
+          unreachable.add(reason(m, code));
+        }
+      }
+      if (renewed >= quorum) {
+        if (now - grant.validUntilNanos < 0) {
+          grant.validUntilNanos = start + lease.lease().toNanos();
+          out.add(Renewal.renewed());
+        } else {
+          out.add(Renewal.failed(new LockException("lock '" + lease.name() + "' was renewed on a majority of " + shownUri
+              + " only after its validity ended")));
+        }
+      } else if (gone.size() > n - quorum) {
+        out.add(Renewal.lost("the key " + keys.owner(lease.name()) + " is no longer ours on a majority of the " + n
+            + " Redis servers (" + String.join("; ", gone) + ")"));
+      } else {
+        out.add(Renewal.failed(new BackendUnavailableException("renewed lock '" + lease.name() + "' on only " + renewed + " of the "
+            + n + " Redis servers of " + shownUri + ", and it needs " + quorum + "; unreachable: " + String.join("; ", unreachable)
+            + (gone.isEmpty() ? "" : "; not ours: " + String.join("; ", gone)))));
+      }
+    }
+    return out;
+  }
+
+  /** @return the answer of one server for one lease: a Long, a Throwable, or null if the server has not answered */
+  private static Object codeOf(Object serverAnswer, int lease) {
+    if (serverAnswer instanceof List) {
+      return ((List<?>) serverAnswer).get(lease);
+    }
+    return serverAnswer;
+  }
+
+  private static Grant grant(BackendLease lease) {
+    Object state = lease.state();
+    if (!(state instanceof Grant)) {
+      throw new IllegalArgumentException("lease " + lease + " was not granted by a redlock backend");
+    }
+    return (Grant) state;
+  }
+
+  // ------------------------------------------------------------------ releasing
+
+  @Override
+  public boolean release(BackendLease lease) {
+    String value = grant(lease).value;
+    String name = lease.name();
+    int n = members.size();
+    Duration timeout = settings.perServerTimeout(lease.lease());
+    long start = System.nanoTime();
+    Fanout<Object> release = Fanout.start(members,
+        m -> m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(value, keys.releasedChannel(name)), timeout),
+        executor);
+    release.awaitUninterruptibly(start + timeout.toNanos(), f -> {
+      int released = 0;
+      int notOurs = 0;
+      for (int i = 0; i < n; i++) {
+        Object a = f.answer(i);
+        if (Long.valueOf(1).equals(a)) {
+          released++;
+        } else if (a instanceof Long) {
+          notOurs++;
+        }
+      }
+      return released >= quorum || notOurs > n - quorum;
+    });
+    boolean timeUp = System.nanoTime() - (start + timeout.toNanos()) >= 0;
+    int released = 0;
+    List<String> unreachable = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Object a = release.answer(i);
+      if (Long.valueOf(1).equals(a)) {
+        released++;
+      } else if (a == null) {
+        if (timeUp && !release.answered(i)) {
+          unreachable.add(members.get(i).endpoint() + " did not answer within " + Durations.format(timeout));
+        }
+      } else if (!(a instanceof Long)) {
+        unreachable.add(reason(members.get(i), a));
+      }
+    }
+    if (released >= quorum) {
+      return true;
+    }
+    if (released + unreachable.size() >= quorum) {
+      // we may still hold a majority: the unreachable servers decide, and we cannot hear them
+      throw new BackendUnavailableException("cannot tell whether lock '" + name + "' was released: released on " + released
+          + " of the " + n + " Redis servers of " + shownUri + ", a lock needs " + quorum + "; unreachable: "
+          + String.join("; ", unreachable) + "; the rest expires with the lease");
+    }
+    return false;
+  }
+
+  // ------------------------------------------------------------------ closing
+
+  @Override
+  public void close() {
+    for (Member m : members) {
+      try {
+        m.subscriber.close();
+      } catch (RuntimeException e) {
+        LOG.debug("closing the subscriber of {} failed: {}", m.endpoint(), e.toString());
+      }
+    }
+    executor.shutdown();
+    try {
+      // let releases of split rounds finish; the servers expire whatever they miss
+      if (!executor.awaitTermination(200, TimeUnit.MILLISECONDS)) {
+        executor.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      executor.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    for (Member m : members) {
+      m.node.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "redlock backend for " + shownUri + " (" + members.size() + " servers, quorum " + quorum + ")";
+  }
+}

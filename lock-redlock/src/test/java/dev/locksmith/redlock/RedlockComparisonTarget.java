@@ -1,0 +1,55 @@
+package dev.locksmith.redlock;
+
+import dev.locksmith.tck.FaultHooks;
+import dev.locksmith.tck.compare.Comparison;
+import java.time.Duration;
+
+/**
+ * Five real redis-servers and their fault hooks, as a target of the fault comparison
+ * (lock-compare runs it beside the other backends). Shipped in the test-jar. Pausing, killing
+ * or restarting "the server" hurts all five; the failover hook kills one, a minority. No
+ * partition hook: cutting one client off would need a proxy in front of every server.
+ */
+public final class RedlockComparisonTarget implements AutoCloseable {
+  private final RedlockServers servers = RedlockServers.start("compare-redlock", 5);
+
+  /** @return the target: redlock:// over five servers */
+  public Comparison.Target target() {
+    return Comparison.Target.of("redlock", servers.uri(), hooks(servers), Duration.ZERO);
+  }
+
+  /** The server hooks of a set of test servers; the kit adds revocation to them. */
+  static FaultHooks hooks(RedlockServers s) {
+    return new FaultHooks() {
+      @Override
+      public void pauseServer() {
+        s.pause(s.all());
+      }
+
+      @Override
+      public void resumeServer() {
+        s.resume(s.all());
+      }
+
+      @Override
+      public void killServer() {
+        s.kill(s.all());
+      }
+
+      @Override
+      public void restartServer() {
+        s.restart(s.all());
+      }
+
+      @Override
+      public void killLeader() {
+        s.kill(0); // no leader: one server of five, a minority
+      }
+    };
+  }
+
+  @Override
+  public void close() {
+    servers.close();
+  }
+}
