@@ -1,0 +1,118 @@
+package dev.locksmith.jdbc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/**
+ * What differs between the databases: the DDL, how to read the database clock as epoch
+ * milliseconds, which SQL states mean "no such table" and "duplicate key", and the driver
+ * properties that bound connecting and every later socket read.
+ */
+enum Dialect {
+  MYSQL("jdbc:mysql", "mysql.sql", "com.mysql:mysql-connector-j",
+      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
+  MARIADB("jdbc:mariadb", "mysql.sql", "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client)",
+      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
+  POSTGRESQL("jdbc:postgresql", "postgresql.sql", "org.postgresql:postgresql",
+      "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+  H2("jdbc:h2", "h2.sql", "com.h2database:h2",
+      "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)");
+
+  final String scheme;
+  private final String ddlResource;
+  final String driverArtifact;
+  /** The database's clock as milliseconds since the epoch: expiry is judged by it, never by ours. */
+  final String nowMillis;
+
+  Dialect(String scheme, String ddlResource, String driverArtifact, String nowMillis) {
+    this.scheme = scheme;
+    this.ddlResource = ddlResource;
+    this.driverArtifact = driverArtifact;
+    this.nowMillis = nowMillis;
+  }
+
+  static Dialect forScheme(String scheme) {
+    for (Dialect d : values()) {
+      if (d.scheme.equalsIgnoreCase(scheme)) {
+        return d;
+      }
+    }
+    return null;
+  }
+
+  /** @return the dialect of a database, from its product name; null if we have none for it */
+  static Dialect forProduct(String productName) {
+    String p = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
+    if (p.contains("mariadb")) {
+      return MARIADB;
+    }
+    if (p.contains("mysql")) {
+      return MYSQL;
+    }
+    if (p.contains("postgresql")) {
+      return POSTGRESQL;
+    }
+    if (p.equals("h2")) {
+      return H2;
+    }
+    return null;
+  }
+
+  boolean isMysqlFamily() {
+    return this == MYSQL || this == MARIADB;
+  }
+
+  /**
+   * @param table the checked table name
+   * @return the CREATE TABLE statement, as shipped in this module's resources
+   */
+  String ddl(String table) {
+    try (InputStream in = Dialect.class.getResourceAsStream(ddlResource)) {
+      if (in == null) {
+        throw new IllegalStateException("resource " + ddlResource + " is missing from lock-jdbc");
+      }
+      StringBuilder sql = new StringBuilder();
+      for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+        if (!line.startsWith("--")) {
+          sql.append(line).append('\n');
+        }
+      }
+      return sql.toString().trim().replace("${table}", table);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** @return whether the failure says the table does not exist */
+  boolean isMissingTable(SQLException e) {
+    String state = e.getSQLState();
+    if (state == null) {
+      return false;
+    }
+    switch (this) {
+      case POSTGRESQL:
+        return state.equals("42P01");
+      case H2:
+        return state.equals("42S02") || state.equals("42S04") || state.equals("42104");
+      default:
+        return state.equals("42S02") || e.getErrorCode() == 1146;
+    }
+  }
+
+  /** @return whether the failure is a duplicate key: another acquirer inserted the row first */
+  static boolean isDuplicateKey(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.equals("23505") || state.equals("23000") || e.getErrorCode() == 1062);
+  }
+
+  /** @return whether the transaction was chosen as a deadlock victim or failed to serialize: retry */
+  static boolean isRetryable(SQLException e) {
+    String state = e.getSQLState();
+    return state != null && (state.equals("40001") || state.equals("40P01") || e.getErrorCode() == 1213
+        || e.getErrorCode() == 1205);
+  }
+}

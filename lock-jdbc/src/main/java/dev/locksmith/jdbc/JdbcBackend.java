@@ -1,0 +1,240 @@
+package dev.locksmith.jdbc;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Durations;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JDBC backend: a lease table, one row per lock name. Acquire, release and renewal are each
+ * one short transaction on a pooled connection; between them nothing is held open.
+ */
+final class JdbcBackend implements LockBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcBackend.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  private final LeaseTable table;
+  private final String endpoint;
+  private final Guarantees guarantees;
+  private final Duration ioTimeout;
+  private final long backoffMinNanos;
+  private final long backoffMaxNanos;
+  private final String holderPrefix;
+  private final AutoCloseable pool;
+  private final Runnable onClose;
+  /** Runs renewals so that a hung database cannot hold the core's scheduler past a lease. */
+  private final ExecutorService renewer = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "locksmith-jdbc-renew-" + THREADS.incrementAndGet());
+    t.setDaemon(true);
+    return t;
+  });
+
+  JdbcBackend(LeaseTable table, String endpoint, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
+      Duration backoffMax, AutoCloseable pool, Runnable onClose) {
+    this.table = table;
+    this.endpoint = endpoint;
+    this.guarantees = guarantees;
+    this.ioTimeout = ioTimeout;
+    this.backoffMinNanos = backoffMin.toNanos();
+    this.backoffMaxNanos = Math.max(backoffMin.toNanos(), backoffMax.toNanos());
+    this.pool = pool;
+    this.onClose = onClose;
+    String host = System.getenv("HOSTNAME");
+    this.holderPrefix = "pid " + ProcessHandle.current().pid() + (host == null || host.isBlank() ? "" : " on " + host);
+  }
+
+  /**
+   * @param durable whether the database keeps committed rows across a restart (false for H2 in memory)
+   * @param shared whether other processes can reach the database (false for H2 in memory)
+   */
+  static Guarantees guarantees(boolean durable, boolean shared) {
+    Guarantees.Builder b = Guarantees.builder()
+        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY)
+        .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
+            "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
+        .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
+        .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the grant expires, fences order the holders")
+        .promise(Fault.SERVER_RESTART, durable ? Promise.SAFE : Promise.UNSAFE, durable
+            ? "owner, expiry and fence are committed rows of the database and survive its restart"
+            : "an in-memory H2 database loses every row, fence counters included, when it closes")
+        .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE,
+            "acquires fail after the connect timeout; renewals fail and holders are told their lease is lost by its end")
+        .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
+            "a cut-off holder cannot renew and is told by the end of its lease; the row then expires and fences order old and new holder")
+        .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE,
+            "one database; with a replicated one, safety is that of its failover (an asynchronous replica can lose committed grants)")
+        .promise(Fault.CLOCK_JUMP, Promise.SAFE_WITH_FENCING,
+            "expiry is judged by the database clock only, so a client clock jump changes nothing; a jump of the database's own clock can end leases early, and fences still order holders")
+        .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release is UPDATE ... WHERE name = ? AND owner = ?: it never frees another holder's row")
+        .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
+            "an attempt whose commit outcome is unknown is undone by an owner-checked release; failing that, the row expires with its lease")
+        .promise(Fault.TOKEN_MONOTONICITY, durable ? Promise.SAFE : Promise.UNSAFE, durable
+            ? "one fence counter per row, incremented in the transaction that grants the lock and kept after release (rows are never deleted)"
+            : "the counters of an in-memory H2 database start again when it is recreated");
+    if (shared) {
+      b.features(Feature.SHARED_ACROSS_PROCESSES);
+    }
+    return b.build();
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return guarantees;
+  }
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    long leaseMillis = Math.max(1, lease.toMillis());
+    String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
+    return new LockAttempt() {
+      private long backoff = backoffMinNanos;
+      private volatile boolean maybeHeld;
+
+      @Override
+      public Poll poll() throws InterruptedException {
+        if (Thread.interrupted()) {
+          throw new InterruptedException("interrupted before polling lock '" + name + "'");
+        }
+        LeaseTable.Take t;
+        try {
+          t = table.tryTake(name, ownerId, leaseMillis, holder, () -> maybeHeld = true);
+        } catch (SQLException e) {
+          throw unavailable("acquiring lock '" + name + "'", e);
+        }
+        if (t.granted) {
+          maybeHeld = false;
+          return Poll.granted(t.fence, null);
+        }
+        // Backoff with jitter, never sleeping past the holder's expiry by the database clock.
+        long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+        backoff = Math.min(backoffMaxNanos, backoff * 2);
+        long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);
+        return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(jittered, untilExpiry))));
+      }
+
+      @Override
+      public void abandon() {
+        if (!maybeHeld) {
+          return;
+        }
+        // The commit of a grant failed in flight: the database may have granted it. Undo it,
+        // owner-checked, so it is never someone else's row we free.
+        try {
+          table.release(name, ownerId);
+        } catch (SQLException | RuntimeException e) {
+          LOG.warn("undoing an ambiguous acquire of lock '{}' on {} failed; the row expires with its lease: {}", name,
+              endpoint, e.toString());
+        }
+      }
+    };
+  }
+
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    List<LeaseTable.Due> due = new ArrayList<>(leases.size());
+    long shortest = Long.MAX_VALUE;
+    for (BackendLease l : leases) {
+      long ms = Math.max(1, l.lease().toMillis());
+      due.add(new LeaseTable.Due(l.name(), l.ownerId(), ms));
+      shortest = Math.min(shortest, ms);
+    }
+    // Half the shortest lease at most: a renewal that hangs on a frozen database must come back
+    // in time for the core to report the lease lost by its end.
+    long limit = Math.max(20, Math.min(ioTimeout.toMillis(), shortest / 2));
+    List<Renewal> out = new ArrayList<>(leases.size());
+    Future<Set<String>> f = null;
+    try {
+      f = renewer.submit(() -> table.renew(due));
+      Set<String> ours = f.get(limit, TimeUnit.MILLISECONDS);
+      for (BackendLease l : leases) {
+        out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
+            : Renewal.lost("the row of lock '" + l.name() + "' in " + table.table() + " no longer has us as its owner"));
+      }
+      return out;
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      return failAll(leases, new BackendUnavailableException("renewing " + leases.size() + " lease(s) on " + endpoint
+          + " took longer than " + limit + " ms"));
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      return failAll(leases, cause instanceof SQLException ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause) : cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the core is closing its scheduler
+      return failAll(leases, e);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return failAll(leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
+    }
+  }
+
+  private static List<Renewal> failAll(List<BackendLease> leases, Throwable cause) {
+    List<Renewal> out = new ArrayList<>(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      out.add(Renewal.failed(cause));
+    }
+    return out;
+  }
+
+  @Override
+  public boolean release(BackendLease lease) {
+    try {
+      return table.release(lease.name(), lease.ownerId());
+    } catch (SQLException e) {
+      throw unavailable("releasing lock '" + lease.name() + "'", e);
+    }
+  }
+
+  private BackendUnavailableException unavailable(String what, SQLException e) {
+    return new BackendUnavailableException(what + " on " + endpoint + " failed: " + JdbcLockProvider.describe(e)
+        + " (SQL state " + e.getSQLState() + ", timeout " + Durations.format(ioTimeout) + ")", e);
+  }
+
+  private static String truncate(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max);
+  }
+
+  @Override
+  public void abandon() {
+    close(); // dropping the pool's connections releases nothing: the rows stay until they expire
+  }
+
+  @Override
+  public void close() {
+    renewer.shutdownNow();
+    try {
+      if (pool != null) {
+        pool.close();
+      }
+    } catch (Exception e) {
+      LOG.warn("closing the connection pool for {} failed: {}", endpoint, e.toString());
+    } finally {
+      onClose.run();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "jdbc lease table " + table.table() + " on " + endpoint;
+  }
+}

@@ -1,0 +1,419 @@
+package dev.locksmith.jdbc;
+
+import dev.locksmith.LockConfigurationException;
+import java.net.SocketTimeoutException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientConnectionException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * The lease table and every statement run against it. Each method borrows one connection for
+ * one short transaction and gives it back: no connection or transaction is ever held while a
+ * user holds a lock. Every value is bound as a parameter; only the checked table name is
+ * written into the SQL.
+ */
+final class LeaseTable {
+  /** A plain identifier, optionally schema-qualified; what we are willing to write into SQL. */
+  static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+  /** Names per renewal statement: well below every driver's bind-parameter limit. */
+  private static final int RENEW_CHUNK = 250;
+
+  private final DataSource source;
+  /** Per-statement socket timeout set on each borrowed connection; 0 to leave the connection's own. */
+  private final int ioTimeoutMillis;
+  private volatile boolean networkTimeoutSupported = true;
+  private final Runnable onBrokenConnection;
+  private final Dialect dialect;
+  private final String table;
+  private final String selectForUpdate;
+  private final String insert;
+  private final String take;
+  private final String release;
+
+  /**
+   * @param ioTimeoutMillis set with {@link Connection#setNetworkTimeout} on every connection
+   *     borrowed, or 0 to leave it alone (a user's DataSource: its pool would keep our setting)
+   */
+  LeaseTable(DataSource source, Dialect dialect, String table, int ioTimeoutMillis, Runnable onBrokenConnection) {
+    this.source = source;
+    this.onBrokenConnection = onBrokenConnection;
+    this.ioTimeoutMillis = ioTimeoutMillis;
+    this.dialect = dialect;
+    this.table = table;
+    String now = dialect.nowMillis;
+    this.selectForUpdate = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ? FOR UPDATE";
+    this.insert = "INSERT INTO " + table + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
+        + now + " + ?, " + now + ", ?)";
+    this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
+    this.release = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+  }
+
+  String table() {
+    return table;
+  }
+
+  /** The outcome of one acquire transaction. */
+  static final class Take {
+    final boolean granted;
+    final long fence;
+    /** For a busy lock: how long the holder's lease still runs by the database clock. */
+    final long remainingMillis;
+
+    private Take(boolean granted, long fence, long remainingMillis) {
+      this.granted = granted;
+      this.fence = fence;
+      this.remainingMillis = remainingMillis;
+    }
+  }
+
+  /**
+   * One short transaction: lock the row (inserting it if absent), take it if free or expired by
+   * the database's clock, increment its fence, commit.
+   *
+   * @param beforeCommit runs just before the commit of a grant: from then on the outcome is
+   *     ambiguous if the commit fails
+   */
+  Take tryTake(String name, String owner, long leaseMillis, String holder, Runnable beforeCommit) throws SQLException {
+    return onceMore(() -> take(name, owner, leaseMillis, holder, beforeCommit));
+  }
+
+  private Take take(String name, String owner, long leaseMillis, String holder, Runnable beforeCommit) throws SQLException {
+    for (int round = 0; ; round++) {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+          Take t = takeInTransaction(c, name, owner, leaseMillis, holder, beforeCommit);
+          if (t.granted) {
+            c.commit();
+          } else {
+            c.rollback(); // nothing written; ends the row lock at once
+          }
+          return t;
+        } catch (SQLException e) {
+          rollbackQuietly(c);
+          // Two first acquirers raced to insert the row, or the database picked us as a
+          // deadlock victim: the transaction did nothing, so run it again on the row that exists.
+          if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
+            continue;
+          }
+          throw e;
+        } finally {
+          restoreAutoCommit(c, auto);
+        }
+      }
+    }
+  }
+
+  private Take takeInTransaction(Connection c, String name, String owner, long leaseMillis, String holder,
+      Runnable beforeCommit) throws SQLException {
+    String current;
+    long fence;
+    long expiresAt;
+    long now;
+    try (PreparedStatement select = c.prepareStatement(selectForUpdate)) {
+      select.setString(1, name);
+      try (ResultSet rs = select.executeQuery()) {
+        if (!rs.next()) {
+          current = null;
+          fence = -1;
+          expiresAt = 0;
+          now = 0;
+        } else {
+          current = rs.getString(1);
+          fence = rs.getLong(2);
+          expiresAt = rs.getLong(3);
+          now = rs.getLong(4);
+        }
+      }
+    }
+    if (fence < 0) {
+      try (PreparedStatement ins = c.prepareStatement(insert)) {
+        ins.setString(1, name);
+        ins.setString(2, owner);
+        ins.setLong(3, leaseMillis);
+        ins.setString(4, holder);
+        ins.executeUpdate();
+      }
+      beforeCommit.run();
+      return new Take(true, 1, 0);
+    }
+    if (owner.equals(current)) {
+      // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the lease.
+      try (PreparedStatement upd = c.prepareStatement(take)) {
+        upd.setString(1, owner);
+        upd.setLong(2, fence);
+        upd.setLong(3, now + leaseMillis);
+        upd.setLong(4, now);
+        upd.setString(5, holder);
+        upd.setString(6, name);
+        upd.executeUpdate();
+      }
+      beforeCommit.run();
+      return new Take(true, fence, 0);
+    }
+    if (current != null && expiresAt - now > 0) {
+      return new Take(false, 0, expiresAt - now);
+    }
+    long next = fence + 1;
+    try (PreparedStatement upd = c.prepareStatement(take)) {
+      upd.setString(1, owner);
+      upd.setLong(2, next);
+      upd.setLong(3, now + leaseMillis);
+      upd.setLong(4, now);
+      upd.setString(5, holder);
+      upd.setString(6, name);
+      upd.executeUpdate();
+    }
+    beforeCommit.run();
+    return new Take(true, next, 0);
+  }
+
+  /** @return whether the row was still ours: owner-checked, never frees another holder's lock */
+  boolean release(String name, String owner) throws SQLException {
+    return onceMore(() -> releaseOnce(name, owner));
+  }
+
+  private boolean releaseOnce(String name, String owner) throws SQLException {
+    try (Connection c = borrow(); PreparedStatement ps = c.prepareStatement(release)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      int n = ps.executeUpdate();
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+      return n > 0;
+    }
+  }
+
+  /** One lease to renew: its name, owner id and lease time. */
+  static final class Due {
+    final String name;
+    final String owner;
+    final long leaseMillis;
+
+    Due(String name, String owner, long leaseMillis) {
+      this.name = name;
+      this.owner = owner;
+      this.leaseMillis = leaseMillis;
+    }
+  }
+
+  /**
+   * Renews every lease in one transaction: one UPDATE per distinct lease time and chunk of 250
+   * names (one UPDATE in the usual case), and a SELECT only when some row was no longer ours.
+   *
+   * @return the owner ids still ours, now renewed
+   */
+  Set<String> renew(List<Due> leases) throws SQLException {
+    return onceMore(() -> renewOnce(leases));
+  }
+
+  private Set<String> renewOnce(List<Due> leases) throws SQLException {
+    Map<Long, List<Due>> byLease = new LinkedHashMap<>();
+    for (Due d : leases) {
+      byLease.computeIfAbsent(d.leaseMillis, k -> new ArrayList<>()).add(d);
+    }
+    Set<String> ours = new HashSet<>();
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        for (Map.Entry<Long, List<Due>> group : byLease.entrySet()) {
+          List<Due> all = group.getValue();
+          for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
+            List<Due> chunk = all.subList(from, Math.min(all.size(), from + RENEW_CHUNK));
+            renewChunk(c, group.getKey(), chunk, ours);
+          }
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c);
+        throw e;
+      } finally {
+        restoreAutoCommit(c, auto);
+      }
+    }
+    return ours;
+  }
+
+  private void renewChunk(Connection c, long leaseMillis, List<Due> chunk, Set<String> ours) throws SQLException {
+    String in = placeholders(chunk.size());
+    String where = " WHERE name IN (" + in + ") AND owner IN (" + in + ")";
+    int updated;
+    try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
+      int i = 1;
+      ps.setLong(i++, leaseMillis);
+      i = bind(ps, i, chunk);
+      updated = ps.executeUpdate();
+    }
+    if (updated == chunk.size()) {
+      chunk.forEach(d -> ours.add(d.owner));
+      return;
+    }
+    // Some rows are no longer ours (taken after expiry, deleted): find out which.
+    try (PreparedStatement ps = c.prepareStatement("SELECT owner FROM " + table + where)) {
+      bind(ps, 1, chunk);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ours.add(rs.getString(1));
+        }
+      }
+    }
+  }
+
+  private static int bind(PreparedStatement ps, int i, List<Due> chunk) throws SQLException {
+    for (Due d : chunk) {
+      ps.setString(i++, d.name);
+    }
+    for (Due d : chunk) {
+      ps.setString(i++, d.owner);
+    }
+    return i;
+  }
+
+  private static String placeholders(int n) {
+    StringBuilder sb = new StringBuilder(n * 3);
+    for (int i = 0; i < n; i++) {
+      sb.append(i == 0 ? "?" : ", ?");
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Makes sure the table exists: creates it when allowed, else fails with the DDL to run.
+   *
+   * @throws LockConfigurationException if it is missing and may not be created
+   */
+  void ensureExists(boolean create) throws SQLException {
+    if (exists()) {
+      return;
+    }
+    String ddl = dialect.ddl(table);
+    if (!create) {
+      throw new LockConfigurationException(List.of("`table` was '" + table + "' but no such table exists and create-table=false;"
+          + " create it with:\n" + ddl));
+    }
+    try (Connection c = borrow(); Statement s = c.createStatement()) {
+      s.execute(ddl);
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+    } catch (SQLException e) {
+      if (!exists()) { // a concurrent creator may have won the race; only fail if it is still missing
+        throw new SQLException("creating the lock table failed (" + e.getMessage() + "); create it yourself with:\n" + ddl,
+            e.getSQLState(), e.getErrorCode(), e);
+      }
+    }
+  }
+
+  private boolean exists() throws SQLException {
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      try (Statement s = c.createStatement()) {
+        s.executeQuery("SELECT name, owner, fence, expires_at, acquired_at, holder FROM " + table + " WHERE 1 = 0").close();
+        return true;
+      } catch (SQLException e) {
+        if (dialect.isMissingTable(e)) {
+          if (!auto) {
+            rollbackQuietly(c);
+          }
+          return false;
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** One database operation; each is idempotent, so running it again is safe. */
+  @FunctionalInterface
+  private interface Operation<T> {
+    T run() throws SQLException;
+  }
+
+  /**
+   * Runs an operation, and once more if its connection turned out dead: a pooled connection
+   * can die while idle (the server restarted, an administrator killed our sessions) and is not
+   * validated if it was used moments ago. Its siblings likely died with it, so the pool's idle
+   * connections are evicted first. Timeouts are not retried: they already took their time.
+   */
+  private <T> T onceMore(Operation<T> op) throws SQLException {
+    try {
+      return op.run();
+    } catch (SQLException e) {
+      if (!isBrokenConnection(e)) {
+        throw e;
+      }
+      onBrokenConnection.run();
+      try {
+        return op.run();
+      } catch (SQLException again) {
+        again.addSuppressed(e);
+        throw again;
+      }
+    }
+  }
+
+  static boolean isBrokenConnection(SQLException e) {
+    if (e instanceof SQLTimeoutException || e instanceof SQLTransientConnectionException) {
+      return false; // a timeout, or the pool found no connection within its timeout
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SocketTimeoutException) {
+        return false;
+      }
+    }
+    String state = e.getSQLState();
+    return e instanceof SQLRecoverableException || e instanceof SQLNonTransientConnectionException
+        || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")));
+  }
+
+  /** A connection whose every read is bounded by the I/O timeout. */
+  private Connection borrow() throws SQLException {
+    Connection c = source.getConnection();
+    if (ioTimeoutMillis > 0 && networkTimeoutSupported) {
+      try {
+        c.setNetworkTimeout(Runnable::run, ioTimeoutMillis);
+      } catch (SQLFeatureNotSupportedException | AbstractMethodError e) {
+        networkTimeoutSupported = false; // embedded H2: no socket to time out
+      } catch (SQLException e) {
+        c.close();
+        throw e;
+      }
+    }
+    return c;
+  }
+
+  private static void rollbackQuietly(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      // the connection is broken; the pool discards it and the database rolls back on disconnect
+    }
+  }
+
+  private static void restoreAutoCommit(Connection c, boolean auto) {
+    try {
+      if (auto && !c.isClosed()) {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      // broken connection: the pool discards it
+    }
+  }
+}

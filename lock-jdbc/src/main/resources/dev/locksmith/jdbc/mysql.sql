@@ -1,0 +1,13 @@
+-- Lease table of lock-jdbc for MySQL and MariaDB. ${table} is the configured table name.
+-- One row per lock name; rows are kept after release so the fence counter never goes back.
+-- Times are milliseconds since the epoch by the DATABASE clock. utf8mb4_bin: names are
+-- compared exactly (case, accents), so 'a' and 'A' are different locks.
+CREATE TABLE IF NOT EXISTS ${table} (
+  name        VARCHAR(255) NOT NULL,
+  owner       VARCHAR(255) NULL,
+  fence       BIGINT       NOT NULL,
+  expires_at  BIGINT       NOT NULL,
+  acquired_at BIGINT       NOT NULL,
+  holder      VARCHAR(255) NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin

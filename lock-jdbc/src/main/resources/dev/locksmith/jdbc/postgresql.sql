@@ -1,0 +1,11 @@
+-- Lease table of lock-jdbc for PostgreSQL. ${table} is the configured table name.
+-- One row per lock name; rows are kept after release so the fence counter never goes back.
+-- Times are milliseconds since the epoch by the DATABASE clock.
+CREATE TABLE IF NOT EXISTS ${table} (
+  name        VARCHAR(255) NOT NULL PRIMARY KEY,
+  owner       VARCHAR(255),
+  fence       BIGINT       NOT NULL,
+  expires_at  BIGINT       NOT NULL,
+  acquired_at BIGINT       NOT NULL,
+  holder      VARCHAR(255)
+)

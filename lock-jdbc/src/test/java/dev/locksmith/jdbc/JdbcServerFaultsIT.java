@@ -1,0 +1,148 @@
+package dev.locksmith.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.Locks;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * What the kit cannot say about a database: wrong credentials, driver properties, sessions
+ * killed from another connection, and a server crash (kill -9, restart) that must keep the
+ * lease rows and fence counters.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class JdbcServerFaultsIT {
+  private static final String TABLE = "fault_locks";
+
+  private static TestDatabases.Db db(String which) throws Exception {
+    return which.equals("mariadb") ? TestDatabases.mariadb() : TestDatabases.postgres();
+  }
+
+  private static String uri(TestDatabases.Db db, String options) {
+    return db.uri + (db.uri.contains("?") ? "&" : "?") + "table=" + TABLE + (options.isEmpty() ? "" : "&" + options);
+  }
+
+  private static String name(String what) {
+    return "faults/" + what + "/" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  @Test
+  void wrongCredentialsOnMariaDbFailClearlyWithThePasswordRedacted() throws Exception {
+    TestDatabases.Db db = TestDatabases.mariadb();
+    String hostPort = db.adminUrl.substring("jdbc:mysql://".length(), db.adminUrl.indexOf("/", "jdbc:mysql://".length()));
+    assertThatThrownBy(() -> Locks.connect("jdbc:mariadb://root:s3cr3t-pw@" + hostPort + "/locks"))
+        .isInstanceOf(BackendUnavailableException.class)
+        .hasMessageContaining(hostPort).hasMessageContaining("as user 'root'").hasMessageContaining("Access denied")
+        .hasMessageNotContaining("s3cr3t-pw");
+  }
+
+  @Test
+  void unknownRoleOnPostgresFailsClearlyWithThePasswordRedacted() throws Exception {
+    TestDatabases.Db db = TestDatabases.postgres();
+    String url = db.adminUrl.replace("jdbc:postgresql:", "jdbc:postgresql:");
+    assertThatThrownBy(() -> Locks.connect(url + "?user=nobody&password=s3cr3t-pw"))
+        .isInstanceOf(BackendUnavailableException.class)
+        .hasMessageContaining(url.substring("jdbc:postgresql://".length(), url.lastIndexOf('/')))
+        .hasMessageContaining("nobody").hasMessageNotContaining("s3cr3t-pw");
+  }
+
+  @Test
+  void driverPropertiesInTheUriReachTheDriver() throws Exception {
+    TestDatabases.Db db = TestDatabases.postgres();
+    String app = "locksmith-it-" + UUID.randomUUID().toString().substring(0, 8);
+    try (LockClient client = Locks.connect(uri(db, "ApplicationName=" + app));
+         Lease lease = client.lock(name("app-name")).acquire(Duration.ofSeconds(5));
+         Connection admin = db.admin();
+         PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
+      ps.setString(1, app);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        assertThat(rs.getInt(1)).as("pooled connections with ApplicationName=%s", app).isPositive();
+      }
+      assertThat(lease.isValid()).isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"mariadb", "postgresql"})
+  void killingEverySessionOfTheHolderLosesNoLock(String which) throws Exception {
+    TestDatabases.Db db = db(which);
+    String name = name("killed-sessions");
+    try (LockClient holder = Locks.connect(LockConfig.builder().uri(uri(db, "")).lease(Duration.ofSeconds(1)).autoRenew(true).build());
+         LockClient other = Locks.connect(uri(db, ""))) {
+      Lease lease = holder.lock(name).acquire(Duration.ofSeconds(5));
+      int killed = killOtherSessions(db);
+      assertThat(killed).as("sessions killed").isPositive();
+      Thread.sleep(1500); // let renewals run on the pool's fresh connections, past the 1s lease
+      assertThat(lease.isValid()).as("lease after its sessions were killed").isTrue();
+      assertThat(other.lock(name).tryAcquire()).as("another client while the lock is held").isEmpty();
+      killOtherSessions(db);
+      assertThat(lease.release()).as("release after the sessions were killed again").isTrue();
+      assertThat(other.lock(name).tryAcquire()).as("after release").isPresent();
+    }
+  }
+
+  private static int killOtherSessions(TestDatabases.Db db) throws Exception {
+    int n = 0;
+    try (Connection admin = db.admin(); Statement s = admin.createStatement()) {
+      if (db.name.equals("mariadb")) {
+        try (ResultSet rs = s.executeQuery("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND user = 'root'")) {
+          java.util.List<Long> ids = new java.util.ArrayList<>();
+          while (rs.next()) {
+            ids.add(rs.getLong(1));
+          }
+          for (long id : ids) {
+            try {
+              s.execute("KILL CONNECTION " + id);
+              n++;
+            } catch (java.sql.SQLException e) {
+              // it ended meanwhile
+            }
+          }
+        }
+      } else {
+        try (ResultSet rs = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            + " WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'")) {
+          rs.next();
+          n = rs.getInt(1);
+        }
+      }
+    }
+    return n;
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"mariadb", "postgresql"})
+  void aCrashedAndRestartedServerKeepsLocksAndFences(String which) throws Exception {
+    TestDatabases.Db db = db(which);
+    String name = name("crash");
+    try (LockClient a = Locks.connect(LockConfig.builder().uri(uri(db, "")).lease(Duration.ofSeconds(60)).autoRenew(false).build());
+         LockClient b = Locks.connect(uri(db, "connect-timeout=1s"))) {
+      Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
+      db.kill();
+      assertThatThrownBy(() -> b.lock(name).tryAcquire()).as("acquire while the server is down")
+          .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("127.0.0.1:");
+      db.restart();
+      assertThat(b.lock(name).tryAcquire()).as("acquire after restart: the row survived the crash").isEmpty();
+      assertThat(held.release()).as("release by the holder after the restart").isTrue();
+      try (Lease next = b.lock(name).acquire(Duration.ofSeconds(10))) {
+        assertThat(next.fencingToken()).as("fence after the crash").isGreaterThan(held.fencingToken());
+      }
+    }
+  }
+}
