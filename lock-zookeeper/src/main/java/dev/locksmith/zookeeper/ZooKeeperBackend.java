@@ -1,0 +1,732 @@
+package dev.locksmith.zookeeper;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockException;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Durations;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.retry.RetryUntilElapsed;
+import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.client.ZKClientConfig;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.Watcher.Event.EventType;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks on ZooKeeper. Each lock name is a container node; each acquirer creates an
+ * ephemeral-sequential child in Curator's protected mode (a create that succeeded just before a
+ * connection loss is found again, not duplicated), holds the lock when its child is the lowest,
+ * and otherwise watches only the child just before its own. The fencing token is the czxid of
+ * the holder's child: ZooKeeper's transaction id of its creation, which only grows, even when the
+ * container is removed and the sequence numbers start again.
+ *
+ * <p>Held locks live as long as the session: SUSPENDED puts every lease in doubt until the
+ * earliest moment the server may have expired the session; RECONNECTED lifts the doubt for each
+ * lease whose node is still there and still ours; LOST (or a deleted node) is a lost lease.
+ */
+final class ZooKeeperBackend implements LockBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
+  private static final AtomicInteger BACKENDS = new AtomicInteger();
+
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
+          + "the next holder's node is created later, so its czxid token is greater")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the session may expire "
+          + "before the grant is seen, and the next holder's czxid is greater")
+      .promise(Fault.SERVER_RESTART, Promise.SAFE, "ZooKeeper logs every node to disk before acknowledging it, so "
+          + "nodes and sessions survive a restart")
+      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "nothing can be acquired while no quorum answers; holders are "
+          + "told their leases are lost once the session may have expired")
+      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING, "a cut-off holder is SUSPENDED, its lease counts as lost "
+          + "from the earliest moment the server may expire the session, and LOST is reported; tokens fence the rest")
+      .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "nodes are replicated by ZAB; a client reconnects to another "
+          + "server within the session timeout and re-checks its node before trusting the lease again")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own node, whose path holds a random "
+          + "protection id and our owner id")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "Curator's protected mode finds a node whose create succeeded "
+          + "before a connection loss; an abandoned attempt deletes it")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the node's czxid, never the sequence number, "
+          + "which restarts with a new container node")
+      .build();
+
+  private final CuratorFramework curator;
+  private final ZooKeeperSettings settings;
+  private final BackendContext context;
+  /** Leases granted and not yet released or lost, by owner id. */
+  private final Map<String, Held> held = new ConcurrentHashMap<>();
+  /** Orders "lease in doubt" against "lease confirmed" so a stale confirmation never wins. */
+  private final ReentrantLock stateLock = new ReentrantLock();
+  private final AtomicLong connectionEpoch = new AtomicLong();
+  private final ScheduledExecutorService tasks;
+  private final ConnectionStateListener listener = this::stateChanged;
+  private volatile boolean connected = true;
+  private volatile boolean closed;
+
+  /** A granted lease: what the core hands back in {@link BackendLease#state()}. */
+  static final class Held {
+    final String name;
+    final String ownerId;
+    final String path;
+    final long token;
+
+    Held(String name, String ownerId, String path, long token) {
+      this.name = name;
+      this.ownerId = ownerId;
+      this.path = path;
+      this.token = token;
+    }
+
+    @Override
+    public String toString() {
+      return path + " (czxid " + token + ")";
+    }
+  }
+
+  private ZooKeeperBackend(CuratorFramework curator, ZooKeeperSettings settings, BackendContext context,
+      ScheduledExecutorService tasks) {
+    this.curator = curator;
+    this.settings = settings;
+    this.context = context;
+    this.tasks = tasks;
+  }
+
+  /** Connects, checks that we may create nodes, and starts watching the connection. */
+  static ZooKeeperBackend connect(ZooKeeperSettings settings, BackendContext context) {
+    int n = BACKENDS.incrementAndGet();
+    List<ACL> acls = settings.acl.acls();
+    ZKClientConfig zkConfig = new ZKClientConfig();
+    // bounds every request, closeSession included, by the connection timeout: without it a close
+    // that cannot reach a server waits for a whole connect attempt
+    zkConfig.setProperty(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, Long.toString(settings.connectionTimeout.toMillis()));
+    CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+        .connectString(settings.hosts)
+        .sessionTimeoutMs(millis(settings.sessionTimeout))
+        .connectionTimeoutMs(millis(settings.connectionTimeout))
+        // every call gives up once the connection timeout has passed without a connection
+        .retryPolicy(new RetryUntilElapsed(millis(settings.connectionTimeout), 50))
+        .namespace(settings.basePath)
+        .ensembleTracker(false)
+        .zkClientConfig(zkConfig)
+        .waitForShutdownTimeoutMs(millis(settings.connectionTimeout))
+        .threadFactory(daemon("locksmith-zookeeper-" + n))
+        .aclProvider(new ACLProvider() {
+          @Override
+          public List<ACL> getDefaultAcl() {
+            return acls;
+          }
+
+          @Override
+          public List<ACL> getAclForPath(String path) {
+            return acls;
+          }
+        });
+    if (settings.digest != null) {
+      builder.authorization("digest", settings.digest);
+    }
+    CuratorFramework curator = builder.build();
+    ScheduledExecutorService tasks = Executors.newSingleThreadScheduledExecutor(daemon("locksmith-zookeeper-state-" + n));
+    ZooKeeperBackend backend = new ZooKeeperBackend(curator, settings, context, tasks);
+    try {
+      curator.start();
+      if (!curator.blockUntilConnected(millis(settings.connectionTimeout), TimeUnit.MILLISECONDS)) {
+        throw new BackendUnavailableException("could not connect to ZooKeeper at " + settings.hosts + " within the `"
+            + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of " + Durations.format(settings.connectionTimeout) + ": "
+            + diagnose(settings.hosts, settings.connectionTimeout));
+      }
+      backend.probe();
+      curator.getConnectionStateListenable().addListener(backend.listener);
+      int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+      if (negotiated != millis(settings.sessionTimeout)) {
+        LOG.info("ZooKeeper at {} granted a session timeout of {} ms (asked for {}): its minSessionTimeout/maxSessionTimeout bound it",
+            settings.hosts, negotiated, Durations.format(settings.sessionTimeout));
+      }
+      return backend;
+    } catch (InterruptedException e) {
+      backend.shutDown(false);
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while connecting to ZooKeeper at " + settings.hosts, e);
+    } catch (RuntimeException e) {
+      backend.shutDown(false);
+      throw e;
+    } catch (Exception e) {
+      backend.shutDown(false);
+      throw new BackendUnavailableException("could not connect to ZooKeeper at " + settings.hosts + ": " + e, e);
+    }
+  }
+
+  /** Tells a refused connection from a port where something other than ZooKeeper answers. */
+  private static String diagnose(String hosts, Duration timeout) {
+    List<String> found = new ArrayList<>();
+    for (String hp : hosts.split(",")) {
+      int colon = hp.lastIndexOf(':');
+      String host = hp.substring(0, colon).replace("[", "").replace("]", "");
+      int port = Integer.parseInt(hp.substring(colon + 1));
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(host, port), (int) Math.min(500, Math.max(50, timeout.toMillis())));
+        found.add(hp + " accepts connections but did not answer as a ZooKeeper server");
+      } catch (IOException e) {
+        found.add(hp + " refused or did not answer (" + e.getMessage() + ")");
+      }
+    }
+    return String.join("; ", found) + ". Check that ZooKeeper runs there and the URI names its client port";
+  }
+
+  /** Creates and deletes a node, so wrong credentials or ACLs fail now rather than at the first lock. */
+  private void probe() throws Exception {
+    String path = "/.probe-" + NodeNames.encode(context.clientId());
+    try {
+      curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path);
+      curator.delete().forPath(path);
+    } catch (KeeperException.NoAuthException e) {
+      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to create nodes under /"
+          + settings.basePath + " (NoAuth): they belong to other credentials. Check the user and password of the URI ("
+          + settings.shownUri + "), the `" + ZooKeeperSettings.ACL_OPTION + "` option, or choose another `"
+          + ZooKeeperSettings.NAMESPACE + "`", e);
+    } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException e) {
+      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " stopped answering while connecting: " + e, e);
+    }
+  }
+
+  private static int millis(Duration d) {
+    return (int) Math.min(Integer.MAX_VALUE, d.toMillis());
+  }
+
+  private static ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  CuratorFramework curator() {
+    return curator;
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return GUARANTEES;
+  }
+
+  @Override
+  public boolean renewsBySession() {
+    return true;
+  }
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    return new Attempt(name, ownerId, wake);
+  }
+
+  // ------------------------------------------------------------------ connection state
+
+  private void stateChanged(CuratorFramework client, ConnectionState state) {
+    if (closed) {
+      return;
+    }
+    long epoch = connectionEpoch.incrementAndGet();
+    switch (state) {
+      case SUSPENDED:
+      case READ_ONLY:
+        connected = false;
+        long until = System.nanoTime() + inDoubtNanos();
+        LOG.warn("connection to ZooKeeper at {} suspended: {} held lease(s) in doubt for {} ms", settings.hosts, held.size(),
+            TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
+        putInDoubt(until, epoch);
+        // a lease granted just before the suspension may reach the core's books just after it
+        schedule(() -> putInDoubt(until, epoch), 200);
+        break;
+      case CONNECTED:
+      case RECONNECTED:
+        connected = true;
+        schedule(() -> confirmHeld(epoch), 0);
+        break;
+      case LOST:
+        connected = false;
+        // every lease of this client lives in this session; the core also catches a grant that
+        // raced this signal
+        context.allLeasesLost("the ZooKeeper session ended (Curator reported LOST)");
+        for (Held h : held.values()) {
+          if (held.remove(h.ownerId, h)) {
+            deleteInBackground(h.path); // gone already if the server expired the session; else free it now
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * The server expires a session a session timeout after it last heard from the client. The
+   * client notices silence after two thirds of the session timeout (ZooKeeper's read timeout),
+   * so when SUSPENDED arrives the server may expire us in as little as a third of it.
+   */
+  private long inDoubtNanos() {
+    long sessionMs = settings.sessionTimeout.toMillis();
+    try {
+      int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
+      if (negotiated > 0) {
+        sessionMs = negotiated;
+      }
+    } catch (Exception e) {
+      LOG.debug("no negotiated session timeout: {}", e.toString());
+    }
+    return TimeUnit.MILLISECONDS.toNanos(sessionMs / 3);
+  }
+
+  private void putInDoubt(long until, long epoch) {
+    stateLock.lock();
+    try {
+      if (connectionEpoch.get() != epoch) {
+        return;
+      }
+      for (Held h : held.values()) {
+        context.leaseValidUntil(h.ownerId, until);
+      }
+    } finally {
+      stateLock.unlock();
+    }
+  }
+
+  /** After a reconnect: each node must still be there and belong to this session before its lease counts again. */
+  private void confirmHeld(long epoch) {
+    long session;
+    try {
+      session = curator.getZookeeperClient().getZooKeeper().getSessionId();
+    } catch (Exception e) {
+      LOG.debug("no session to confirm leases with: {}", e.toString());
+      return;
+    }
+    for (Held h : held.values()) {
+      Stat stat;
+      try {
+        stat = curator.checkExists().forPath(h.path);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        LOG.debug("re-checking {} after reconnecting failed; it stays in doubt: {}", h, e.toString());
+        continue;
+      }
+      if (stat == null || stat.getCzxid() != h.token || stat.getEphemeralOwner() != session) {
+        if (held.remove(h.ownerId, h)) {
+          context.leaseLost(h.ownerId, stat == null ? LeaseLostException.Reason.TAKEN : LeaseLostException.Reason.SESSION_LOST,
+              stat == null ? "its node " + h.path + " was gone after reconnecting"
+                  : "its node " + h.path + " belonged to an earlier session after reconnecting");
+          if (stat != null && stat.getCzxid() == h.token) {
+            deleteInBackground(h.path);
+          }
+        }
+        continue;
+      }
+      stateLock.lock();
+      try {
+        if (connectionEpoch.get() == epoch && held.get(h.ownerId) == h) {
+          context.leaseValidUntil(h.ownerId, Long.MAX_VALUE);
+        }
+      } finally {
+        stateLock.unlock();
+      }
+    }
+  }
+
+  private void schedule(Runnable task, long delayMillis) {
+    try {
+      tasks.schedule(() -> {
+        try {
+          task.run();
+        } catch (RuntimeException e) {
+          LOG.warn("ZooKeeper connection handling failed", e);
+        }
+      }, delayMillis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  // ------------------------------------------------------------------ renew and release
+
+  /**
+   * Never called by the core for a session backend; answers by checking that each node is still
+   * ours, all checks in flight at once.
+   */
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    AtomicReferenceArray<Renewal> out = new AtomicReferenceArray<>(leases.size());
+    CountDownLatch done = new CountDownLatch(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      int index = i;
+      Held h = (Held) leases.get(i).state();
+      try {
+        curator.checkExists().inBackground((c, event) -> {
+          Stat stat = event.getStat();
+          int rc = event.getResultCode();
+          if (rc == KeeperException.Code.OK.intValue() && stat != null && stat.getCzxid() == h.token) {
+            out.set(index, Renewal.renewed());
+          } else if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
+            out.set(index, Renewal.lost("node " + h.path + " is gone"));
+          } else {
+            out.set(index, Renewal.failed(KeeperException.create(KeeperException.Code.get(rc), h.path)));
+          }
+          done.countDown();
+        }).forPath(h.path);
+      } catch (Exception e) {
+        out.set(index, Renewal.failed(e));
+        done.countDown();
+      }
+    }
+    try {
+      done.await(callTimeoutMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    List<Renewal> result = new ArrayList<>(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      Renewal r = out.get(i);
+      result.add(r != null ? r : Renewal.failed(new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts)));
+    }
+    return result;
+  }
+
+  /**
+   * Deletes our node. Owner-checked by the path itself: it holds Curator's random protection id
+   * and our owner id, so no other acquirer's node can have it.
+   */
+  @Override
+  public boolean release(BackendLease lease) {
+    Held h = (Held) lease.state();
+    held.remove(h.ownerId, h); // our own delete must not be reported as a loss
+    try {
+      return deleteNode(h.path);
+    } catch (KeeperException.NoAuthException e) {
+      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to delete " + h.path + " (NoAuth)", e);
+    } catch (Exception e) {
+      throw new BackendUnavailableException("could not release lock '" + h.name + "' on ZooKeeper at " + settings.hosts
+          + "; it is deleted in the background once the connection returns, or when the session ends: " + e, e);
+    }
+  }
+
+  /**
+   * @return whether the node existed
+   * @throws Exception a connection failure: Curator keeps retrying the delete in the background
+   */
+  private boolean deleteNode(String path) throws Exception {
+    if (closed) {
+      throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
+    }
+    try {
+      curator.delete().guaranteed().forPath(path);
+      return true;
+    } catch (KeeperException.NoNodeException e) {
+      return false;
+    } catch (InterruptedException e) {
+      // an interrupt must not leave the node behind: finish in the background, keep the flag
+      deleteInBackground(path);
+      Thread.currentThread().interrupt();
+      return true;
+    }
+  }
+
+  /** Deletes a node without waiting; Curator retries after a connection loss. */
+  private void deleteInBackground(String path) {
+    if (closed) {
+      return;
+    }
+    try {
+      curator.delete().guaranteed().inBackground().forPath(path);
+    } catch (Exception e) {
+      LOG.debug("deleting {} in the background failed: {}", path, e.toString());
+    }
+  }
+
+  private long callTimeoutMillis() {
+    return settings.connectionTimeout.toMillis() + settings.sessionTimeout.toMillis();
+  }
+
+  // ------------------------------------------------------------------ closing
+
+  @Override
+  public void close() {
+    shutDown(false);
+  }
+
+  /**
+   * Vanishes as a crashed process would: the connection is dropped without closing the session,
+   * so the server keeps our nodes until the session times out.
+   */
+  @Override
+  public void abandon() {
+    shutDown(true);
+  }
+
+  private void shutDown(boolean abandon) {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    curator.getConnectionStateListenable().removeListener(listener);
+    held.clear();
+    tasks.shutdownNow();
+    if (abandon) {
+      try {
+        ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+        // Curator must not see the expiry below: it would close the handle, sending closeSession
+        // before the handle counts as closed, and the server would delete our nodes at once
+        zk.register(event -> { });
+        // marks the handle closed and drops its socket without sending closeSession
+        zk.getTestable().injectSessionExpiration();
+      } catch (Exception e) {
+        LOG.debug("could not drop the ZooKeeper connection without closing the session: {}", e.toString());
+      }
+    }
+    try {
+      curator.close();
+    } catch (RuntimeException e) {
+      LOG.warn("closing the ZooKeeper client for {} failed: {}", settings.hosts, e.toString());
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "zookeeper:" + settings.hosts + "/" + settings.basePath;
+  }
+
+  // ------------------------------------------------------------------ acquiring
+
+  /** One waiter: its node, the predecessor it watches, and whether a create may have left a node we do not know. */
+  private final class Attempt implements LockAttempt {
+    private final String name;
+    private final String ownerId;
+    private final Runnable wake;
+    private final String parent;
+    private final byte[] data;
+    private String nodePath;
+    private boolean createInFlight;
+    private String watched;
+    private long lastCheckedAt;
+    private volatile boolean predecessorChanged = true;
+    private final Watcher predecessorWatcher = this::predecessorEvent;
+    private final Watcher ownWatcher = this::ownEvent;
+
+    Attempt(String name, String ownerId, Runnable wake) {
+      this.name = name;
+      this.ownerId = ownerId;
+      this.wake = wake;
+      this.parent = "/" + NodeNames.encode(name);
+      this.data = ownerId.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private void predecessorEvent(WatchedEvent event) {
+      predecessorChanged = true;
+      wake.run();
+    }
+
+    /** Watches our own node once granted: a deleted node is a lost lease. */
+    private void ownEvent(WatchedEvent event) {
+      Held h = held.get(ownerId);
+      if (h == null || event.getPath() == null || !event.getPath().endsWith(h.path)) {
+        return; // released, lost already, or a connection event (the state listener handles those)
+      }
+      if (event.getType() == EventType.NodeDeleted) {
+        if (held.remove(ownerId, h)) {
+          context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+        }
+      } else if (event.getType() != EventType.None) {
+        try {
+          curator.checkExists().usingWatcher(ownWatcher).inBackground((c, e) -> {
+            if (e.getStat() == null && e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(ownerId, h)) {
+              context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+            }
+          }).forPath(h.path);
+        } catch (Exception e) {
+          LOG.debug("re-watching {} failed: {}", h, e.toString());
+        }
+      }
+    }
+
+    @Override
+    public Poll poll() throws InterruptedException {
+      if (closed) {
+        throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
+      }
+      long now = System.nanoTime();
+      long recheck = context.recheck().toNanos();
+      if (watched != null && !predecessorChanged && now - lastCheckedAt < recheck / 2) {
+        return Poll.busy(context.recheck()); // woken by someone else's release; our predecessor is still there
+      }
+      try {
+        return check(now);
+      } catch (InterruptedException e) {
+        Thread.interrupted();
+        throw e;
+      } catch (KeeperException.NoAuthException e) {
+        throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused access to lock '" + name
+            + "' (NoAuth): its nodes belong to other credentials. Check the user and password of the URI ("
+            + settings.shownUri + ") and the `" + ZooKeeperSettings.ACL_OPTION + "` option", e);
+      } catch (LockException e) {
+        throw e;
+      } catch (Exception e) {
+        if (closed) {
+          throw new LockException("the ZooKeeper client for " + settings.shownUri + " was closed while acquiring lock '"
+              + name + "'", e);
+        }
+        if (Thread.interrupted()) {
+          InterruptedException ie = new InterruptedException("interrupted while acquiring lock '" + name + "' on ZooKeeper");
+          ie.initCause(e);
+          throw ie;
+        }
+        throw new BackendUnavailableException("could not acquire lock '" + name + "' on ZooKeeper at " + settings.hosts
+            + " within the `" + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of "
+            + Durations.format(settings.connectionTimeout) + ": " + e, e);
+      }
+    }
+
+    private Poll check(long now) throws Exception {
+      lastCheckedAt = now;
+      predecessorChanged = false; // before reading, so a change during the read still counts
+      watched = null;
+      if (nodePath == null) {
+        createInFlight = true;
+        nodePath = curator.create().creatingParentContainersIfNeeded().withProtection()
+            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
+        createInFlight = false;
+      }
+      String mine = ZKPaths.getNodeFromPath(nodePath);
+      List<String> children;
+      try {
+        children = curator.getChildren().forPath(parent);
+      } catch (KeeperException.NoNodeException e) {
+        children = List.of();
+      }
+      children = new ArrayList<>(children);
+      children.sort(NodeNames.BY_SEQUENCE);
+      int index = children.indexOf(mine);
+      if (index < 0) {
+        // our node is gone (its session ended, or it was deleted): queue again at the back
+        LOG.debug("node {} of lock '{}' vanished while waiting; queueing again", nodePath, name);
+        nodePath = null;
+        return Poll.busy(Duration.ZERO);
+      }
+      if (index > 0) {
+        String predecessor = parent + "/" + children.get(index - 1);
+        Stat stat = curator.checkExists().usingWatcher(predecessorWatcher).forPath(predecessor);
+        if (stat == null) {
+          return Poll.busy(Duration.ZERO); // it went away between the two reads: look again now
+        }
+        watched = predecessor;
+        return Poll.busy(context.recheck());
+      }
+      return grant();
+    }
+
+    private Poll grant() throws Exception {
+      long session = curator.getZookeeperClient().getZooKeeper().getSessionId();
+      Stat stat = curator.checkExists().usingWatcher(ownWatcher).forPath(nodePath);
+      if (stat == null) {
+        nodePath = null;
+        return Poll.busy(Duration.ZERO);
+      }
+      if (stat.getEphemeralOwner() != session) {
+        // made by a session that has since ended (Curator moved to a new one): it is about to vanish
+        deleteInBackground(nodePath);
+        nodePath = null;
+        return Poll.busy(Duration.ZERO);
+      }
+      Held h = new Held(name, ownerId, nodePath, stat.getCzxid());
+      held.put(ownerId, h);
+      if (!connected || closed) {
+        held.remove(ownerId, h);
+        return Poll.busy(Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
+      }
+      return Poll.grantedForSession(h.token, h);
+    }
+
+    /** Deletes our node (or a node a create may have left) so the next waiter is not held up. */
+    @Override
+    public void abandon() {
+      String path = nodePath;
+      nodePath = null;
+      if (path != null) {
+        Held h = held.get(ownerId);
+        if (h != null && h.path.equals(path)) {
+          held.remove(ownerId, h);
+        }
+        deleteQuietly(path);
+      } else if (createInFlight) {
+        // the create may have succeeded without our hearing of it: find the node by our owner id
+        try {
+          for (String child : curator.getChildren().forPath(parent)) {
+            if (NodeNames.isWaiterOf(child, ownerId)) {
+              deleteQuietly(parent + "/" + child);
+            }
+          }
+        } catch (KeeperException.NoNodeException e) {
+          // nothing was created
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } catch (Exception e) {
+          LOG.warn("could not look for a node of an abandoned attempt on lock '{}'; it goes with the session: {}", name,
+              e.toString());
+        }
+      }
+    }
+
+    private void deleteQuietly(String path) {
+      if (!connected) {
+        deleteInBackground(path);
+        return;
+      }
+      try {
+        deleteNode(path);
+      } catch (Exception e) {
+        LOG.debug("deleting {} of an abandoned attempt failed; Curator retries it: {}", path, e.toString());
+      }
+    }
+  }
+}

@@ -1,0 +1,275 @@
+package dev.locksmith.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.Locks;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockUri;
+import dev.locksmith.spi.Poll;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The session rules, against a real ZooKeeper server in this JVM (curator-test), driving the
+ * backend directly so every callback into the core can be checked: SUSPENDED puts a lease in
+ * doubt and RECONNECTED confirms it, an expired session is a lost lease, a crashed client's node
+ * stays until its session times out, a withdrawn waiter leaves nothing, and ACLs and credentials
+ * are applied.
+ */
+class ZooKeeperSessionIT {
+  private static TestingServer server;
+  private static CuratorFramework admin;
+
+  @BeforeAll
+  static void start() throws Exception {
+    InstanceSpec spec = new InstanceSpec(Files.createTempDirectory("locksmith-zk-session").toFile(), InstanceSpec.getRandomPort(),
+        -1, -1, true, -1, ZooKeeperServerFixture.TICK_MILLIS, -1, Map.of("admin.enableServer", "false"), "127.0.0.1");
+    server = new TestingServer(spec, true);
+    admin = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).sessionTimeoutMs(30_000)
+        .connectionTimeoutMs(5_000).retryPolicy(new RetryOneTime(100)).build();
+    admin.start();
+    admin.blockUntilConnected(30, TimeUnit.SECONDS);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    admin.close();
+    server.close();
+  }
+
+  private static ZooKeeperBackend open(RecordingContext context, String query) {
+    String uri = "zookeeper://" + server.getConnectString() + "?" + query;
+    LockUri parsed = LockUri.parse(uri);
+    return (ZooKeeperBackend) new ZooKeeperLockProvider().open(new BackendConfig(parsed, parsed.query(), List.of()), context);
+  }
+
+  private static Poll pollUntilGranted(LockAttempt attempt) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      Poll p = attempt.poll();
+      if (p.isGranted()) {
+        return p;
+      }
+      Thread.sleep(5); // a retry loop as the core runs it, not a wait for a condition
+    }
+    throw new AssertionError("not granted within 10 s");
+  }
+
+  private static void await(Duration within, String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        fail("expected within " + within.toMillis() + " ms: " + what);
+      }
+      Thread.sleep(5);
+    }
+  }
+
+  private static String lockName() {
+    return "session-it/" + UUID.randomUUID();
+  }
+
+  private static String nodePath(Poll grant) {
+    return "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + ((ZooKeeperBackend.Held) grant.state()).path;
+  }
+
+  @Test
+  void suspendedPutsTheLeaseInDoubtAndReconnectedConfirmsIt() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=9s&connection-timeout=2s")) {
+      LockAttempt attempt = backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> { });
+      Poll grant = pollUntilGranted(attempt);
+      assertThat(grant.isSessionGrant()).isTrue();
+      server.stop();
+      try {
+        await(Duration.ofSeconds(10), "the lease is put in doubt once the connection is suspended",
+            () -> context.saw("validUntil", context.clientId() + ":1", false));
+      } finally {
+        server.restart();
+      }
+      await(Duration.ofSeconds(15), "the lease is confirmed after reconnecting (node still there, same session)",
+          () -> context.saw("validUntil", context.clientId() + ":1", true));
+      assertThat(context.sawLoss(context.clientId() + ":1")).as("loss reported for a lease that survived: %s", context.calls).isFalse();
+      assertThat(admin.checkExists().forPath(nodePath(grant))).as("our node after the reconnect").isNotNull();
+    }
+  }
+
+  @Test
+  void anExpiredSessionIsALostLeaseAndTheBackendRecovers() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=4s&connection-timeout=2s")) {
+      String name = lockName();
+      Poll grant = pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+      ZooKeeper zk = backend.curator().getZookeeperClient().getZooKeeper();
+      // the classic way to expire a session for real: attach to it from a second handle and close that
+      CountDownLatch attached = new CountDownLatch(1);
+      ZooKeeper twin = new ZooKeeper(server.getConnectString(), 4000, event -> {
+        if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+          attached.countDown();
+        }
+      }, zk.getSessionId(), zk.getSessionPasswd());
+      assertThat(attached.await(10, TimeUnit.SECONDS)).as("attached to the backend's session").isTrue();
+      twin.close();
+      await(Duration.ofSeconds(10), "the expired session is reported as a lost lease",
+          () -> context.sawLoss(context.clientId() + ":1"));
+      assertThat(context.calls.stream().filter(c -> c.kind.endsWith("ost")).map(c -> c.reason))
+          .allMatch(r -> r == LeaseLostException.Reason.SESSION_LOST || r == LeaseLostException.Reason.TAKEN);
+      assertThat(admin.checkExists().forPath(nodePath(grant))).as("the node of the expired session").isNull();
+      Poll again = pollUntilGranted(backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { }));
+      assertThat(again.fencingToken()).as("token after the session was replaced").isGreaterThan(grant.fencingToken());
+    }
+  }
+
+  @Test
+  void anAbandonedClientKeepsItsNodeUntilTheSessionTimesOut() throws Exception {
+    RecordingContext context = new RecordingContext();
+    ZooKeeperBackend backend = open(context, "session-timeout=2s&connection-timeout=2s");
+    Poll grant = pollUntilGranted(backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+    long session = backend.curator().getZookeeperClient().getZooKeeper().getSessionId();
+    backend.abandon();
+    Stat stat = admin.checkExists().forPath(nodePath(grant));
+    assertThat(stat).as("the node right after abandon(): a crash does not delete it").isNotNull();
+    assertThat(stat.getEphemeralOwner()).isEqualTo(session);
+    await(Duration.ofSeconds(6), "the node goes when the session times out",
+        () -> {
+          try {
+            return admin.checkExists().forPath(nodePath(grant)) == null;
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    assertThat(context.calls).as("an abandoned backend reports nothing").isEmpty();
+  }
+
+  @Test
+  void aWithdrawnWaiterLeavesNothingAndTheHolderStays() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
+      String name = lockName();
+      Poll grant = pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+      LockAttempt waiter = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { });
+      assertThat(waiter.poll().isGranted()).isFalse();
+      String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
+      assertThat(admin.getChildren().forPath(parent)).hasSize(2);
+      waiter.abandon();
+      assertThat(admin.getChildren().forPath(parent)).as("children after the waiter withdrew").hasSize(1);
+      assertThat(admin.checkExists().forPath(nodePath(grant))).isNotNull();
+      assertThat(context.sawLoss(context.clientId() + ":1")).isFalse();
+    }
+  }
+
+  @Test
+  void anInterruptedCreateLeavesNoNodeOnceAbandoned() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
+      String name = lockName();
+      String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
+      pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+      LockAttempt waiter = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { });
+      // the create is sent, then the wait for its reply is interrupted: the node exists but we never heard of it
+      Thread.currentThread().interrupt();
+      try {
+        assertThatThrownBy(waiter::poll).isInstanceOf(InterruptedException.class);
+      } finally {
+        Thread.interrupted();
+      }
+      waiter.abandon();
+      assertThat(admin.getChildren().forPath(parent)).as("children after the interrupted waiter withdrew").hasSize(1);
+    }
+  }
+
+  @Test
+  void renewChecksEveryNodeInOneBatch() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
+      assertThat(backend.renewsBySession()).isTrue();
+      List<dev.locksmith.spi.BackendLease> leases = new java.util.ArrayList<>();
+      for (int i = 1; i <= 3; i++) {
+        String owner = context.clientId() + ":" + i;
+        Poll grant = pollUntilGranted(backend.attempt(lockName(), owner, Duration.ofSeconds(1), () -> { }));
+        leases.add(new dev.locksmith.spi.BackendLease("x" + i, owner, grant.fencingToken(), Duration.ofSeconds(1), grant.state()));
+      }
+      admin.delete().forPath("/" + ZooKeeperSettings.DEFAULT_NAMESPACE + ((ZooKeeperBackend.Held) leases.get(1).state()).path);
+      assertThat(backend.renew(leases)).extracting(dev.locksmith.spi.Renewal::kind).containsExactly(
+          dev.locksmith.spi.Renewal.Kind.RENEWED, dev.locksmith.spi.Renewal.Kind.LOST, dev.locksmith.spi.Renewal.Kind.RENEWED);
+      assertThat(backend.release(leases.get(1))).as("release of a deleted node").isFalse();
+      assertThat(backend.release(leases.get(0))).isTrue();
+      assertThat(backend.release(leases.get(0))).as("a second release").isFalse();
+    }
+  }
+
+  @Test
+  void theWaiterIsWokenByItsPredecessorAlone() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
+      String name = lockName();
+      LockAttempt first = backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { });
+      pollUntilGranted(first);
+      CountDownLatch secondWoken = new CountDownLatch(1);
+      CountDownLatch thirdWoken = new CountDownLatch(1);
+      LockAttempt second = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), secondWoken::countDown);
+      LockAttempt third = backend.attempt(name, context.clientId() + ":3", Duration.ofSeconds(1), thirdWoken::countDown);
+      assertThat(second.poll().isGranted()).isFalse();
+      assertThat(third.poll().isGranted()).isFalse();
+      first.abandon(); // frees the lock: only the next in line is told
+      assertThat(secondWoken.await(10, TimeUnit.SECONDS)).as("the next waiter is woken").isTrue();
+      assertThat(thirdWoken.getCount()).as("the waiter after it is not woken (no herd)").isEqualTo(1);
+      assertThat(second.poll().isGranted()).isTrue();
+      assertThat(third.poll().isGranted()).isFalse();
+      second.abandon();
+      third.abandon();
+    }
+  }
+
+  @Test
+  void nodesGetTheConfiguredAclAndWrongCredentialsAreRefusedAtConnect() throws Exception {
+    String namespace = "acl-" + UUID.randomUUID().toString().substring(0, 8);
+    String base = "zookeeper://%s@" + server.getConnectString() + "?acl=creator&namespace=" + namespace;
+    String name = lockName();
+    try (LockClient alice = Locks.connect(String.format(base, "alice:right"))) {
+      Lease lease = alice.lock(name).acquire(Duration.ofSeconds(10));
+      String parent = "/" + namespace + "/" + NodeNames.encode(name);
+      assertThatThrownBy(() -> admin.getChildren().forPath(parent)).as("reading the lock without credentials")
+          .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
+      List<ACL> acl;
+      try (CuratorFramework asAlice = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+          .retryPolicy(new RetryOneTime(100)).authorization("digest", "alice:right".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+          .build()) {
+        asAlice.start();
+        acl = asAlice.getACL().forPath(parent);
+      }
+      assertThat(acl).hasSize(1);
+      assertThat(acl.get(0).getId().getScheme()).isEqualTo("digest");
+      assertThat(acl.get(0).getId().getId()).startsWith("alice:");
+      assertThatThrownBy(() -> Locks.connect(String.format(base, "alice:wrong")))
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasMessageContaining("NoAuth").hasMessageContaining("alice:****@").hasMessageNotContaining("wrong");
+      assertThat(lease.release()).isTrue();
+    }
+  }
+}
