@@ -1,0 +1,216 @@
+package dev.locksmith.etcd;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.Poll;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import java.util.List;
+
+/**
+ * One acquisition: creates our key once, then on every poll asks etcd whether a key with a lower
+ * create revision is left. If one is, it watches only the nearest such key for deletion, from
+ * the revision just read + 1 (a watch from an older revision lands in etcd's slow catch-up
+ * group). Every grant follows a read that found our own key still there, so a key deleted
+ * while we waited (lease expired, revoked) is never reported as held (etcd issue 11456).
+ */
+final class EtcdAttempt implements LockAttempt {
+  private final EtcdBackend backend;
+  private final String name;
+  private final String ownerId;
+  private final Runnable wake;
+  private final long seq;
+  private final ByteSequence lockPrefix;
+
+  private EtcdBackend.Session session;
+  private ByteSequence key;
+  private EtcdBackend.KeyEntry entry;
+  /** Create revision of our key; 0 until we know it exists. */
+  private long myRevision;
+  /** True once a create was sent whose outcome we may not have seen. */
+  private boolean maybeCreated;
+  private Watch.Watcher watcher;
+  private ByteSequence watched;
+  private volatile boolean watchBroken;
+
+  EtcdAttempt(EtcdBackend backend, String name, String ownerId, Runnable wake, long seq) {
+    this.backend = backend;
+    this.name = name;
+    this.ownerId = ownerId;
+    this.wake = wake;
+    this.seq = seq;
+    this.lockPrefix = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name));
+  }
+
+  @Override
+  public Poll poll() throws InterruptedException {
+    for (int round = 0; round < 3; round++) {
+      if (session != null && session.dead) {
+        dropKey("its lease was lost while waiting");
+      }
+      KeyValue predecessor;
+      long readRevision;
+      if (myRevision == 0) {
+        if (session == null || session.dead) {
+          session = backend.session();
+          session.waiters.add(wake);
+          key = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name) + Long.toHexString(session.leaseId) + "-"
+              + Long.toHexString(seq));
+        }
+        // Register before sending, so that the delete watch cannot miss our key's deletion.
+        entry = new EtcdBackend.KeyEntry(ownerId, session);
+        backend.keys.put(key, entry);
+        maybeCreated = true;
+        // The newest key before ours is our predecessor: read it in the same transaction, before the put.
+        TxnResponse r;
+        try {
+          r = backend.calls.await(backend.client.getKVClient().txn()
+              .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+              .Then(Op.get(lockPrefix, newestBefore(0)), Op.put(key, KeyNames.bytes(ownerId),
+                  PutOption.builder().withLeaseId(session.leaseId).build()))
+              .Else(Op.get(key, GetOption.DEFAULT))
+              .commit(), backend.settings.requestTimeout, "creating the key of lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
+        } catch (BackendUnavailableException e) {
+          if (!EtcdCalls.describe(e).contains("requested lease not found")) {
+            throw e;
+          }
+          // Our lease expired before the keep-alive thread noticed (a long pause): nothing was
+          // created; end that session now and queue again on a new lease.
+          backend.leaseGone(session);
+          continue;
+        }
+        readRevision = r.getHeader().getRevision();
+        if (r.isSucceeded()) {
+          myRevision = readRevision;
+          entry.createRevision = myRevision;
+          List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+          predecessor = kvs.isEmpty() ? null : kvs.get(0);
+        } else {
+          // Our create went through earlier although we never saw the answer: adopt the key.
+          List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
+          myRevision = kvs.isEmpty() ? 0 : kvs.get(0).getCreateRevision();
+          entry.createRevision = myRevision;
+          continue;
+        }
+      } else {
+        // Re-check that our key is still there (etcd issue 11456) and find the nearest key before it.
+        TxnResponse r = backend.calls.await(backend.client.getKVClient().txn()
+            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(myRevision)))
+            .Then(Op.get(lockPrefix, newestBefore(myRevision)))
+            .commit(), backend.settings.requestTimeout, "checking lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
+        readRevision = r.getHeader().getRevision();
+        if (!r.isSucceeded()) {
+          dropKey(null); // gone (lease expired, or deleted by someone): queue again at the back
+          continue;
+        }
+        GetResponse g = r.getGetResponses().get(0);
+        predecessor = g.getKvs().isEmpty() ? null : g.getKvs().get(0);
+      }
+      if (predecessor == null) {
+        EtcdBackend.KeyEntry e = entry;
+        e.held = true;
+        if (e.deleted || session.dead) {
+          e.held = false;
+          dropKey(null);
+          continue;
+        }
+        closeWatch();
+        session.waiters.remove(wake);
+        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, myRevision, session));
+      }
+      watch(predecessor.getKey(), readRevision + 1);
+      return Poll.busy(backend.context.recheck());
+    }
+    return Poll.busy(java.time.Duration.ZERO);
+  }
+
+  /** @return the newest key of the lock created before {@code revision} (any, if 0) */
+  private static GetOption newestBefore(long revision) {
+    GetOption.Builder b = GetOption.builder().isPrefix(true).withKeysOnly(true)
+        .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND).withLimit(1);
+    if (revision > 0) {
+      b.withMaxCreateRevision(revision - 1);
+    }
+    return b.build();
+  }
+
+  private void watch(ByteSequence predecessor, long fromRevision) {
+    if (watcher != null && !watchBroken && predecessor.equals(watched)) {
+      return; // already watching it: this poll was a wake-up by a peer or the recheck
+    }
+    closeWatch();
+    watchBroken = false;
+    watched = predecessor;
+    WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).withCreateNotify(true).build();
+    watcher = backend.client.getWatchClient().watch(predecessor, option, Watch.listener(response -> {
+      if (response.isCreatedNotify() && response.getHeader().getRevision() >= fromRevision) {
+        // The store moved on between our read and the watch's creation (a loaded client): etcd
+        // serves such a watch from its catch-up group, synced only every 100 ms, so a delete
+        // already made would reach us late. Poll again now instead; it keeps this watch.
+        wake.run();
+        return;
+      }
+      for (WatchEvent event : response.getEvents()) {
+        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+          wake.run();
+          return;
+        }
+      }
+    }, error -> {
+      watchBroken = true;
+      wake.run();
+    }));
+  }
+
+  private void closeWatch() {
+    if (watcher != null) {
+      try {
+        watcher.close();
+      } catch (RuntimeException e) {
+        // closing a broken watch; nothing to do
+      }
+      watcher = null;
+      watched = null;
+    }
+  }
+
+  /** Forgets our key (deleting it if it may still exist) so the next round creates a new one. */
+  private void dropKey(String deleteBecause) {
+    closeWatch();
+    if (key != null && deleteBecause != null && maybeCreated) {
+      backend.deleteQuietly(key, deleteBecause);
+    } else if (key != null) {
+      backend.keys.remove(key, entry);
+    }
+    myRevision = 0;
+    maybeCreated = false;
+    if (session != null && session.dead) {
+      session.waiters.remove(wake);
+      session = null;
+    }
+  }
+
+  @Override
+  public void abandon() {
+    closeWatch();
+    if (session != null) {
+      session.waiters.remove(wake);
+    }
+    if (key != null && maybeCreated && !backend.isClosed()) {
+      // Timeout, interrupt, cancellation or error: delete our key, granted or not, so nothing is left behind.
+      backend.deleteQuietly(key, "withdrawing from lock '" + name + "'");
+    } else if (key != null) {
+      backend.keys.remove(key, entry);
+    }
+  }
+}

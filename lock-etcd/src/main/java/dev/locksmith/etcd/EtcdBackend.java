@@ -1,0 +1,509 @@
+package dev.locksmith.etcd;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Durations;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.Renewal;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.WatchOption;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Locks on etcd. One etcd lease per client, kept alive by one thread, carries every key of the
+ * client, so keeping 10,000 locks costs the same as keeping one. A lock is a key
+ * {@code <prefix>/<name>/<lease>-<n>} created with that lease; the key with the lowest create
+ * revision holds the lock, each waiter watches only the key just before its own (FIFO, no herd),
+ * and the create revision is the fencing token.
+ */
+final class EtcdBackend implements LockBackend {
+  private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
+
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
+          "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
+          "our key is re-checked by a linearizable read after every wait (etcd issue 11456), and its create revision fences a late holder")
+      .promise(Fault.SERVER_RESTART, Promise.SAFE, "etcd writes keys and revisions to its WAL before answering, so a restarted member keeps them")
+      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE,
+          "nothing can be acquired while etcd does not answer; holders are told their leases are lost once keep-alive fails past the TTL")
+      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
+          "a cut-off holder is reported lost when keep-alive fails past the TTL, about when etcd frees its keys; fence with the token")
+      .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "Raft keeps every acknowledged write, and a new leader extends leases rather than dropping them")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE,
+          "etcd times leases with its monotonic clock and the client times keep-alive with System.nanoTime")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes our key only if its create revision still matches; a new holder has a key of its own")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt deletes its own key whether or not its create reached etcd")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision, from etcd's cluster-wide revision counter, which never goes back")
+      .build();
+
+  final EtcdSettings settings;
+  final BackendContext context;
+  final Client client;
+  final EtcdCalls calls;
+  private final ScheduledExecutorService keeper;
+  private final ReentrantLock sessionLock = new ReentrantLock();
+  private volatile Session session;
+  private final AtomicLong attempts = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  /** Every key this client created and has not deleted, for loss detection. */
+  final Map<ByteSequence, KeyEntry> keys = new ConcurrentHashMap<>();
+  private volatile Watch.Watcher deleteWatcher;
+  private volatile long watchedRevision;
+
+  /** One etcd lease and the keep-alive state of it. */
+  final class Session {
+    final long leaseId;
+    final long ttlNanos;
+    volatile long lastOkNanos;
+    volatile boolean inDoubt;
+    volatile boolean dead;
+    final Set<Runnable> waiters = ConcurrentHashMap.newKeySet();
+
+    Session(long leaseId, long ttlSeconds, long grantedAt) {
+      this.leaseId = leaseId;
+      this.ttlNanos = TimeUnit.SECONDS.toNanos(ttlSeconds);
+      this.lastOkNanos = grantedAt;
+    }
+
+    @Override
+    public String toString() {
+      return "etcd lease " + Long.toHexString(leaseId);
+    }
+  }
+
+  /** A key of ours: whose it is, and whether it holds the lock or was deleted. */
+  static final class KeyEntry {
+    final String ownerId;
+    final Session session;
+    /** Create revision once known; a delete before it was of an earlier key of the same name. */
+    volatile long createRevision;
+    volatile boolean held;
+    volatile boolean deleted;
+
+    KeyEntry(String ownerId, Session session) {
+      this.ownerId = ownerId;
+      this.session = session;
+    }
+  }
+
+  /** What a grant hands back to the core, for release. */
+  static final class Held {
+    final ByteSequence key;
+    final long createRevision;
+    final Session session;
+
+    Held(ByteSequence key, long createRevision, Session session) {
+      this.key = key;
+      this.createRevision = createRevision;
+      this.session = session;
+    }
+  }
+
+  EtcdBackend(EtcdSettings settings, BackendContext context, Client client) {
+    this.settings = settings;
+    this.context = context;
+    this.client = client;
+    this.calls = new EtcdCalls(settings);
+    this.keeper = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "locksmith-etcd-keepalive-" + context.clientId());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Grants the client's lease and starts the watch and the keep-alive: the connectivity check of open(). */
+  void start() throws InterruptedException {
+    long t0 = System.nanoTime();
+    var grant = calls.await(client.getLeaseClient().grant(settings.ttlSeconds()), settings.connectTimeout,
+        "granting a lease", EtcdSettings.CONNECT_TIMEOUT);
+    session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
+    watchedRevision = grant.getHeader().getRevision();
+    startDeleteWatch(watchedRevision + 1);
+    long period = Math.max(TimeUnit.MILLISECONDS.toNanos(100), session.ttlNanos / 3);
+    keeper.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.NANOSECONDS);
+    LOG.debug("connected to {} with {} (TTL {}s)", settings.describe(), session, grant.getTTL());
+  }
+
+  @Override
+  public Guarantees guarantees() {
+    return GUARANTEES;
+  }
+
+  @Override
+  public boolean renewsBySession() {
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the lease
+
+  /** @return the live session, granting a new lease if the last one was lost */
+  Session session() throws InterruptedException {
+    Session s = session;
+    if (s != null && !s.dead) {
+      return s;
+    }
+    sessionLock.lockInterruptibly();
+    try {
+      s = session;
+      if (s != null && !s.dead) {
+        return s;
+      }
+      if (closed.get()) {
+        throw new BackendUnavailableException("the etcd backend for " + settings.describe() + " is closed");
+      }
+      long t0 = System.nanoTime();
+      var grant = calls.await(client.getLeaseClient().grant(settings.ttlSeconds()), settings.requestTimeout,
+          "granting a new lease", EtcdSettings.REQUEST_TIMEOUT);
+      s = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
+      session = s;
+      LOG.info("{}: granted {} after the previous lease was lost", settings.describe(), s);
+      return s;
+    } finally {
+      sessionLock.unlock();
+    }
+  }
+
+  private void keepAlive() {
+    try {
+      keepAliveOnce();
+    } finally {
+      if (!pendingDeletes.isEmpty() && !closed.get()) {
+        retryDeletes();
+      }
+    }
+  }
+
+  private void keepAliveOnce() {
+    Session s = session;
+    if (s == null || s.dead || closed.get()) {
+      return;
+    }
+    long sent = System.nanoTime();
+    Duration timeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(s.ttlNanos / 3,
+        settings.requestTimeout.toNanos())));
+    var call = client.getLeaseClient().keepAliveOnce(s.leaseId);
+    try {
+      LeaseKeepAliveResponse r = call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      if (r.getTTL() <= 0) {
+        lose(s, s + " is gone from etcd (it expired or was revoked)");
+        return;
+      }
+      s.lastOkNanos = sent;
+      if (s.inDoubt) {
+        s.inDoubt = false;
+        LOG.info("{}: keep-alive of {} works again", settings.describe(), s);
+        for (KeyEntry e : keys.values()) {
+          if (e.held && e.session == s) {
+            context.leaseValidUntil(e.ownerId, Long.MAX_VALUE);
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      call.cancel(true);
+      Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+      if (EtcdCalls.leaseNotFound(cause)) {
+        lose(s, s + " is gone from etcd (it expired or was revoked)");
+        return;
+      }
+      long validUntil = s.lastOkNanos + s.ttlNanos;
+      if (System.nanoTime() - validUntil >= 0) {
+        lose(s, "keep-alive of " + s + " failed for longer than its TTL of " + Durations.format(Duration.ofNanos(s.ttlNanos))
+            + ": " + (cause instanceof java.util.concurrent.TimeoutException ? "no answer" : EtcdCalls.describe(cause)));
+        return;
+      }
+      if (!s.inDoubt) {
+        LOG.warn("{}: keep-alive of {} failed; its locks count as held for at most {} more: {}", settings.describe(), s,
+            Durations.format(Duration.ofNanos(validUntil - System.nanoTime())),
+            cause instanceof java.util.concurrent.TimeoutException ? "no answer" : EtcdCalls.describe(cause));
+      }
+      s.inDoubt = true;
+      for (KeyEntry entry : keys.values()) {
+        if (entry.held && entry.session == s) {
+          context.leaseValidUntil(entry.ownerId, validUntil);
+        }
+      }
+    }
+  }
+
+  /** etcd answered that a session's lease does not exist (it expired before keep-alive noticed). */
+  void leaseGone(Session s) {
+    lose(s, "etcd lease " + Long.toHexString(s.leaseId) + " is gone from etcd (it expired or was revoked)");
+  }
+
+  /** The lease is lost: every lock on it is reported lost, and the next attempt grants a new lease. */
+  private void lose(Session s, String detail) {
+    if (s.dead) {
+      return;
+    }
+    s.dead = true;
+    LOG.warn("{}: {}", settings.describe(), detail);
+    context.allLeasesLost(detail);
+    for (KeyEntry e : keys.values()) {
+      if (e.session == s && e.held) {
+        context.leaseLost(e.ownerId, LeaseLostException.Reason.SESSION_LOST, detail);
+      }
+    }
+    // The core has forgotten these leases: nothing will release them, and etcd drops the keys with the lease.
+    keys.values().removeIf(e -> e.session == s && e.held);
+    s.waiters.forEach(Runnable::run);
+    // A grant returned just before the loss but registered after it is caught by the core's session epoch.
+    // If etcd still has the lease (a long pause on our side), free its keys now rather than after the TTL.
+    client.getLeaseClient().revoke(s.leaseId).orTimeout(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+        .exceptionally(e -> null);
+  }
+
+  // ------------------------------------------------------------------ watching for deleted keys
+
+  private void startDeleteWatch(long fromRevision) {
+    if (closed.get()) {
+      return;
+    }
+    ByteSequence prefix = KeyNames.bytes(settings.prefix + "/");
+    WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withRevision(fromRevision).build();
+    deleteWatcher = client.getWatchClient().watch(prefix, option, Watch.listener(this::onDeletes, this::onWatchError));
+  }
+
+  private void onDeletes(WatchResponse response) {
+    for (WatchEvent event : response.getEvents()) {
+      watchedRevision = Math.max(watchedRevision, event.getKeyValue().getModRevision());
+      if (event.getEventType() != WatchEvent.EventType.DELETE) {
+        continue;
+      }
+      KeyEntry entry = keys.get(event.getKeyValue().getKey());
+      if (entry != null && event.getKeyValue().getModRevision() > entry.createRevision) {
+        entry.deleted = true;
+        if (entry.held && keys.remove(event.getKeyValue().getKey(), entry)) {
+          context.leaseLost(entry.ownerId, LeaseLostException.Reason.TAKEN, "its key " + event.getKeyValue().getKey()
+              + " was deleted from etcd (revoked, or its lease expired)");
+        }
+      }
+    }
+  }
+
+  private void onWatchError(Throwable error) {
+    if (closed.get()) {
+      return;
+    }
+    String text = EtcdCalls.describe(error);
+    boolean compacted = text.toLowerCase(java.util.Locale.ROOT).contains("compact");
+    LOG.warn("{}: the watch for deleted keys failed ({}); restarting it", settings.describe(), text);
+    later(() -> {
+      if (compacted) {
+        startDeleteWatch(0);
+        checkHeldKeys();
+      } else {
+        startDeleteWatch(watchedRevision + 1);
+      }
+    }, 200);
+  }
+
+  private void later(Runnable task, long delayMs) {
+    try {
+      keeper.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  /** After a gap in the watch: ask etcd for each held key, and report those that are gone. */
+  private void checkHeldKeys() {
+    for (Map.Entry<ByteSequence, KeyEntry> e : keys.entrySet()) {
+      if (!e.getValue().held) {
+        continue;
+      }
+      try {
+        var r = client.getKVClient().get(e.getKey(), GetOption.builder().withCountOnly(true).build())
+            .get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (r.getCount() == 0 && keys.remove(e.getKey(), e.getValue())) {
+          context.leaseLost(e.getValue().ownerId, LeaseLostException.Reason.TAKEN, "its key " + e.getKey() + " is gone from etcd");
+        }
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception ex) {
+        LOG.debug("checking key {} failed: {}", e.getKey(), ex.toString());
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ locking
+
+  @Override
+  public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    return new EtcdAttempt(this, name, ownerId, wake, attempts.incrementAndGet());
+  }
+
+  @Override
+  public List<Renewal> renew(List<BackendLease> leases) {
+    // Never called: renewsBySession() is true, and the keep-alive thread renews the one lease.
+    List<Renewal> out = new ArrayList<>(leases.size());
+    leases.forEach(l -> out.add(Renewal.renewed()));
+    return out;
+  }
+
+  @Override
+  public boolean release(BackendLease lease) {
+    Held held = (Held) lease.state();
+    KeyEntry entry = keys.remove(held.key);
+    if (entry != null) {
+      entry.held = false;
+    }
+    try {
+      TxnResponse r = calls.awaitUninterruptibly(ownedDelete(held.key, held.createRevision), settings.requestTimeout,
+          "releasing lock '" + lease.name() + "'");
+      return r.isSucceeded();
+    } catch (RuntimeException e) {
+      // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
+      retryLater(held.key, held.createRevision, entry == null ? null : entry.session);
+      throw e;
+    }
+  }
+
+  /** Deletes our key only if it is still the one we created. */
+  private java.util.concurrent.CompletableFuture<TxnResponse> ownedDelete(ByteSequence key, long createRevision) {
+    return client.getKVClient().txn()
+        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(createRevision)))
+        .Then(Op.delete(key, DeleteOption.DEFAULT))
+        .commit();
+  }
+
+  /** Deletes a key of ours whatever its state, waiting at most the request timeout; never throws. */
+  void deleteQuietly(ByteSequence key, String why) {
+    KeyEntry entry = keys.remove(key);
+    try {
+      calls.awaitUninterruptibly(client.getKVClient().delete(key), settings.requestTimeout, why);
+    } catch (RuntimeException e) {
+      LOG.warn("{}: deleting key {} ({}) failed; retrying in the background: {}", settings.describe(), key, why, e.getMessage());
+      retryLater(key, 0, entry == null ? null : entry.session);
+    }
+  }
+
+  /** A delete that failed: retried with every keep-alive until it succeeds or the lease is gone. */
+  private static final class PendingDelete {
+    final long createRevision;
+    final Session session;
+
+    PendingDelete(long createRevision, Session session) {
+      this.createRevision = createRevision;
+      this.session = session;
+    }
+  }
+
+  private final Map<ByteSequence, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
+
+  private void retryLater(ByteSequence key, long createRevision, Session s) {
+    if (!closed.get()) {
+      pendingDeletes.put(key, new PendingDelete(createRevision, s));
+    }
+  }
+
+  private void retryDeletes() {
+    for (Map.Entry<ByteSequence, PendingDelete> e : pendingDeletes.entrySet()) {
+      PendingDelete pd = e.getValue();
+      if (pd.session != null && pd.session.dead) {
+        pendingDeletes.remove(e.getKey(), pd); // etcd drops the key with its lease
+        continue;
+      }
+      try {
+        var f = pd.createRevision > 0 ? ownedDelete(e.getKey(), pd.createRevision) : client.getKVClient().delete(e.getKey());
+        f.get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        pendingDeletes.remove(e.getKey(), pd);
+        LOG.info("{}: deleted key {} on retry", settings.describe(), e.getKey());
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception ex) {
+        LOG.debug("retrying the delete of {} failed: {}", e.getKey(), ex.toString());
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ closing
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    keeper.shutdownNow();
+    closeWatcher();
+    Session s = session;
+    if (s != null && !s.dead) {
+      try {
+        // Revoking deletes every key still on the lease: waiters' keys too, at once.
+        calls.awaitUninterruptibly(client.getLeaseClient().revoke(s.leaseId), settings.requestTimeout, "revoking the lease");
+      } catch (RuntimeException e) {
+        LOG.warn("{}: revoking {} on close failed; its keys go when its TTL ends: {}", settings.describe(), s, e.getMessage());
+      }
+    }
+    client.close();
+  }
+
+  @Override
+  public void abandon() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    // As a crash: no revoke, no deletes; etcd frees the keys when the lease TTL runs out.
+    keeper.shutdownNow();
+    closeWatcher();
+    client.close();
+  }
+
+  private void closeWatcher() {
+    Watch.Watcher w = deleteWatcher;
+    if (w != null) {
+      try {
+        w.close();
+      } catch (RuntimeException e) {
+        LOG.debug("closing the delete watch failed: {}", e.toString());
+      }
+    }
+  }
+
+  boolean isClosed() {
+    return closed.get();
+  }
+
+  @Override
+  public String toString() {
+    return settings.describe() + " " + settings.prefix;
+  }
+}

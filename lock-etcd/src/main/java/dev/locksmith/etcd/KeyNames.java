@@ -1,0 +1,39 @@
+package dev.locksmith.etcd;
+
+import io.etcd.jetcd.ByteSequence;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The etcd key layout: {@code <prefix>/<encoded lock name>/<lease id>-<attempt>}. The lock name
+ * is percent-encoded so that it holds no {@code /}: the range {@code <prefix>/<encoded name>/}
+ * then holds the keys of exactly one lock, whatever names other locks have.
+ */
+final class KeyNames {
+  private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+  private KeyNames() {}
+
+  /** Keeps letters, digits and {@code . _ -}; writes every other UTF-8 byte as {@code %XX}. */
+  static String encode(String name) {
+    byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+    StringBuilder sb = new StringBuilder(bytes.length + 16);
+    for (byte b : bytes) {
+      int c = b & 0xff;
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') {
+        sb.append((char) c);
+      } else {
+        sb.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
+      }
+    }
+    return sb.toString();
+  }
+
+  /** @return the range prefix of one lock's keys, ending in {@code /} */
+  static String lockPrefix(String prefix, String name) {
+    return prefix + "/" + encode(name) + "/";
+  }
+
+  static ByteSequence bytes(String s) {
+    return ByteSequence.from(s, StandardCharsets.UTF_8);
+  }
+}

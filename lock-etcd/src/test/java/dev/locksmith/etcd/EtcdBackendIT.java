@@ -1,0 +1,217 @@
+package dev.locksmith.etcd;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.Locks;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.auth.AuthRoleAddResponse;
+import io.etcd.jetcd.options.GetOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What the kit does not look at: the key layout, the one lease, server faults, credentials, TLS. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class EtcdBackendIT {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EtcdBackendIT.class);
+  private static EtcdCluster etcd;
+  private static Client admin;
+
+  @BeforeAll
+  static void startEtcd() throws Exception {
+    etcd = EtcdCluster.start(1, "backend");
+    admin = Client.builder().endpoints(etcd.endpoints()).build();
+  }
+
+  @AfterAll
+  static void stopEtcd() throws Exception {
+    if (admin != null) {
+      admin.close();
+    }
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  private static String uri(String options) {
+    return "etcd://" + etcd.hosts() + "/itest?" + options;
+  }
+
+  private static List<KeyValue> keysOf(String lockName) throws Exception {
+    return admin.getKVClient().get(KeyNames.bytes(KeyNames.lockPrefix("/itest", lockName)),
+        GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
+  }
+
+  @Test
+  void everyLockOfAClientHangsOnItsOneLeaseAndIsFencedByItsCreateRevision() throws Exception {
+    try (LockClient client = Locks.connect(uri("ttl=5s"))) {
+      Set<Long> leases = new HashSet<>();
+      List<Lease> held = new ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        String name = "layout/" + i;
+        Lease lease = client.lock(name).acquire(Duration.ofSeconds(10));
+        held.add(lease);
+        List<KeyValue> kvs = keysOf(name);
+        assertThat(kvs).as("keys of lock %s", name).hasSize(1);
+        assertThat(kvs.get(0).getCreateRevision()).as("fencing token = create revision of our key").isEqualTo(lease.fencingToken());
+        assertThat(kvs.get(0).getLease()).as("the key is attached to a lease").isNotZero();
+        leases.add(kvs.get(0).getLease());
+      }
+      assertThat(leases).as("etcd leases used by one client's 50 locks").hasSize(1);
+      for (Lease l : held) {
+        assertThat(l.release()).isTrue();
+      }
+      assertThat(keysOf("layout/0")).as("keys left after release").isEmpty();
+    }
+  }
+
+  @Test
+  void handOffsBetweenClientsAreWokenByTheWatchOnThePredecessor() throws Exception {
+    try (LockClient a = Locks.connect(uri("ttl=5s")); LockClient b = Locks.connect(uri("ttl=5s"))) {
+      List<Long> micros = new ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        Lease lease = a.lock("handoff").acquire(Duration.ofSeconds(10));
+        var waiter = b.lock("handoff").acquireAsync(Duration.ofSeconds(30));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (keysOf("handoff").size() < 2) { // the waiter has queued its key
+          if (System.nanoTime() - deadline > 0) {
+            throw new TimeoutException("the waiter never queued its key");
+          }
+          Thread.sleep(1);
+        }
+        Thread.sleep(20); // let it start its watch and park: we measure the wake-up, not the queueing
+        long released = System.nanoTime();
+        assertThat(lease.release()).isTrue();
+        Lease next = waiter.get(10, TimeUnit.SECONDS);
+        micros.add(TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - released));
+        assertThat(next.release()).isTrue();
+      }
+      java.util.Collections.sort(micros);
+      LOG.info("50 hand-offs between two clients, release to the waiter's grant: median {} us, p90 {} us, max {} us",
+          micros.get(25), micros.get(45), micros.get(49));
+      assertThat(micros).hasSize(50);
+    }
+  }
+
+  @Test
+  void aWaiterThatGivesUpDeletesItsKey() throws Exception {
+    try (LockClient a = Locks.connect(uri("ttl=5s")); LockClient b = Locks.connect(uri("ttl=5s"))) {
+      Lease lease = a.lock("withdraw").acquire(Duration.ofSeconds(10));
+      assertThat(b.lock("withdraw").tryAcquire(Duration.ofMillis(200))).isEmpty();
+      assertThat(keysOf("withdraw")).as("keys after the waiter timed out: only the holder's").hasSize(1);
+      assertThat(lease.release()).isTrue();
+    }
+  }
+
+  @Test
+  void serverPausedBeyondTheTtlReportsTheLossThenANewLeaseServes() throws Exception {
+    try (LockClient client = Locks.connect(uri("ttl=2s&request-timeout=1s"))) {
+      Lease lease = client.lock("paused").acquire(Duration.ofSeconds(10));
+      long token = lease.fencingToken();
+      etcd.single().process.pause();
+      LeaseLostException loss;
+      try {
+        loss = lease.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      } finally {
+        etcd.single().process.resume();
+      }
+      assertThat(loss.reason()).isIn(LeaseLostException.Reason.SESSION_LOST, LeaseLostException.Reason.RENEWAL_FAILED);
+      assertThat(lease.isValid()).isFalse();
+      // After the outage the same client takes locks again, on a new lease.
+      Lease again = client.lock("paused").acquire(Duration.ofSeconds(20));
+      assertThat(again.fencingToken()).isGreaterThan(token);
+      assertThat(again.release()).isTrue();
+    }
+  }
+
+  @Test
+  void locksSurviveAServerRestartWithinTheTtl() throws Exception {
+    try (LockClient holder = Locks.connect(uri("ttl=10s&request-timeout=2s")); LockClient other = Locks.connect(uri("ttl=10s"))) {
+      Lease lease = holder.lock("restart").acquire(Duration.ofSeconds(10));
+      etcd.single().process.kill();
+      etcd.single().process.restart();
+      etcd.awaitHealthy(Duration.ofSeconds(30));
+      assertThat(other.lock("restart").tryAcquire(Duration.ofSeconds(1))).as("the lock after etcd restarted").isEmpty();
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.release()).isTrue();
+      Lease next = other.lock("restart").acquire(Duration.ofSeconds(10));
+      assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+      next.release();
+    }
+  }
+
+  @Test
+  void tlsAgainstAPlainServerFailsWithinTheConnectTimeout() {
+    assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
+        assertThatThrownBy(() -> Locks.connect(uri("tls=true&connect-timeout=1s")))
+            .isInstanceOf(BackendUnavailableException.class)
+            .hasMessageContaining(etcd.hosts())
+            .hasMessageContaining("`tls` (true)"));
+  }
+
+  @Test
+  void wrongCredentialsAreRefusedClearlyAndRightOnesWork() throws Exception {
+    try (EtcdCluster secured = EtcdCluster.start(1, "auth")) {
+      try (Client root = Client.builder().endpoints(secured.endpoints()).build()) {
+        ByteSequence rootName = KeyNames.bytes("root");
+        root.getAuthClient().userAdd(rootName, KeyNames.bytes("right-pw")).get(10, TimeUnit.SECONDS);
+        try {
+          AuthRoleAddResponse ignored = root.getAuthClient().roleAdd(rootName).get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // the root role may exist already
+        }
+        root.getAuthClient().userGrantRole(rootName, rootName).get(10, TimeUnit.SECONDS);
+        root.getAuthClient().authEnable().get(10, TimeUnit.SECONDS);
+      }
+      String hosts = secured.hosts();
+      assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
+          assertThatThrownBy(() -> Locks.connect("etcd://root:wrong-pw@" + hosts + "?connect-timeout=2s"))
+              .isInstanceOf(BackendUnavailableException.class)
+              .hasMessageContaining(hosts)
+              .hasMessageContaining("user 'root'")
+              .satisfies(e -> assertThat(e.getMessage()).doesNotContain("wrong-pw")));
+      try (LockClient client = Locks.connect("etcd://root:right-pw@" + hosts + "?connect-timeout=5s")) {
+        Lease lease = client.lock("authed").acquire(Duration.ofSeconds(10));
+        assertThat(lease.release()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void closingRevokesTheLeaseSoNothingIsLeftBehind() throws Exception {
+    LockClient client = Locks.connect(uri("ttl=30s"));
+    client.lock("closed/held").acquire(Duration.ofSeconds(10));
+    try (LockClient other = Locks.connect(uri("ttl=30s"))) {
+      other.lock("closed/waited").acquire(Duration.ofSeconds(10));
+      // a waiter of the closing client whose key is queued behind other's
+      var waiting = client.lock("closed/waited").acquireAsync(Duration.ofSeconds(60));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (keysOf("closed/waited").size() < 2) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new TimeoutException("the waiter never queued its key");
+        }
+        Thread.sleep(5);
+      }
+      client.close();
+      assertThat(waiting).isCompletedExceptionally();
+      assertThat(keysOf("closed/held")).as("keys of the closed client's held lock").isEmpty();
+      assertThat(keysOf("closed/waited")).as("keys of lock closed/waited: only other's").hasSize(1);
+    }
+  }
+}

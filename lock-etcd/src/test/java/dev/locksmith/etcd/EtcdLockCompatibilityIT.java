@@ -1,0 +1,62 @@
+package dev.locksmith.etcd;
+
+import dev.locksmith.tck.FaultHooks;
+import dev.locksmith.tck.LockCompatibilityKit;
+import dev.locksmith.tck.TckTimeouts;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.options.DeleteOption;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The whole kit against a real etcd started on free loopback ports. */
+class EtcdLockCompatibilityIT extends LockCompatibilityKit {
+  /** The etcd lease TTL the kit's clients use: short, so expiry rules run fast. */
+  static final Duration TTL = Duration.ofSeconds(2);
+
+  private static EtcdCluster etcd;
+  private static Client admin;
+
+  @BeforeAll
+  static void startEtcd() throws Exception {
+    etcd = EtcdCluster.start(1, "tck");
+    admin = Client.builder().endpoints(etcd.endpoints()).build();
+  }
+
+  @AfterAll
+  static void stopEtcd() throws Exception {
+    if (admin != null) {
+      admin.close();
+    }
+    if (etcd != null) {
+      etcd.close();
+    }
+  }
+
+  @Override
+  protected String uri() {
+    return "etcd://" + etcd.hosts() + "?ttl=" + TTL.getSeconds() + "s";
+  }
+
+  @Override
+  protected TckTimeouts timeouts() {
+    TckTimeouts t = TckTimeouts.fromEnvironment();
+    // A vanished holder's locks go when its etcd lease runs out: the TTL after its last
+    // keep-alive, plus etcd's half-second expiry sweep.
+    long slackMillis = Math.round((TTL.toMillis() + 1000) * t.scale());
+    return t.withExpirySlack(Duration.ofMillis(slackMillis));
+  }
+
+  @Override
+  protected FaultHooks faults() {
+    return EtcdComparisonTarget.hooks(etcd, admin).withRevoke(lockName -> {
+      try {
+        admin.getKVClient().delete(KeyNames.bytes(KeyNames.lockPrefix(EtcdSettings.DEFAULT_PREFIX, lockName)),
+            DeleteOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        throw new IllegalStateException("revoking lock '" + lockName + "' in etcd failed", e);
+      }
+    });
+  }
+}
