@@ -54,6 +54,9 @@ final class EtcdAttempt implements LockAttempt {
 
   @Override
   public Poll poll() throws InterruptedException {
+    if (backend.endLeasePastTtl()) {
+      return Poll.busy(java.time.Duration.ZERO);
+    }
     for (int round = 0; round < 3; round++) {
       if (session != null && session.dead) {
         dropKey("its lease was lost while waiting");
@@ -85,9 +88,11 @@ final class EtcdAttempt implements LockAttempt {
             throw e;
           }
           // Our lease expired before the keep-alive thread noticed (a long pause): nothing was
-          // created; end that session now and queue again on a new lease.
+          // created; end that session now and queue again on a new lease, in a new poll (the
+          // core discards a grant made while the client's session changed).
           backend.leaseGone(session);
-          continue;
+          dropKey(null);
+          return Poll.busy(java.time.Duration.ZERO);
         }
         readRevision = r.getHeader().getRevision();
         if (r.isSucceeded()) {

@@ -214,6 +214,13 @@ final class EtcdBackend implements LockBackend {
       return;
     }
     long sent = System.nanoTime();
+    if (pastTtl(s, sent)) {
+      // Whatever etcd answers now, the core has reported this lease's locks lost at its deadline
+      // (the same deadline it got from us): keeping the lease would keep keys nobody releases.
+      lose(s, "keep-alive of " + s + " has not succeeded for longer than its TTL of "
+          + Durations.format(Duration.ofNanos(s.ttlNanos)));
+      return;
+    }
     Duration timeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(s.ttlNanos / 3,
         settings.requestTimeout.toNanos())));
     var call = client.getLeaseClient().keepAliveOnce(s.leaseId);
@@ -267,12 +274,41 @@ final class EtcdBackend implements LockBackend {
     lose(s, "etcd lease " + Long.toHexString(s.leaseId) + " is gone from etcd (it expired or was revoked)");
   }
 
+  /**
+   * @return whether the lease went a whole TTL without a successful keep-alive: the moment the
+   *     core stops counting its locks as held, and after which etcd may expire it at any time
+   */
+  private static boolean pastTtl(Session s, long now) {
+    return now - (s.lastOkNanos + s.ttlNanos) >= 0;
+  }
+
+  /**
+   * Ends the client's lease if it went a TTL without a successful keep-alive. The core has
+   * already reported its locks lost, and etcd may drop it at any moment: a key created on it
+   * now could be taken away right after it was granted. Called before each poll; the keep-alive
+   * thread would notice too, but only at its next turn.
+   *
+   * @return whether it ended the lease (the poll must then start over: the core discards a grant
+   *     made while the client's session changed)
+   */
+  boolean endLeasePastTtl() {
+    Session s = session;
+    if (s == null || s.dead || !pastTtl(s, System.nanoTime())) {
+      return false;
+    }
+    lose(s, "keep-alive of " + s + " has not succeeded for longer than its TTL of "
+        + Durations.format(Duration.ofNanos(s.ttlNanos)));
+    return true;
+  }
+
   /** The lease is lost: every lock on it is reported lost, and the next attempt grants a new lease. */
   private void lose(Session s, String detail) {
-    if (s.dead) {
-      return;
+    synchronized (s) { // the keep-alive thread and an acquiring thread may both find it lost
+      if (s.dead) {
+        return;
+      }
+      s.dead = true;
     }
-    s.dead = true;
     LOG.warn("{}: {}", settings.describe(), detail);
     context.allLeasesLost(detail);
     for (KeyEntry e : keys.values()) {
