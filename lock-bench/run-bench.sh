@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Runs every lock-bench measurement and writes lock-bench/RESULTS.md and lock-bench/results.svg.
+#
+#   lock-bench/run-bench.sh            full run (about 10-15 minutes on 2 cores)
+#   lock-bench/run-bench.sh --quick    short runs (about 3 minutes): a smoke test, figures indicative only
+#   lock-bench/run-bench.sh --only contended[,uncontended,scale]
+#   BENCH_SOURCE=head lock-bench/run-bench.sh   measure the last commit (built in a scratch copy), not the working tree
+#
+# Builds lock-bench and the backends it uses, starts redis-server, etcd, ZooKeeper and MariaDB on free loopback
+# ports (data in a temporary directory, removed at the end), runs the benchmarks against them
+# and stops them again. Needs: java 17+, mvn, redis-server, etcd (bash .ci/install installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+MVN_LOCK=${LOCKSMITH_MVN_LOCK:-/tmp/locksmith-mvn.lock}
+MVN_FLAGS=${BENCH_MVN_FLAGS:-}
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || { echo "run-bench.sh: $1 not found; install it with: $2 (bash .ci/install does this)" >&2; exit 1; }
+}
+need java "apt-get install openjdk-17-jdk-headless"
+need mvn "apt-get install maven"
+need redis-server "apt-get install redis-server"
+need etcd "apt-get install etcd-server"
+need python3 "apt-get install python3"
+need mariadbd "apt-get install mariadb-server"
+need mariadb-install-db "apt-get install mariadb-server"
+need mariadb "apt-get install mariadb-client"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_port() { # name port seconds
+  local deadline=$((SECONDS + $3))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; do
+    if ((SECONDS > deadline)); then
+      echo "run-bench.sh: $1 did not open port $2 within $3 s; its log:" >&2
+      tail -20 "$WORK/$1.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.1
+  done
+}
+
+SHM=/dev/shm
+[ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
+WORK=$(mktemp -d "$SHM/lock-bench.XXXXXX")
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# BENCH_SOURCE=head measures the last commit, built in a scratch copy (what RESULTS.md records);
+# by default the working tree is built, so a backend's author can measure a change before committing it.
+SRC="$ROOT"
+if [ "${BENCH_SOURCE:-tree}" = head ]; then
+  SRC="$WORK/src"
+  mkdir -p "$SRC"
+  git -C "$ROOT" archive HEAD | tar -x -C "$SRC"
+fi
+echo "== building lock-bench and the backends it measures (from ${BENCH_SOURCE:-tree})"
+rm -rf "$SRC/lock-bench/target/bench-lib" # copy-dependencies adds, never removes: no stale jars from an earlier build
+# -Dmaven.test.skip: benchmarks need no test classes, and other modules' tests are not ours to compile here.
+flock "$MVN_LOCK" mvn -B -ntp -q $MVN_FLAGS -f "$SRC/pom.xml" -pl lock-bench -am package -Dmaven.test.skip=true
+# A private copy of the classes and jars: other builds may rewrite the modules' target/ during the run.
+SNAP="$WORK/run"
+mkdir -p "$SNAP" && cp -r "$SRC/lock-bench/target/classes" "$SNAP/classes" && cp -r "$SRC/lock-bench/target/bench-lib" "$SNAP/lib"
+CP="$SNAP/classes:$SNAP/lib/*"
+
+echo "== starting servers on loopback (work dir $WORK)"
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+wait_port redis "$REDIS_PORT" 20
+export BENCH_REDIS="127.0.0.1:$REDIS_PORT"
+export BENCH_REDIS_VERSION="$(redis-server --version | sed 's/ sha=.*//')"
+
+ETCD_PORT=$(free_port)
+ETCD_PEER=$(free_port)
+etcd --name bench --data-dir "$WORK/etcd" \
+  --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+  --initial-cluster "bench=http://127.0.0.1:$ETCD_PEER" >"$WORK/etcd.log" 2>&1 &
+PIDS+=($!)
+wait_port etcd "$ETCD_PORT" 30
+export BENCH_ETCD="127.0.0.1:$ETCD_PORT"
+export BENCH_ETCD_VERSION="etcd $(etcd --version | awk '/etcd Version/ {print $3}') (data on $(basename "$SHM"))"
+
+ZK_PORT=$(free_port)
+mkdir -p "$WORK/zookeeper"
+cat >"$WORK/zoo.cfg" <<CFG
+tickTime=2000
+dataDir=$WORK/zookeeper
+clientPort=$ZK_PORT
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+admin.enableServer=false
+CFG
+# ZooKeeper's own server class, from the zookeeper jar that Curator brings, in a JVM of its own.
+java -Xmx256m -XX:+UseSerialGC -Dzookeeper.admin.enableServer=false -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \
+  -cp "$SNAP/lib/*" org.apache.zookeeper.server.ZooKeeperServerMain "$WORK/zoo.cfg" >"$WORK/zookeeper.log" 2>&1 &
+PIDS+=($!)
+wait_port zookeeper "$ZK_PORT" 60
+export BENCH_ZOOKEEPER="127.0.0.1:$ZK_PORT"
+ZK_JAR=$(ls "$SNAP/lib" | grep -E '^zookeeper-[0-9]' | head -1)
+export BENCH_ZOOKEEPER_VERSION="ZooKeeper ${ZK_JAR#zookeeper-} (ZooKeeperServerMain, data on $(basename "$SHM"))"
+export BENCH_ZOOKEEPER_VERSION="${BENCH_ZOOKEEPER_VERSION/.jar/}"
+
+DB_PORT=$(free_port)
+mkdir -p "$WORK/mariadb"
+AS_ROOT=()
+[ "$(id -u)" = 0 ] && AS_ROOT=(--user=root)
+mariadb-install-db --no-defaults --datadir="$WORK/mariadb" --auth-root-authentication-method=normal --skip-test-db \
+  --skip-name-resolve "${AS_ROOT[@]}" >"$WORK/mariadb-install.log" 2>&1
+# As lock-jdbc's tests run it: no binary log, redo log flushed once a second (not per commit).
+mariadbd --no-defaults --datadir="$WORK/mariadb" --port="$DB_PORT" --bind-address=127.0.0.1 --socket="$WORK/mysqld.sock" \
+  --pid-file="$WORK/mysqld.pid" --skip-name-resolve --skip-log-bin --max-connections=1000 --innodb-buffer-pool-size=64M \
+  --innodb-flush-log-at-trx-commit=2 --skip-performance-schema "${AS_ROOT[@]}" >"$WORK/mariadb.log" 2>&1 &
+PIDS+=($!)
+wait_port mariadb "$DB_PORT" 60
+for _ in $(seq 1 100); do
+  mariadb -h127.0.0.1 -P"$DB_PORT" -uroot -e "CREATE DATABASE IF NOT EXISTS locks" 2>/dev/null && break
+  sleep 0.2
+done
+export BENCH_JDBC="127.0.0.1:$DB_PORT"
+export BENCH_MARIADB_VERSION="$(mariadbd --version | sed 's/^.*Ver /MariaDB /; s/ for .*//') (--innodb-flush-log-at-trx-commit=2, data on $(basename "$SHM"))"
+
+if [ "${BENCH_SOURCE:-tree}" = head ]; then
+  export BENCH_COMMAND="BENCH_SOURCE=head lock-bench/run-bench.sh${*:+ $*}"
+  export BENCH_GIT="$(git rev-parse --short HEAD), built from the commit"
+else
+  export BENCH_COMMAND="lock-bench/run-bench.sh${*:+ $*}"
+  export BENCH_GIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- lock-api lock-redis lock-etcd lock-zookeeper lock-jdbc lock-bench 2>/dev/null || echo ' + uncommitted changes in the working tree')"
+fi
+export BENCH_LOAD_NOTE="at start: load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores (nproc), $(free -m | awk '/^Mem:/ {print $2 " MiB total, " $7 " MiB available"}') (free -m)"
+
+echo "== running (redis $BENCH_REDIS, etcd $BENCH_ETCD, zookeeper $BENCH_ZOOKEEPER, mariadb $BENCH_JDBC)"
+mkdir -p "$ROOT/lock-bench/target"
+java -Xmx512m -cp "$CP" dev.locksmith.bench.BenchMain --out "$ROOT/lock-bench" "$@" 2>&1 | tee "$ROOT/lock-bench/target/bench.log"
+echo "== wrote lock-bench/RESULTS.md and lock-bench/results.svg"

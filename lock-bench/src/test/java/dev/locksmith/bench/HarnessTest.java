@@ -1,0 +1,126 @@
+package dev.locksmith.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/** The harness's own arithmetic; no timing, no servers. */
+class HarnessTest {
+
+  @Test
+  void handOffsCountOnlyChangesOfHolderInsideTheWindow() {
+    HandoffCounter c = new HandoffCounter(3);
+    assertThat(c.acquired(0, false)).isFalse(); // warm-up: tracked, not counted
+    c.releasing();
+    assertThat(c.acquired(1, true)).isTrue(); // 0 -> 1 is a hand-off even though 0 held it in warm-up
+    c.releasing();
+    assertThat(c.acquired(1, true)).isFalse(); // barging: the releaser took it straight back
+    c.releasing();
+    assertThat(c.acquired(2, true)).isTrue();
+    c.releasing();
+    assertThat(c.acquired(0, false)).isTrue(); // after the window: not counted
+    c.releasing();
+
+    assertThat(c.handoffs()).isEqualTo(2);
+    assertThat(c.total()).isEqualTo(3);
+    assertThat(c.perClient()).containsExactly(0, 2, 1);
+    assertThat(c.overlaps()).isZero();
+  }
+
+  @Test
+  void aHoldingThatStartsWhileAnotherIsOpenIsAnOverlap() {
+    HandoffCounter c = new HandoffCounter(2);
+    c.acquired(0, true);
+    c.acquired(1, true); // 0 never released: mutual exclusion broken
+    assertThat(c.overlaps()).isEqualTo(1);
+  }
+
+  @Test
+  void percentilesAreNearestRank() {
+    long[] samples = new long[100];
+    for (int i = 0; i < 100; i++) {
+      samples[i] = 100 - i; // unsorted on purpose
+    }
+    Percentiles p = new Percentiles(samples);
+    assertThat(p.at(50)).isEqualTo(50);
+    assertThat(p.at(99)).isEqualTo(99);
+    assertThat(p.at(100)).isEqualTo(100);
+    assertThat(p.max()).isEqualTo(100);
+    assertThat(new Percentiles(new long[0]).at(99)).isZero();
+  }
+
+  @Test
+  void longListGrowsPastItsFirstArray() {
+    LongList l = new LongList();
+    for (int i = 0; i < 5000; i++) {
+      l.add(i);
+    }
+    assertThat(l.toArray()).hasSize(5000).startsWith(0, 1).endsWith(4999);
+  }
+
+  @Test
+  void implementationsAreFiledUnderTheirServer() {
+    assertThat(Impls.serverOf("locksmith-redis")).isEqualTo("redis");
+    assertThat(Impls.serverOf("redisson-trylock")).isEqualTo("redis");
+    assertThat(Impls.serverOf("blogloop-redis")).isEqualTo("redis");
+    assertThat(Impls.serverOf("jetcd-lock")).isEqualTo("etcd");
+    assertThat(Impls.serverOf("raw-etcd")).isEqualTo("etcd");
+    assertThat(Impls.serverOf("locksmith-local")).isEqualTo("local");
+  }
+
+  @Test
+  void targetsAreRatiosOfOneRunAndSayWhenTheyAreMissed() {
+    BenchMain.Results r = new BenchMain.Results();
+    r.uncontended.computeIfAbsent("locksmith-redis", k -> new java.util.LinkedHashMap<>()).put("p50Us", 120.0);
+    r.uncontended.computeIfAbsent("raw-redis", k -> new java.util.LinkedHashMap<>()).put("p50Us", 100.0);
+    Properties scale = new Properties();
+    scale.setProperty("clientRoundTripsPerPeriod", "10");
+    r.scale.put("locksmith-redis", scale);
+
+    Report.Target latency = Report.targets(r).stream().filter(t -> t.what.contains("p50")).findFirst().orElseThrow();
+    assertThat(latency.ratio()).isEqualTo(1.2);
+    assertThat(latency.verdict()).contains("missed");
+    Report.Target trips = Report.targets(r).stream().filter(t -> t.what.contains("round trips")).findFirst().orElseThrow();
+    assertThat(trips.ratio()).isEqualTo(10.0);
+    assertThat(trips.verdict()).isEqualTo("met");
+  }
+
+  @Test
+  void theChartIsWellFormedSvgWithTheTargetsFirst() throws Exception {
+    BenchMain.Results r = new BenchMain.Results();
+    r.uncontended.computeIfAbsent("locksmith-redis", k -> new java.util.LinkedHashMap<>()).put("p50Us", 120.0);
+    r.uncontended.computeIfAbsent("raw-redis", k -> new java.util.LinkedHashMap<>()).put("p50Us", 100.0);
+    r.uncontended.get("locksmith-redis").put("opsPerSec8", 9000.0);
+    r.uncontended.get("raw-redis").put("opsPerSec8", 10000.0);
+    Properties contended = new Properties();
+    contended.setProperty("handoffsPerSec", "250");
+    contended.setProperty("waiterP99Us", "5000");
+    r.contended.put("locksmith-redis", contended);
+
+    String svg = Chart.svg(r);
+    java.nio.file.Files.createDirectories(java.nio.file.Path.of("target"));
+    java.nio.file.Files.writeString(java.nio.file.Path.of("target", "chart-test.svg"), svg);
+    javax.xml.parsers.DocumentBuilderFactory.newInstance().newDocumentBuilder()
+        .parse(new java.io.ByteArrayInputStream(svg.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    assertThat(svg.indexOf("Targets")).isLessThan(svg.indexOf("Uncontended"));
+    assertThat(svg).contains("#c0392b").contains("#2e8b57"); // p50 1.2x missed, throughput 0.9x met
+  }
+
+  @Test
+  void sessionTrafficIsJudgedByGrowthPerThousandLocksNotByARatioOfTinyCounts() {
+    BenchMain.Results r = new BenchMain.Results();
+    Properties p = new Properties();
+    p.setProperty("few", "10");
+    p.setProperty("many", "10000");
+    p.setProperty("fewRequestsPerSec", "0.33"); // 2 keep-alives in 6 s
+    p.setProperty("manyRequestsPerSec", "0.67"); // 4: one window phase, not per-lock traffic
+    r.sessionScale.put("locksmith-etcd", p);
+    Report.Target t = Report.targets(r).get(0);
+    assertThat(t.ratio()).isLessThan(0.1);
+    assertThat(t.verdict()).isEqualTo("met");
+
+    p.setProperty("manyRequestsPerSec", "3333"); // a renewal per lock every 3 s
+    assertThat(Report.targets(r).get(0).verdict()).contains("missed");
+  }
+}

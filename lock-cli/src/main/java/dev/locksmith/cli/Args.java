@@ -1,0 +1,137 @@
+package dev.locksmith.cli;
+
+import dev.locksmith.spi.Durations;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** Command-line options of one subcommand: {@code --key value}, {@code --key=value}, flags, and what follows {@code --}. */
+final class Args {
+  private final Map<String, String> options = new LinkedHashMap<>();
+  private final List<String> positional = new ArrayList<>();
+  private final List<String> rest = new ArrayList<>();
+
+  /** A bad command line: printed as one line plus the usage, exit status 2. */
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * @param argv the arguments after the subcommand
+   * @param valued options that take a value
+   * @param flags options that take none
+   */
+  static Args parse(List<String> argv, Set<String> valued, Set<String> flags) {
+    Args a = new Args();
+    for (int i = 0; i < argv.size(); i++) {
+      String arg = argv.get(i);
+      if (arg.equals("--")) {
+        a.rest.addAll(argv.subList(i + 1, argv.size()));
+        break;
+      }
+      if (arg.startsWith("--") && arg.length() > 2) {
+        String key = arg.substring(2);
+        String value = null;
+        int eq = key.indexOf('=');
+        if (eq >= 0) {
+          value = key.substring(eq + 1);
+          key = key.substring(0, eq);
+        }
+        if (flags.contains(key)) {
+          if (value != null) {
+            throw new UsageException("--" + key + " takes no value");
+          }
+          a.options.put(key, "true");
+        } else if (valued.contains(key)) {
+          if (value == null) {
+            if (i + 1 >= argv.size()) {
+              throw new UsageException("--" + key + " needs a value");
+            }
+            value = argv.get(++i);
+          }
+          a.options.put(key, value);
+        } else {
+          throw new UsageException("unknown option --" + key);
+        }
+      } else {
+        a.positional.add(arg);
+      }
+    }
+    return a;
+  }
+
+  String get(String key) {
+    return options.get(key);
+  }
+
+  boolean flag(String key) {
+    return options.containsKey(key);
+  }
+
+  Duration duration(String key, Duration defaultValue) {
+    String v = options.get(key);
+    if (v == null) {
+      return defaultValue;
+    }
+    try {
+      Duration d = Durations.parse(v);
+      if (d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException("not positive");
+      }
+      return d;
+    } catch (IllegalArgumentException e) {
+      throw new UsageException("--" + key + " was '" + v + "' but it must be a positive duration such as 30s or 500ms");
+    }
+  }
+
+  /** Like {@link #duration}, but zero is allowed (for "try once, do not wait"). */
+  Duration durationOrZero(String key, Duration defaultValue) {
+    String v = options.get(key);
+    if (v == null) {
+      return defaultValue;
+    }
+    if (v.trim().equals("0")) {
+      return Duration.ZERO;
+    }
+    try {
+      Duration d = Durations.parse(v);
+      if (!d.isNegative()) {
+        return d;
+      }
+    } catch (IllegalArgumentException e) {
+      // reported below
+    }
+    throw new Args.UsageException("--" + key + " was '" + v + "' but it must be zero or a positive duration such as 30s or 500ms");
+  }
+
+  int integer(String key, int defaultValue, int min, int max) {
+    String v = options.get(key);
+    if (v == null) {
+      return defaultValue;
+    }
+    try {
+      int n = Integer.parseInt(v);
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new UsageException("--" + key + " was '" + v + "' but it must be a whole number from " + min + " to " + max);
+  }
+
+  List<String> positional() {
+    return positional;
+  }
+
+  List<String> rest() {
+    return rest;
+  }
+}

@@ -1,0 +1,396 @@
+package dev.locksmith.cli;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.LockConfigurationException;
+import dev.locksmith.LockOptions;
+import dev.locksmith.spi.Durations;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * {@code lockctl exec}: a distributed flock(1). Holds a lock, renewing it, while a command runs;
+ * hands the command its fencing token; signals the command if the lease is lost; forwards
+ * SIGINT, SIGTERM and SIGHUP to it and releases the lock before exiting.
+ */
+final class ExecCommand {
+  static final String USAGE = String.join("\n",
+      "usage: lockctl exec [--backend URI | --config FILE] --name NAME [--wait D] [--lease D]",
+      "                    [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD [ARGS...]",
+      "",
+      "Runs CMD while holding the lock NAME, like flock(1) across machines. The lease is renewed",
+      "while CMD runs. CMD inherits stdin, stdout and stderr, and gets in its environment:",
+      "  LOCKSMITH_FENCING_TOKEN   the lease's fencing token: pass it to what the lock protects,",
+      "                            which should refuse tokens lower than it has seen",
+      "  LOCKSMITH_LOCK_NAME       NAME",
+      "",
+      "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
+      "  --config FILE   a properties file with locksmith.uri and other settings",
+      "  --name NAME     the lock's name (required)",
+      "  --wait D        how long to wait for the lock; 0 tries once (default 30s)",
+      "  --lease D       the lease, renewed while CMD runs (default: the backend's, 30s)",
+      "  --on-loss P     if the lease is lost while CMD runs: term = SIGTERM, then SIGKILL after",
+      "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
+      "  --grace D       how long CMD may take to exit after SIGTERM (default 10s)",
+      "  --verbose       report waiting, acquiring and releasing on stderr",
+      "",
+      "SIGINT, SIGTERM and SIGHUP sent to lockctl are forwarded to CMD and its child processes;",
+      "lockctl waits for CMD (SIGKILL after --grace, or at a second signal), then releases the lock.",
+      "",
+      "exit status:",
+      "  CMD's own      CMD ran while the lock was held throughout (128+N if CMD died of signal N)",
+      "  2              bad command line",
+      "  69             the backend could not be reached (EX_UNAVAILABLE)",
+      "  75             the lock was not acquired within --wait; CMD did not run (EX_TEMPFAIL)",
+      "  76             the lease was lost while CMD ran: another holder may have overlapped it",
+      "  78             bad backend configuration (EX_CONFIG)",
+      "  126, 127       CMD could not be run, or was not found",
+      "  128+N          lockctl got signal N before CMD started",
+      "  1              any other failure");
+
+  private static final Set<String> ON_LOSS = Set.of("term", "kill", "none");
+
+  private final PrintStream out;
+  private final PrintStream err;
+  private final ReentrantLock state = new ReentrantLock();
+  private Thread main;
+  private Process child;
+  private int signalled;
+  private boolean leaseLost;
+  private boolean finished;
+  private boolean verbose;
+  private Duration grace;
+
+  ExecCommand(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  int run(List<String> argv) {
+    Args args = Args.parse(argv, Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"), Set.of("help", "verbose"));
+    if (args.flag("help")) {
+      out.println(USAGE);
+      return Main.OK;
+    }
+    String name = args.get("name");
+    if (name == null) {
+      throw new Args.UsageException("--name is required: the lock to hold while CMD runs");
+    }
+    if (!args.positional().isEmpty()) {
+      throw new Args.UsageException("unexpected argument '" + args.positional().get(0) + "'; put the command after --, as in: "
+          + "lockctl exec --name " + name + " -- " + args.positional().get(0));
+    }
+    List<String> command = args.rest();
+    if (command.isEmpty()) {
+      throw new Args.UsageException("no command: give CMD [ARGS...] after --");
+    }
+    Duration wait = args.durationOrZero("wait", Duration.ofSeconds(30));
+    grace = args.duration("grace", Duration.ofSeconds(10));
+    String onLoss = args.get("on-loss") == null ? "term" : args.get("on-loss");
+    if (!ON_LOSS.contains(onLoss)) {
+      throw new Args.UsageException("--on-loss was '" + onLoss + "' but it must be term, kill or none");
+    }
+    verbose = args.flag("verbose");
+    LockConfig config;
+    try {
+      config = Backends.config(args, null);
+    } catch (LockConfigurationException e) {
+      err.println("lockctl exec: " + e.getMessage());
+      return Main.CONFIG;
+    }
+    LockOptions options;
+    try {
+      options = LockOptions.builder().lease(args.duration("lease", config.defaults().lease())).autoRenew(true).reentrant(false).build();
+    } catch (IllegalArgumentException e) {
+      throw new Args.UsageException("--lease was '" + args.get("lease") + "' but it must be a duration from 10ms to 7d, such as 30s");
+    }
+
+    main = Thread.currentThread();
+    Signals.catchTermination(this::onSignal);
+    Thread hook = new Thread(this::onShutdown, "lockctl-exec-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try {
+      return hold(config, name, options, wait, onLoss, command);
+    } finally {
+      state.lock();
+      try {
+        finished = true;
+      } finally {
+        state.unlock();
+      }
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException e) {
+        // already shutting down: the hook finds `finished` set and does nothing
+      }
+    }
+  }
+
+  private int hold(LockConfig config, String name, LockOptions options, Duration wait, String onLoss, List<String> command) {
+    LockClient client;
+    try {
+      client = Backends.connect(config);
+    } catch (BackendUnavailableException e) {
+      err.println("lockctl exec: " + e.getMessage());
+      return Main.UNAVAILABLE;
+    } catch (LockConfigurationException e) {
+      err.println("lockctl exec: " + e.getMessage());
+      return Main.CONFIG;
+    }
+    try (client) {
+      Guarantees g = client.guarantees();
+      if (!g.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
+        err.println("lockctl exec: warning: " + config.uri().scheme() + ": locks are in-process; this lock excludes nothing outside this lockctl");
+      }
+      DistributedLock lock;
+      try {
+        lock = client.lock(name, options);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException("--name: " + e.getMessage());
+      }
+      Lease lease;
+      try {
+        lease = acquire(lock, wait);
+      } catch (InterruptedException e) {
+        return 128 + signalled();
+      } catch (BackendUnavailableException e) {
+        err.println("lockctl exec: " + e.getMessage());
+        return Main.UNAVAILABLE;
+      }
+      if (lease == null) {
+        Thread.interrupted(); // a signal's interrupt may arrive after the wait ended; the client still closes cleanly
+        if (signalled() != 0) {
+          return 128 + signalled();
+        }
+        err.println("lockctl exec: lock '" + name + "' is held by someone else; not acquired within " + Durations.format(wait));
+        return Main.TEMPFAIL;
+      }
+      return runHolding(lease, onLoss, command);
+    }
+  }
+
+  private Lease acquire(DistributedLock lock, Duration wait) throws InterruptedException {
+    if (signalled() != 0) {
+      throw new InterruptedException();
+    }
+    Optional<Lease> first = lock.tryAcquire();
+    if (first.isPresent()) {
+      return first.get();
+    }
+    if (wait.isZero()) {
+      return null;
+    }
+    if (verbose) {
+      err.println("lockctl exec: lock '" + lock.name() + "' is held; waiting up to " + Durations.format(wait));
+    }
+    return lock.tryAcquire(wait).orElse(null);
+  }
+
+  private int runHolding(Lease lease, String onLoss, List<String> command) {
+    String name = lease.lockName();
+    long token = lease.fencingToken();
+    if (verbose) {
+      err.println("lockctl exec: acquired lock '" + name + "', fencing token " + token);
+    }
+    ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+    pb.environment().put("LOCKSMITH_FENCING_TOKEN", Long.toString(token));
+    pb.environment().put("LOCKSMITH_LOCK_NAME", name);
+    Process p;
+    state.lock();
+    try {
+      if (signalled != 0) {
+        Thread.interrupted(); // our own handler's interrupt, which must not cut the release short
+        lease.close();
+        return 128 + signalled;
+      }
+      try {
+        p = pb.start();
+      } catch (IOException e) {
+        lease.close();
+        boolean missing = String.valueOf(e.getMessage()).contains("error=2,");
+        err.println("lockctl exec: cannot run '" + command.get(0) + "': " + (missing ? "no such file or command" : e.getMessage()));
+        return missing ? Main.NOT_FOUND : Main.CANNOT_EXECUTE;
+      }
+      child = p;
+    } finally {
+      state.unlock();
+    }
+    lease.lost().thenAccept(loss -> onLoss(loss, p, onLoss));
+    int status = waitForChild(p);
+    boolean lost;
+    state.lock();
+    try {
+      lost = leaseLost;
+    } finally {
+      state.unlock();
+    }
+    boolean heldToTheEnd;
+    try {
+      heldToTheEnd = lease.release();
+    } catch (BackendUnavailableException e) {
+      err.println("lockctl exec: releasing lock '" + name + "' failed; it frees itself when its lease runs out: " + e.getMessage());
+      return lost ? Main.LEASE_LOST : status;
+    }
+    if (lost) {
+      return Main.LEASE_LOST;
+    }
+    if (!heldToTheEnd) {
+      // found only now; when it was lost cannot be told, so CMD may have overlapped another holder
+      err.println("lockctl exec: the lease on lock '" + name + "' (fencing token " + token
+          + ") was found lost when lockctl released it after CMD: another holder may have overlapped CMD");
+      return Main.LEASE_LOST;
+    }
+    if (verbose) {
+      err.println("lockctl exec: released lock '" + name + "'; CMD exited with " + status);
+    }
+    return status;
+  }
+
+  /** Waits for CMD however many interrupts arrive: lockctl never exits while CMD runs under the lock. */
+  private static int waitForChild(Process p) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return p.waitFor();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void onLoss(LeaseLostException loss, Process p, String policy) {
+    state.lock();
+    try {
+      if (!p.isAlive()) {
+        return;
+      }
+      leaseLost = true;
+    } finally {
+      state.unlock();
+    }
+    // Say it before signalling: CMD may exit at once, and lockctl with it, before a later line is written.
+    switch (policy) {
+      case "kill":
+        err.println("lockctl exec: " + loss.getMessage() + "; sending SIGKILL to CMD (pid " + p.pid() + ")");
+        Signals.sendToTree(p, Signals.SIGKILL);
+        break;
+      case "term":
+        err.println("lockctl exec: " + loss.getMessage() + "; sent SIGTERM to CMD (pid " + p.pid() + "), SIGKILL follows in "
+            + Durations.format(grace) + " if it is still running");
+        Signals.sendToTree(p, Signals.SIGTERM);
+        killAfterGrace(p);
+        break;
+      default:
+        err.println("lockctl exec: " + loss.getMessage() + "; CMD (pid " + p.pid() + ") keeps running, as --on-loss none asks");
+    }
+  }
+
+  private void onSignal(int signal) {
+    Process p;
+    boolean again;
+    state.lock();
+    try {
+      again = signalled != 0;
+      if (!again) {
+        signalled = signal;
+      }
+      p = child;
+    } finally {
+      state.unlock();
+    }
+    if (p == null) {
+      main.interrupt(); // still connecting or waiting: withdraw and exit
+      return;
+    }
+    if (again) {
+      if (p.isAlive()) {
+        err.println("lockctl exec: " + Signals.name(signal) + " again: sending SIGKILL to CMD (pid " + p.pid() + ")");
+        Signals.sendToTree(p, Signals.SIGKILL);
+      }
+      return;
+    }
+    if (Signals.sendToTree(p, signal)) {
+      if (verbose) {
+        err.println("lockctl exec: forwarded " + Signals.name(signal) + " to CMD (pid " + p.pid() + "); releasing the lock once it exits");
+      }
+      killAfterGrace(p);
+    }
+  }
+
+  /** Only for a JVM that could not catch the signal: forward SIGTERM and keep the lock until CMD is gone. */
+  private void onShutdown() {
+    Process p;
+    state.lock();
+    try {
+      if (finished) {
+        return;
+      }
+      p = child;
+      if (signalled == 0) {
+        signalled = Signals.SIGTERM;
+      }
+    } finally {
+      state.unlock();
+    }
+    main.interrupt();
+    if (p != null && Signals.sendToTree(p, Signals.SIGTERM)) {
+      try {
+        if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+          Signals.sendToTree(p, Signals.SIGKILL);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    // main releases the lease once CMD has exited; give it the time to do so
+    try {
+      main.join(TimeUnit.SECONDS.toMillis(10));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void killAfterGrace(Process p) {
+    Thread t = new Thread(() -> {
+      try {
+        if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS) && p.isAlive()) {
+          // said first: once CMD is killed, lockctl may exit before a later line is written
+          err.println(String.format(Locale.ROOT, "lockctl exec: CMD (pid %d) still ran %s after SIGTERM: sending SIGKILL", p.pid(),
+              Durations.format(grace)));
+          Signals.sendToTree(p, Signals.SIGKILL);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "lockctl-exec-grace");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private int signalled() {
+    state.lock();
+    try {
+      return signalled;
+    } finally {
+      state.unlock();
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package dev.locksmith.cli;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.LockConfigurationException;
+import dev.locksmith.LockException;
+import dev.locksmith.Locks;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/** {@code lockctl}: the Locksmith command. */
+public final class Main {
+  static final int OK = 0;
+  static final int FAILED = 1;
+  static final int USAGE = 2;
+  /** EX_UNAVAILABLE: the backend could not be reached. */
+  static final int UNAVAILABLE = 69;
+  /** EX_TEMPFAIL: the lock was not acquired in time (exec), or is held (status). */
+  static final int TEMPFAIL = 75;
+  /** The lease was lost while the command ran (sysexits' EX_PROTOCOL number). */
+  static final int LEASE_LOST = 76;
+  /** EX_CONFIG: the backend configuration is bad. */
+  static final int CONFIG = 78;
+  /** As in shells: the command was found but could not be run. */
+  static final int CANNOT_EXECUTE = 126;
+  /** As in shells: the command was not found. */
+  static final int NOT_FOUND = 127;
+
+  static final String HELP = String.join("\n",
+      "usage: lockctl <command> [options]   (lockctl <command> --help for its options)",
+      "",
+      "commands:",
+      "  demo     workers contend for one lock; one freezes past its lease and its late write is refused by the fence",
+      "  exec     run a command while holding a lock, like flock(1) across machines:",
+      "             lockctl exec --backend redis://host:6379 --name nightly -- ./backup.sh",
+      "  status   is a lock held? (lockctl status --backend URI NAME)",
+      "  compare  fault scenarios against backends: declared guarantee, published prediction, observed",
+      "             lockctl compare --backend redis://host:6379 --backend zookeeper://zk:2181 --quick",
+      "  help     this text",
+      "",
+      "The backend is a lock URI: --backend redis://host:6379, or LOCKSMITH_URI, or --config FILE with locksmith.uri.",
+      "Schemes in this build: " + String.join(", ", schemes()) + ".",
+      "",
+      "exit status:",
+      "  0        done (status: the lock is free)",
+      "  1        failed (demo: the demo did not go as expected; compare: a result disagrees with the declared guarantee)",
+      "  2        bad command line",
+      "  69       the backend could not be reached (EX_UNAVAILABLE)",
+      "  75       exec: the lock was not acquired within --wait; status: the lock is held (EX_TEMPFAIL)",
+      "  76       exec: the lease was lost while the command ran",
+      "  78       bad backend configuration (EX_CONFIG)",
+      "  126/127  exec: the command could not be run / was not found",
+      "  other    exec: the command's own exit status (128+N if it died of signal N)");
+
+  private Main() {}
+
+  private static Set<String> schemes() {
+    try {
+      return Locks.schemes();
+    } catch (RuntimeException e) {
+      return Set.of("local");
+    }
+  }
+
+  /**
+   * @param args the command line
+   */
+  public static void main(String[] args) {
+    // The commands report lease loss and connection failures themselves, in one line each; the
+    // library's warnings would repeat them, and the clients of ZooKeeper, gRPC and Jedis log
+    // stack traces while they retry. --verbose shows warnings again.
+    String level = Arrays.asList(args).contains("--verbose") ? "warn" : "error";
+    for (String logger : List.of("dev.locksmith", "org.apache.zookeeper", "org.apache.curator", "io.grpc", "io.netty",
+        "io.vertx", "io.etcd", "com.zaxxer.hikari", "redis.clients")) {
+      String key = "org.slf4j.simpleLogger.log." + logger;
+      if (System.getProperty(key) == null) {
+        System.setProperty(key, level);
+      }
+    }
+    // gRPC (etcd) and ZooKeeper's client log through java.util.logging; only warnings are worth a user's eye
+    java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
+    System.exit(run(Arrays.asList(args), out, err));
+  }
+
+  static int run(List<String> args, PrintStream out, PrintStream err) {
+    if (args.isEmpty() || args.get(0).equals("help") || args.get(0).equals("--help") || args.get(0).equals("-h")) {
+      (args.isEmpty() ? err : out).println(HELP);
+      return args.isEmpty() ? USAGE : OK;
+    }
+    String command = args.get(0);
+    List<String> rest = args.subList(1, args.size());
+    String usage = HELP;
+    try {
+      switch (command) {
+        case "demo":
+          usage = DemoCommand.USAGE;
+          return new DemoCommand(out).run(rest);
+        case "exec":
+          usage = ExecCommand.USAGE;
+          return new ExecCommand(out, err).run(rest);
+        case "status":
+          usage = StatusCommand.USAGE;
+          return new StatusCommand(out).run(rest);
+        case "compare":
+          usage = CompareCommand.USAGE;
+          return new CompareCommand(out, err).run(rest);
+        default:
+          err.println("lockctl: unknown command '" + command + "'");
+          err.println(HELP);
+          return USAGE;
+      }
+    } catch (Args.UsageException e) {
+      err.println("lockctl " + command + ": " + e.getMessage());
+      err.println(usage);
+      return USAGE;
+    } catch (LockException e) {
+      err.println("lockctl " + command + ": " + e.getMessage());
+      if (command.equals("demo")) {
+        return FAILED;
+      }
+      return e instanceof BackendUnavailableException ? UNAVAILABLE : e instanceof LockConfigurationException ? CONFIG : FAILED;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      err.println("lockctl " + command + ": interrupted");
+      return FAILED;
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package dev.locksmith.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.Locks;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** {@code lockctl status} against a real redis-server, the lock held or not by the test's own client. */
+class LockctlStatusIT {
+  static RedisFixture redis;
+  static LockClient client;
+
+  @BeforeAll
+  static void startRedis() {
+    redis = RedisFixture.start();
+    client = Locks.connect(redis.uri());
+  }
+
+  @AfterAll
+  static void stopRedis() {
+    if (client != null) {
+      client.close();
+    }
+    if (redis != null) {
+      redis.close();
+    }
+  }
+
+  @Test
+  void aFreeLockIsReportedFreeWithTheProbesTokenAndExit0() throws Exception {
+    long before;
+    try (Lease lease = client.lock("status/free").acquire(Duration.ofSeconds(5))) {
+      before = lease.fencingToken();
+    }
+    Lockctl.Result r = Lockctl.run("status", "--backend", redis.uri(), "status/free");
+    assertThat(r.exit).as("%s", r).isZero();
+    assertThat(r.out).contains("lock:            status/free", "state:           free");
+    Matcher m = Pattern.compile("the probe got token (\\d+)").matcher(r.out);
+    assertThat(m.find()).as("%s", r).isTrue();
+    long probe = Long.parseLong(m.group(1));
+    assertThat(probe).isGreaterThan(before);
+    try (Lease next = client.lock("status/free").acquire(Duration.ofSeconds(5))) {
+      assertThat(next.fencingToken()).as("the next holder's token is greater than the probe's").isGreaterThan(probe);
+    }
+  }
+
+  @Test
+  void aHeldLockIsReportedHeldWithExit75AndStaysHeld() throws Exception {
+    try (Lease lease = client.lock("status/held").acquire(Duration.ofSeconds(5))) {
+      Lockctl.Result r = Lockctl.run("status", "--backend", redis.uri(), "status/held");
+      assertThat(r.exit).as("%s", r).isEqualTo(75);
+      assertThat(r.out).contains("state:           held", "fencing token:   unknown");
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.release()).as("the probe took nothing of ours").isTrue();
+    }
+  }
+
+  @Test
+  void theBackendCanComeFromLocksmithUriAndBadLinesAre2() throws Exception {
+    Lockctl.Result local = Lockctl.run("status", "--backend", "local:", "x");
+    assertThat(local.exit).as("%s", local).isZero();
+    assertThat(local.out).contains("state:           free", "in-process");
+    Lockctl.Result none = Lockctl.run("status", "--backend", redis.uri());
+    assertThat(none.exit).isEqualTo(2);
+    assertThat(none.err).startsWith("lockctl status: no lock name").contains("usage: lockctl status");
+    Lockctl.Result two = Lockctl.run("status", "--backend", redis.uri(), "a", "b");
+    assertThat(two.exit).isEqualTo(2);
+    assertThat(Lockctl.run("status", "--help").out).contains("usage: lockctl status", "75 held");
+  }
+}
