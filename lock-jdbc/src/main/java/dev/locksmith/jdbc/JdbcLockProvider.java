@@ -185,7 +185,9 @@ public final class JdbcLockProvider implements LockProvider {
     hc.setConnectionTimeout(connectTimeout.toMillis());
     hc.setValidationTimeout(Math.max(250, connectTimeout.toMillis() / 2));
     hc.setInitializationFailTimeout(-1); // the probe above has checked the database is there
-    hc.setAutoCommit(true);
+    // Connections stay in transaction mode: every operation ends with its own commit or
+    // rollback, so an acquire sends no SET autocommit before and after its transaction.
+    hc.setAutoCommit(false);
     hc.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     HikariDataSource pool;
     try {

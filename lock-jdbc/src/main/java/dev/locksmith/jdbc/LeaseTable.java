@@ -24,7 +24,9 @@ import javax.sql.DataSource;
 /**
  * The lease table and every statement run against it. Each method borrows one connection for
  * one short transaction and gives it back: no connection or transaction is ever held while a
- * user holds a lock. Every value is bound as a parameter; only the checked table name is
+ * user holds a lock. Our own pool hands out connections with autocommit off, so each method ends
+ * its transaction with an explicit commit or rollback; a user's DataSource may hand out
+ * autocommit connections, which are switched for the transaction and back. Every value is bound as a parameter; only the checked table name is
  * written into the SQL.
  */
 final class LeaseTable {
@@ -96,7 +98,9 @@ final class LeaseTable {
     for (int round = 0; ; round++) {
       try (Connection c = borrow()) {
         boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
+        if (auto) {
+          c.setAutoCommit(false); // only a user's DataSource hands out autocommit connections
+        }
         try {
           Take t = takeInTransaction(c, name, owner, leaseMillis, holder, beforeCommit);
           if (t.granted) {
@@ -190,14 +194,23 @@ final class LeaseTable {
   }
 
   private boolean releaseOnce(String name, String owner) throws SQLException {
-    try (Connection c = borrow(); PreparedStatement ps = c.prepareStatement(release)) {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-      int n = ps.executeUpdate();
-      if (!c.getAutoCommit()) {
-        c.commit();
+    try (Connection c = borrow()) {
+      // Our own pool's connections are in transaction mode: UPDATE, then COMMIT.
+      boolean auto = c.getAutoCommit();
+      try (PreparedStatement ps = c.prepareStatement(release)) {
+        ps.setString(1, name);
+        ps.setString(2, owner);
+        int n = ps.executeUpdate();
+        if (!auto) {
+          c.commit();
+        }
+        return n > 0;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          rollbackQuietly(c);
+        }
+        throw e;
       }
-      return n > 0;
     }
   }
 
@@ -232,7 +245,9 @@ final class LeaseTable {
     Set<String> ours = new HashSet<>();
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
-      c.setAutoCommit(false);
+      if (auto) {
+        c.setAutoCommit(false);
+      }
       try {
         for (Map.Entry<Long, List<Due>> group : byLease.entrySet()) {
           List<Due> all = group.getValue();
@@ -327,6 +342,9 @@ final class LeaseTable {
       boolean auto = c.getAutoCommit();
       try (Statement s = c.createStatement()) {
         s.executeQuery("SELECT name, owner, fence, expires_at, acquired_at, holder FROM " + table + " WHERE 1 = 0").close();
+        if (!auto) {
+          c.rollback(); // ends the read's transaction: nothing was written
+        }
         return true;
       } catch (SQLException e) {
         if (dialect.isMissingTable(e)) {

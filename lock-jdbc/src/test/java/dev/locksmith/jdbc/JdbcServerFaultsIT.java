@@ -78,6 +78,50 @@ class JdbcServerFaultsIT {
     }
   }
 
+  /**
+   * An uncontended acquire + release is the floor's five statements (SELECT ... FOR UPDATE,
+   * UPDATE, COMMIT; UPDATE, COMMIT): the pool keeps its connections in transaction mode, so no
+   * {@code SET autocommit} goes before and after each acquire. Counted by the server.
+   */
+  @Test
+  void anUncontendedAcquireAndReleaseSendsNoSetAutocommit() throws Exception {
+    TestDatabases.Db db = TestDatabases.mariadb();
+    String name = name("statements");
+    int n = 100;
+    try (LockClient client = Locks.connect(uri(db, "")); Connection admin = db.admin()) {
+      for (int i = 0; i < 10; i++) { // the row exists and the pool is warm before counting
+        client.lock(name).acquire(Duration.ofSeconds(5)).release();
+      }
+      java.util.Map<String, Long> before = comCounters(admin);
+      for (int i = 0; i < n; i++) {
+        client.lock(name).acquire(Duration.ofSeconds(5)).release();
+      }
+      java.util.Map<String, Long> after = comCounters(admin);
+      java.util.Map<String, Long> delta = new java.util.TreeMap<>();
+      after.forEach((k, v) -> delta.put(k, v - before.getOrDefault(k, 0L)));
+      // Slack for a connection the pool may open meanwhile (its setup sends a few SETs).
+      assertThat(delta.get("Com_set_option")).as("SET statements over %d acquire+release: %s", n, delta).isLessThan(n / 10);
+      long statements = delta.get("Com_select") + delta.get("Com_update") + delta.get("Com_insert")
+          + delta.get("Com_commit") + delta.get("Com_rollback");
+      assertThat(statements).as("SELECT/UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta)
+          .isLessThanOrEqualTo(5L * n + 5);
+      assertThat(delta.get("Com_commit")).as("commits over %d acquire+release: %s", n, delta).isGreaterThanOrEqualTo(2L * n);
+    }
+  }
+
+  private static java.util.Map<String, Long> comCounters(Connection admin) throws Exception {
+    java.util.Map<String, Long> m = new java.util.TreeMap<>();
+    try (Statement s = admin.createStatement();
+         ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS WHERE Variable_name IN"
+             + " ('Com_set_option', 'Com_select', 'Com_update', 'Com_insert', 'Com_commit', 'Com_rollback')")) {
+      while (rs.next()) {
+        m.put(rs.getString(1), Long.parseLong(rs.getString(2)));
+      }
+    }
+    assertThat(m).as("counters from SHOW GLOBAL STATUS").hasSize(6);
+    return m;
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"mariadb", "postgresql"})
   void killingEverySessionOfTheHolderLosesNoLock(String which) throws Exception {
