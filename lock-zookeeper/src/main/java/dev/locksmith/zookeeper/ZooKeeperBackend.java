@@ -112,12 +112,15 @@ final class ZooKeeperBackend implements LockBackend {
     final String ownerId;
     final String path;
     final long token;
+    /** The watch on our own node (a deletion is a lost lease); re-set by the re-check after a reconnect. */
+    final Watcher ownWatcher;
 
-    Held(String name, String ownerId, String path, long token) {
+    Held(String name, String ownerId, String path, long token, Watcher ownWatcher) {
       this.name = name;
       this.ownerId = ownerId;
       this.path = path;
       this.token = token;
+      this.ownWatcher = ownWatcher;
     }
 
     @Override
@@ -346,7 +349,7 @@ final class ZooKeeperBackend implements LockBackend {
     for (Held h : held.values()) {
       Stat stat;
       try {
-        stat = curator.checkExists().forPath(h.path);
+        stat = curator.checkExists().usingWatcher(h.ownWatcher).forPath(h.path);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -547,6 +550,8 @@ final class ZooKeeperBackend implements LockBackend {
     private final String parent;
     private final byte[] data;
     private String nodePath;
+    /** What the create of {@link #nodePath} answered (create2): czxid and ephemeral owner; czxid 0 if unknown. */
+    private Stat created = new Stat();
     private boolean createInFlight;
     private String watched;
     private long lastCheckedAt;
@@ -633,7 +638,11 @@ final class ZooKeeperBackend implements LockBackend {
       watched = null;
       if (nodePath == null) {
         createInFlight = true;
-        nodePath = curator.create().creatingParentContainersIfNeeded().withProtection()
+        // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no
+        // read of its own. A node found again by protected mode after a connection loss may come
+        // back without them (czxid 0); the grant then reads them.
+        created = new Stat();
+        nodePath = curator.create().storingStatIn(created).creatingParentContainersIfNeeded().withProtection()
             .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
         createInFlight = false;
       }
@@ -665,12 +674,23 @@ final class ZooKeeperBackend implements LockBackend {
       return grant();
     }
 
+    /**
+     * Our node is the lowest child. The czxid and ephemeral owner come from the create; the
+     * own-node watch (a deleted node is a lost lease) is set by an asynchronous exists that does
+     * not hold up the grant: it is sent before any later request of this session (release
+     * included), and finding the node gone reports the lease lost, as the watch would have.
+     */
     private Poll grant() throws Exception {
       long session = curator.getZookeeperClient().getZooKeeper().getSessionId();
-      Stat stat = curator.checkExists().usingWatcher(ownWatcher).forPath(nodePath);
-      if (stat == null) {
-        nodePath = null;
-        return Poll.busy(Duration.ZERO);
+      Stat stat = created;
+      boolean watchSet = false;
+      if (stat.getCzxid() == 0) {
+        stat = curator.checkExists().usingWatcher(ownWatcher).forPath(nodePath);
+        if (stat == null) {
+          nodePath = null;
+          return Poll.busy(Duration.ZERO);
+        }
+        watchSet = true;
       }
       if (stat.getEphemeralOwner() != session) {
         // made by a session that has since ended (Curator moved to a new one): it is about to vanish
@@ -678,13 +698,33 @@ final class ZooKeeperBackend implements LockBackend {
         nodePath = null;
         return Poll.busy(Duration.ZERO);
       }
-      Held h = new Held(name, ownerId, nodePath, stat.getCzxid());
+      Held h = new Held(name, ownerId, nodePath, stat.getCzxid(), ownWatcher);
       held.put(ownerId, h);
       if (!connected || closed) {
         held.remove(ownerId, h);
         return Poll.busy(Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
       }
+      if (!watchSet) {
+        watchOwnNode(h);
+      }
       return Poll.grantedForSession(h.token, h);
+    }
+
+    /** Sets the watch on our own node without waiting; a node already gone is a lost lease. */
+    private void watchOwnNode(Held h) {
+      try {
+        curator.checkExists().usingWatcher(ownWatcher).inBackground((c, e) -> {
+          if (e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(ownerId, h)) {
+            context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+          } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
+            // no watch: a reconnect re-checks (and watches) the node; until then a deletion is found by that check
+            LOG.debug("watching {} failed ({}); the node is re-checked after reconnecting", h,
+                KeeperException.Code.get(e.getResultCode()));
+          }
+        }).forPath(h.path);
+      } catch (Exception e) {
+        LOG.debug("watching {} failed; the node is re-checked after reconnecting: {}", h, e.toString());
+      }
     }
 
     /** Deletes our node (or a node a create may have left) so the next waiter is not held up. */

@@ -203,6 +203,57 @@ class ZooKeeperSessionIT {
     }
   }
 
+  /**
+   * Counted, never timed: an uncontended acquire + release waits for three requests (create2,
+   * getChildren, delete), as Curator's own mutex. The czxid and ephemeral owner come with the
+   * create's answer, and the own-node watch rides on an exists that nobody waits for. Curator's
+   * tracer names each operation, foreground (the caller waits) or background.
+   */
+  @Test
+  void anUncontendedAcquireAndReleaseWaitsForThreeRequests() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
+      String name = lockName();
+      Poll warm = pollUntilGranted(backend.attempt(name, context.clientId() + ":warm", Duration.ofSeconds(1), () -> { }));
+      assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, context.clientId() + ":warm", warm.fencingToken(),
+          Duration.ofSeconds(1), warm.state()))).isTrue();
+      Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
+      backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
+        @Override
+        public void addTrace(String trace, long time, TimeUnit unit) {
+          traced.merge(trace, 1, Integer::sum);
+        }
+
+        @Override
+        public void addCount(String counter, int increment) {
+        }
+      });
+      int n = 20;
+      List<Long> tokens = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        String owner = context.clientId() + ":" + i;
+        Poll grant = backend.attempt(name, owner, Duration.ofSeconds(1), () -> { }).poll();
+        assertThat(grant.isGranted()).as("uncontended acquire %d", i).isTrue();
+        tokens.add(grant.fencingToken());
+        assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(1),
+            grant.state()))).isTrue();
+      }
+      await(Duration.ofSeconds(10), "every asynchronous exists answered: " + traced,
+          () -> traced.getOrDefault("ExistsBuilderImpl-Background", 0) == n);
+      Map<String, Integer> foreground = new java.util.TreeMap<>();
+      traced.forEach((trace, count) -> {
+        if (trace.contains("Foreground")) {
+          foreground.put(trace, count);
+        }
+      });
+      assertThat(foreground).as("operations the caller waited for over %d uncontended acquire + release", n)
+          .isEqualTo(Map.of("CreateBuilderImpl-Foreground", n, "GetChildrenBuilderImpl-Foreground", n,
+              "DeleteBuilderImpl-Foreground", n));
+      assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
+      assertThat(context.calls).as("no lease reported lost by the asynchronous watch").noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
+    }
+  }
+
   @Test
   void renewChecksEveryNodeInOneBatch() throws Exception {
     RecordingContext context = new RecordingContext();
