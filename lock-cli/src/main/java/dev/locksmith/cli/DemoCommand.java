@@ -1,40 +1,57 @@
 package dev.locksmith.cli;
 
-import dev.locksmith.DistributedLock;
-import dev.locksmith.Lease;
+import dev.locksmith.Guarantees;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
-import dev.locksmith.LockOptions;
+import dev.locksmith.LockException;
 import dev.locksmith.spi.Durations;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code lockctl demo}: several workers, each with a client of its own, take turns on one lock
- * and write through a fenced store; one of them pauses past its lease, as a long GC pause would,
- * and then writes with its stale token. The timeline shows the lock passing on, each fencing
- * token, and the store refusing the stale write.
+ * {@code lockctl demo}: several worker processes, each with a client of its own, take turns on
+ * one lock and write through a fenced store that this process serves on loopback. One worker is
+ * frozen with SIGSTOP while it holds the lock, past its lease, as a long GC pause or a stopped VM
+ * would freeze it; its renewal stops with it. The timeline shows the lock passing on, each
+ * fencing token, the loss signal, and the store refusing the frozen worker's late write.
+ *
+ * <p>With no backend given it runs on an H2 database in a temporary directory, opened by this
+ * process and served to the workers by H2's AUTO_SERVER mode: no server to install.
  */
 final class DemoCommand {
+  static final String LOCK_NAME = "lockctl-demo/inventory";
   static final String USAGE = String.join("\n",
       "usage: lockctl demo [--backend URI | --config FILE] [--workers N] [--rounds N] [--lease D] [--pause D]",
       "",
-      "Workers take turns on one lock and write through a store that refuses fencing tokens lower",
-      "than it has seen. One worker pauses longer than its lease while holding the lock: the lock",
-      "passes to another worker, and the paused worker's late write is refused by the fence.",
+      "Worker processes take turns on one lock and write through a store that refuses fencing tokens",
+      "lower than it has seen. One worker is frozen (SIGSTOP) for longer than its lease while it holds",
+      "the lock: the lock passes to another worker, and the frozen worker's late write is refused.",
       "",
-      "  --backend URI   the lock backend (default: LOCKSMITH_URI, else local:demo, in-process)",
+      "  --backend URI   the lock backend, shared by the worker processes (default: LOCKSMITH_URI, else an",
+      "                  embedded H2 database in a temporary directory, served to the workers by this process)",
       "  --config FILE   a properties file with locksmith.uri and other settings",
-      "  --workers N     workers, 2 to 16 (default 3)",
+      "  --workers N     worker processes, 2 to 8 (default 3)",
       "  --rounds N      turns per worker, 1 to 100 (default 3)",
-      "  --lease D       lease of each turn; renewal is off, as in a frozen process (default 1s)",
-      "  --pause D       how long the second worker freezes while holding the lock (default 2 x lease)",
+      "  --lease D       lease of each turn, renewed while the worker runs (default 1s)",
+      "  --pause D       how long worker-2 is frozen while holding the lock (default 2 x lease + 500ms)",
       "",
       "Exit status: 0 when the fence refused the stale write and no update was lost, 1 otherwise.");
 
@@ -45,18 +62,114 @@ final class DemoCommand {
     this.out = out;
   }
 
-  /** One holding as the demo saw it. */
+  /** One holding as the demo saw it, timed when its events arrived here. */
   private static final class Hold {
     final String worker;
     final long token;
     final long from;
-    final long to;
+    long to = Long.MAX_VALUE;
 
-    Hold(String worker, long token, long from, long to) {
+    Hold(String worker, long token, long from) {
       this.worker = worker;
       this.token = token;
       this.from = from;
-      this.to = to;
+    }
+  }
+
+  /** One worker process and what it told us. */
+  private final class Worker {
+    final String name;
+    final Process process;
+    final Path stderr;
+    final PrintWriter stdin;
+    final CompletableFuture<Void> ready = new CompletableFuture<>();
+    final CompletableFuture<Void> firstAcquired = new CompletableFuture<>();
+    final CompletableFuture<Void> holding = new CompletableFuture<>();
+    volatile boolean failed;
+    volatile Hold current;
+
+    Worker(String name, Process process, Path stderr) {
+      this.name = name;
+      this.process = process;
+      this.stderr = stderr;
+      this.stdin = new PrintWriter(process.getOutputStream(), true, StandardCharsets.UTF_8);
+    }
+
+    void send(String line) {
+      stdin.println(line);
+    }
+
+    /** Reads the worker's events until it exits, and tells them on the timeline. */
+    void listen(List<Hold> holds) {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = r.readLine()) != null) {
+          on(line, holds);
+        }
+      } catch (IOException e) {
+        failed = true;
+        log(name, "its output could not be read: " + e.getMessage());
+      } finally {
+        ready.completeExceptionally(new IllegalStateException(name + " exited"));
+        firstAcquired.completeExceptionally(new IllegalStateException(name + " exited"));
+        holding.completeExceptionally(new IllegalStateException(name + " exited"));
+      }
+    }
+
+    private void on(String raw, List<Hold> holds) {
+      if (!raw.startsWith(DemoWorker.PREFIX)) {
+        log(name, "printed: " + raw);
+        return;
+      }
+      String line = raw.substring(DemoWorker.PREFIX.length());
+      String[] w = line.split(" ", 5);
+      long now = System.nanoTime();
+      switch (w[0]) {
+        case "READY":
+          ready.complete(null);
+          break;
+        case "ACQUIRED":
+          current = new Hold(name, Long.parseLong(w[1]), now);
+          holds.add(current);
+          log(name, "acquired the lock, fencing token " + w[1]);
+          firstAcquired.complete(null);
+          break;
+        case "HOLDING":
+          holding.complete(null);
+          break;
+        case "WOKE":
+          log(name, "runs again and finishes its work; its lease is " + (w[1].equals("valid") ? "still valid"
+              : "no longer valid, but like most code it does not check") + "; it writes");
+          break;
+        case "WROTE":
+          if (w[3].equals("OK")) {
+            log(name, "wrote counter = " + w[1] + " with token " + w[2] + ": accepted");
+          } else {
+            log(name, "wrote counter = " + w[1] + " with token " + w[2] + ": REFUSED, the store has seen token " + w[4]
+                + " (without fencing this write would have set the counter back: a lost update)");
+          }
+          break;
+        case "RELEASED":
+          Hold h = current;
+          if (h != null) {
+            h.to = now;
+          }
+          log(name, Boolean.parseBoolean(w[1]) ? "released the lock"
+              : "released: the lease had already expired, nothing of the new holder's was freed");
+          break;
+        case "LOST":
+          log(name, "lease lost (" + w[1] + "): the library's loss signal fired");
+          break;
+        case "FAILED":
+          failed = true;
+          log(name, "failed: " + line.substring(line.indexOf(' ') + 1));
+          break;
+        case "DONE":
+          break;
+        default:
+          failed = true;
+          log(name, "said something unexpected: " + line);
+      }
     }
   }
 
@@ -69,87 +182,202 @@ final class DemoCommand {
     if (!args.positional().isEmpty()) {
       throw new Args.UsageException("unexpected argument '" + args.positional().get(0) + "'");
     }
-    LockConfig config = Backends.config(args, "local:demo");
-    int workers = args.integer("workers", 3, 2, 16);
+    int workers = args.integer("workers", 3, 2, 8);
     int rounds = args.integer("rounds", 3, 1, 100);
     Duration lease = args.duration("lease", Duration.ofSeconds(1));
-    Duration pause = args.duration("pause", lease.multipliedBy(2));
-    LockOptions options = LockOptions.builder().lease(lease).autoRenew(false).reentrant(false).build();
-    String lockName = "lockctl-demo/inventory";
+    Duration pause = args.duration("pause", lease.multipliedBy(2).plusMillis(500));
+    if (pause.compareTo(lease) <= 0) {
+      throw new Args.UsageException("--pause was '" + args.get("pause") + "' but it must be longer than --lease ("
+          + Durations.format(lease) + "), or the frozen worker keeps its lock and there is nothing to see");
+    }
+    Path h2Dir = null;
+    List<String> backendArgs = new ArrayList<>();
+    LockConfig config;
+    if (args.get("backend") == null && args.get("config") == null && System.getenv("LOCKSMITH_URI") == null
+        && System.getProperty("locksmith.uri") == null) {
+      try {
+        h2Dir = Files.createTempDirectory("lockctl-demo-");
+      } catch (IOException e) {
+        throw new LockException("cannot create a temporary directory for the demo's H2 database: " + e.getMessage(), e);
+      }
+      String uri = "jdbc:h2:file:" + h2Dir.resolve("locks").toAbsolutePath() + ";AUTO_SERVER=TRUE";
+      backendArgs.addAll(List.of("--backend", uri));
+      config = LockConfig.fromUri(uri);
+    } else {
+      config = Backends.config(args, null);
+      for (String key : List.of("backend", "config")) {
+        if (args.get(key) != null) {
+          backendArgs.addAll(List.of("--" + key, args.get(key)));
+        }
+      }
+    }
+    try {
+      return run(config, backendArgs, h2Dir != null, workers, rounds, lease, pause);
+    } finally {
+      if (h2Dir != null) {
+        deleteQuietly(h2Dir);
+      }
+    }
+  }
+
+  private int run(LockConfig config, List<String> backendArgs, boolean embedded, int workers, int rounds, Duration lease,
+      Duration pause) throws InterruptedException {
     FencedStore store = new FencedStore();
     List<Hold> holds = new CopyOnWriteArrayList<>();
-
-    out.printf(Locale.ROOT, "Locksmith demo on %s: %d workers, %d turns each, lock '%s', lease %s without renewal.%n",
-        config.uri(), workers, rounds, lockName, Durations.format(lease));
-    out.printf(Locale.ROOT, "worker-2 will freeze for %s while holding the lock, like a long GC pause.%n%n", Durations.format(pause));
-    out.println("    time  worker     event");
-
-    List<LockClient> clients = new ArrayList<>();
-    List<Thread> threads = new ArrayList<>();
-    List<Throwable> failures = new CopyOnWriteArrayList<>();
-    start = System.nanoTime();
-    try {
+    List<Worker> started = new ArrayList<>();
+    // This client opens the backend first: for the embedded H2 database it is the server the
+    // workers reach, and it lives until they are done.
+    try (LockClient client = Backends.connect(config); StoreServer server = new StoreServer(store)) {
+      if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
+        throw new Args.UsageException("--backend " + config.uri() + " keeps its locks inside one process, and the demo's workers"
+            + " are separate processes: give a server backend, or leave --backend out for the embedded H2 database");
+      }
+      out.printf(Locale.ROOT, "Locksmith demo on %s%s: %d worker processes, %d turns each, lock '%s', lease %s, renewed.%n",
+          config.uri(), embedded ? " (embedded, served to the workers by this process)" : "", workers, rounds, LOCK_NAME,
+          Durations.format(lease));
+      out.printf(Locale.ROOT, "worker-2 will be frozen (SIGSTOP) for %s while holding the lock, like a long GC pause; its renewal"
+          + " freezes with it.%n%n", Durations.format(pause));
+      out.println("    time  worker     event");
+      start = System.nanoTime();
       for (int w = 1; w <= workers; w++) {
-        clients.add(Backends.connect(config));
+        started.add(startWorker("worker-" + w, backendArgs, server.port(), rounds, lease, w == 2, holds));
       }
-      for (int w = 1; w <= workers; w++) {
-        String me = "worker-" + w;
-        DistributedLock lock = clients.get(w - 1).lock(lockName, options);
-        boolean pauses = w == 2;
-        Thread t = new Thread(() -> {
-          try {
-            for (int r = 1; r <= rounds; r++) {
-              turn(me, lock, store, holds, pauses && r == 1, pause);
-            }
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          } catch (Throwable e) {
-            failures.add(e);
-            log(me, "failed: " + e);
-          }
-        }, me);
-        threads.add(t);
-        t.start();
+      for (Worker w : started) {
+        await(w.ready, w, "to connect to the backend", Duration.ofSeconds(60));
       }
-      for (Thread t : threads) {
-        t.join();
+      log("demo", "all " + workers + " workers connected; worker-2 goes first");
+      Worker victim = started.get(1);
+      victim.send("start");
+      await(victim.firstAcquired, victim, "to acquire the lock", Duration.ofSeconds(30));
+      for (Worker w : started) {
+        if (w != victim) {
+          w.send("start");
+        }
       }
-    } finally {
-      for (LockClient c : clients) {
-        c.close();
-      }
-    }
-    return summarize(store, holds, failures, workers * rounds);
-  }
-
-  private void turn(String me, DistributedLock lock, FencedStore store, List<Hold> holds, boolean freeze, Duration pause)
-      throws InterruptedException {
-    Lease lease = lock.acquire(Duration.ofSeconds(60));
-    long from = System.nanoTime();
-    long token = lease.fencingToken();
-    log(me, "acquired the lock, fencing token " + token);
-    lease.lost().thenAccept(loss -> log(me, "lease lost (" + loss.reason() + "): the library's loss signal fired"));
-    long seen = store.read();
-    Thread.sleep(20); // the work
-    if (freeze) {
-      log(me, "freezes for " + Durations.format(pause) + " holding token " + token + " (its lease is " + Durations.format(lock.options().lease()) + ")");
+      await(victim.holding, victim, "to read the store", Duration.ofSeconds(30));
+      signal(victim, "STOP");
+      log(victim.name, "is frozen (SIGSTOP) for " + Durations.format(pause) + ", holding token " + victim.current.token
+          + " (its lease is " + Durations.format(lease) + ")");
       Thread.sleep(pause.toMillis());
-      log(me, "wakes up; its lease is " + (lease.isValid() ? "still valid" : "no longer valid, but it does not check") + "; it writes anyway");
+      signal(victim, "CONT");
+      log(victim.name, "is let go (SIGCONT)");
+      victim.send("go");
+      boolean failed = false;
+      for (Worker w : started) {
+        if (!w.process.waitFor(60 + rounds, TimeUnit.SECONDS)) {
+          log(w.name, "did not finish within " + (60 + rounds) + " s; stopping it");
+          w.process.destroyForcibly();
+          failed = true;
+        }
+      }
+      for (Worker w : started) {
+        w.process.waitFor(5, TimeUnit.SECONDS); // its output is read to the end
+        if (w.failed || w.process.exitValue() != 0) {
+          failed = true;
+          showStderr(w);
+        }
+      }
+      return summarize(store, holds, failed, workers * rounds);
+    } catch (WorkerFailed e) {
+      log(e.worker.name, e.getMessage());
+      showStderr(e.worker);
+      return Main.FAILED;
+    } finally {
+      for (Worker w : started) {
+        if (w.process.isAlive()) {
+          signal(w, "CONT");
+          w.process.destroyForcibly();
+        }
+      }
     }
-    Long refusedBy = store.write(token, seen + 1);
-    if (refusedBy == null) {
-      log(me, "wrote counter = " + (seen + 1) + " with token " + token + ": accepted");
-    } else {
-      log(me, "wrote counter = " + (seen + 1) + " with token " + token + ": REFUSED, the store has seen token " + refusedBy
-          + " (without fencing this write would have set the counter back: a lost update)");
-    }
-    boolean stillHeld = lease.release();
-    long to = System.nanoTime();
-    holds.add(new Hold(me, token, from, to));
-    log(me, stillHeld ? "released the lock" : "released: the lease had already expired, nothing of the new holder's was freed");
   }
 
-  private int summarize(FencedStore store, List<Hold> holds, List<Throwable> failures, int turns) {
+  private Worker startWorker(String name, List<String> backendArgs, int port, int rounds, Duration lease, boolean freeze,
+      List<Hold> holds) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"));
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker"));
+    cmd.addAll(backendArgs);
+    cmd.addAll(List.of("--store", Integer.toString(port), "--rounds", Integer.toString(rounds), "--lease", Durations.format(lease)));
+    if (freeze) {
+      cmd.add("--freeze");
+    }
+    try {
+      Path err = Files.createTempFile("lockctl-" + name + "-", ".err");
+      err.toFile().deleteOnExit();
+      Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+      Worker w = new Worker(name, p, err);
+      Thread reader = new Thread(() -> w.listen(holds), "lockctl-demo-" + name);
+      reader.setDaemon(true);
+      reader.start();
+      return w;
+    } catch (IOException e) {
+      throw new LockException("could not start the demo's worker process " + name + " (" + cmd.get(0) + "): " + e.getMessage(), e);
+    }
+  }
+
+  /** A worker died or hung before the demo could go on. */
+  private static final class WorkerFailed extends Exception {
+    private static final long serialVersionUID = 1L;
+    final transient Worker worker;
+
+    WorkerFailed(Worker worker, String message) {
+      super(message);
+      this.worker = worker;
+    }
+  }
+
+  private void await(CompletableFuture<Void> step, Worker w, String what, Duration timeout) throws InterruptedException, WorkerFailed {
+    try {
+      step.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new WorkerFailed(w, "exited before it got " + what.replaceFirst("^to ", "") + " (exit status "
+          + exitOf(w.process) + ")");
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new WorkerFailed(w, "did not manage " + what + " within " + Durations.format(timeout));
+    }
+  }
+
+  private static String exitOf(Process p) {
+    try {
+      return p.waitFor(5, TimeUnit.SECONDS) ? Integer.toString(p.exitValue()) : "still running";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "unknown";
+    }
+  }
+
+  private void showStderr(Worker w) {
+    try {
+      String text = Files.readString(w.stderr, StandardCharsets.UTF_8).strip();
+      if (!text.isEmpty()) {
+        synchronized (out) {
+          out.println("--- what " + w.name + " printed on standard error:");
+          out.println(text);
+          out.println("---");
+        }
+      }
+    } catch (IOException e) {
+      log(w.name, "its standard error could not be read: " + e.getMessage());
+    }
+  }
+
+  /** Sends SIGSTOP or SIGCONT: Java has no API for them, so through kill(1). */
+  private static void signal(Worker w, String signal) throws InterruptedException {
+    long pid = w.process.pid();
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+      String said = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new LockException("kill -" + signal + " " + pid + " (" + w.name + ") failed: " + said);
+      }
+    } catch (IOException e) {
+      throw new LockException("the demo freezes a worker with kill -" + signal + ", which could not be run here: " + e.getMessage(), e);
+    }
+  }
+
+  private int summarize(FencedStore store, List<Hold> holds, boolean failed, int turns) {
     List<Hold> sorted = new ArrayList<>(holds);
     sorted.sort((a, b) -> Long.compare(a.from, b.from));
     boolean increasing = true;
@@ -168,16 +396,88 @@ final class DemoCommand {
     out.printf(Locale.ROOT, "pairs of turns that overlapped (the frozen worker still believed it held the lock): %d%n", overlaps);
     out.printf(Locale.ROOT, "writes accepted: %d; stale writes refused by the fence: %d; counter = %d (no update lost: %s)%n",
         store.accepted(), store.rejected(), store.value(), store.value() == store.accepted() ? "yes" : "NO");
-    boolean ok = failures.isEmpty() && increasing && store.rejected() >= 1 && store.value() == store.accepted();
+    boolean ok = !failed && holds.size() == turns && increasing && store.rejected() >= 1 && store.value() == store.accepted();
     out.println(ok ? "The lease expired under the frozen worker and the lock moved on; its fencing token let the store refuse its late write."
         : "The demo did not go as expected: see the timeline above.");
-    return ok ? 0 : 1;
+    return ok ? Main.OK : Main.FAILED;
   }
 
   private void log(String worker, String event) {
     long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     synchronized (out) {
       out.printf(Locale.ROOT, "%6d ms  %-9s  %s%n", ms, worker, event);
+    }
+  }
+
+  private static void deleteQuietly(Path dir) {
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException | UncheckedIOException e) {
+      // a temporary directory; the OS cleans it up
+    }
+  }
+
+  /** Serves the fenced store to the workers on a loopback port: {@code READ}, {@code WRITE token value}. */
+  private static final class StoreServer implements AutoCloseable {
+    private final ServerSocket socket;
+    private final FencedStore store;
+
+    StoreServer(FencedStore store) {
+      this.store = store;
+      try {
+        this.socket = new ServerSocket(0, 16, InetAddress.getLoopbackAddress());
+      } catch (IOException e) {
+        throw new LockException("the demo could not open a loopback port for its store: " + e.getMessage(), e);
+      }
+      Thread t = new Thread(this::accept, "lockctl-demo-store");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    int port() {
+      return socket.getLocalPort();
+    }
+
+    private void accept() {
+      while (!socket.isClosed()) {
+        try {
+          Socket c = socket.accept();
+          Thread t = new Thread(() -> serve(c), "lockctl-demo-store-client");
+          t.setDaemon(true);
+          t.start();
+        } catch (IOException e) {
+          return; // closed
+        }
+      }
+    }
+
+    private void serve(Socket c) {
+      try (c; BufferedReader in = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8));
+          PrintWriter out = new PrintWriter(c.getOutputStream(), true, StandardCharsets.UTF_8)) {
+        String line;
+        while ((line = in.readLine()) != null) {
+          String[] w = line.split(" ");
+          if (w[0].equals("READ") && w.length == 1) {
+            out.println(store.read());
+          } else if (w[0].equals("WRITE") && w.length == 3) {
+            Long refusedBy = store.write(Long.parseLong(w[1]), Long.parseLong(w[2]));
+            out.println(refusedBy == null ? "OK" : "REFUSED " + refusedBy);
+          } else {
+            out.println("ERROR unknown request '" + line + "'");
+          }
+        }
+      } catch (IOException | NumberFormatException e) {
+        // the worker went away or spoke nonsense; it reports its own failure
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // closing
+      }
     }
   }
 }

@@ -32,12 +32,14 @@ public final class Main {
       "usage: lockctl <command> [options]   (lockctl <command> --help for its options)",
       "",
       "commands:",
-      "  demo     workers contend for one lock; one freezes past its lease and its late write is refused by the fence",
+      "  demo     worker processes contend for one lock; one is frozen past its lease and its late write is refused by the fence",
       "  exec     run a command while holding a lock, like flock(1) across machines:",
       "             lockctl exec --backend redis://host:6379 --name nightly -- ./backup.sh",
       "  status   is a lock held? (lockctl status --backend URI NAME)",
       "  compare  fault scenarios against backends: declared guarantee, published prediction, observed",
       "             lockctl compare --backend redis://host:6379 --backend zookeeper://zk:2181 --quick",
+      "  bench    latency, throughput and contended hand-offs of a backend, with local: as the baseline of each ratio",
+      "             lockctl bench --backend redis://host:6379",
       "  help     this text",
       "",
       "The backend is a lock URI: --backend redis://host:6379, or LOCKSMITH_URI, or --config FILE with locksmith.uri.",
@@ -99,12 +101,18 @@ public final class Main {
         case "demo":
           usage = DemoCommand.USAGE;
           return new DemoCommand(out).run(rest);
+        case "demo-worker":
+          usage = DemoWorker.USAGE;
+          return new DemoWorker(out).run(rest);
         case "exec":
           usage = ExecCommand.USAGE;
           return new ExecCommand(out, err).run(rest);
         case "status":
           usage = StatusCommand.USAGE;
           return new StatusCommand(out).run(rest);
+        case "bench":
+          usage = BenchCommand.USAGE;
+          return new BenchCommand(out, err).run(rest);
         case "compare":
           usage = CompareCommand.USAGE;
           return new CompareCommand(out, err).run(rest);

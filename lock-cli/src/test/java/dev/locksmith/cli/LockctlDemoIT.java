@@ -44,17 +44,46 @@ class LockctlDemoIT {
   @Test
   void demoShowsTheFenceRefusingTheFrozenWorkersWrite() throws Exception {
     Result r = lockctl("demo");
-    assertThat(r.exit).as("exit status; stderr: %s", r.err).isZero();
-    assertThat(r.out).contains("worker-2", "freezes for 2s", "REFUSED", "lease lost (EXPIRED)",
-        "stale writes refused by the fence: 1", "no update lost: yes", "fencing tokens increased with every new holder: yes");
+    assertThat(r.exit).as("exit status; stdout: %s%nstderr: %s", r.out, r.err).isZero();
+    assertThat(r.out).contains("on jdbc:h2:file:", "3 worker processes", "is frozen (SIGSTOP) for 2.500s", "is let go (SIGCONT)",
+        "REFUSED", "stale writes refused by the fence: 1", "no update lost: yes", "turns: 9 of 9",
+        "fencing tokens increased with every new holder: yes");
+    assertThat(r.out).containsPattern("worker-2 +is frozen \\(SIGSTOP\\)");
+    assertThat(r.out).as("the frozen worker is told its lease is lost").containsPattern("worker-2 +lease lost \\((RENEWAL_FAILED|TAKEN|EXPIRED)\\)");
+    assertThat(r.out).as("the frozen worker's pid was a process of its own, so SIGSTOP froze only it").doesNotContain("printed:");
     assertThat(r.err).isEmpty();
+  }
+
+  @Test
+  void demoRunsTheSameOnARealServer() throws Exception {
+    try (RedisFixture redis = RedisFixture.start()) {
+      Result r = lockctl("demo", "--backend", redis.uri(), "--workers", "2", "--rounds", "2");
+      assertThat(r.exit).as("exit status; stdout: %s%nstderr: %s", r.out, r.err).isZero();
+      assertThat(r.out).contains("on " + redis.uri(), "2 worker processes", "REFUSED", "stale writes refused by the fence: 1",
+          "no update lost: yes", "turns: 4 of 4");
+    }
+  }
+
+  @Test
+  void anInProcessBackendIsRefusedWithTheReason() throws Exception {
+    Result r = lockctl("demo", "--backend", "local:demo");
+    assertThat(r.exit).isEqualTo(2);
+    assertThat(r.err).contains("keeps its locks inside one process").contains("usage: lockctl demo");
+  }
+
+  @Test
+  void aWorkerThatCannotReachTheBackendFailsTheDemoWithItsReason() throws Exception {
+    // The demo's own client connects first, so an unreachable server is reported before any worker starts.
+    Result r = lockctl("demo", "--backend", "redis://127.0.0.1:1");
+    assertThat(r.exit).isEqualTo(1);
+    assertThat(r.err).contains("127.0.0.1:1");
   }
 
   @Test
   void badArgumentsPrintOneLineAndTheUsageWithStatus2() throws Exception {
     Result r = lockctl("demo", "--workers", "zero");
     assertThat(r.exit).isEqualTo(2);
-    assertThat(r.err).startsWith("lockctl demo: --workers was 'zero' but it must be a whole number from 2 to 16")
+    assertThat(r.err).startsWith("lockctl demo: --workers was 'zero' but it must be a whole number from 2 to 8")
         .contains("usage: lockctl demo");
     Result unknown = lockctl("frobnicate");
     assertThat(unknown.exit).isEqualTo(2);
