@@ -22,9 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis lock protocol on one server: acquire is one script (SET NX PX and the fence INCR),
- * release and renew are owner-checked scripts, a release publishes a wake-up that one shared
- * subscriber connection hands to this client's waiters, and renewals go out pipelined.
+ * The Redis lock protocol on one server: acquire is one script (SET NX PX and the fence INCR
+ * when nobody waits; otherwise the lock goes to the first live entry of its waiter queue),
+ * release and renew are owner-checked scripts, a release with waiters queued publishes a wake-up
+ * that one shared subscriber connection hands to this client's waiters, and renewals go out
+ * pipelined.
  */
 final class RedisBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(RedisBackend.class);
@@ -32,9 +34,12 @@ final class RedisBackend implements LockBackend {
   /** Renewals per pipeline: 10,000 leases due together cost 10 round trips. */
   static final int RENEW_CHUNK = 1000;
 
+  /** The shortest life of a waiter's queue entry between two of its polls. */
+  static final long MIN_QUEUE_ENTRY_MILLIS = 500;
+
   static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
-          Feature.SHARED_ACROSS_PROCESSES)
+      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's fence INCR, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -96,12 +101,14 @@ final class RedisBackend implements LockBackend {
     private final Runnable wake;
     private boolean joined;
     private boolean ambiguous;
+    /** Whether a busy answer put us in the lock's queue: then giving up must take us out. */
+    private boolean queued;
 
     Attempt(String name, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
       this.ownerId = ownerId;
-      this.lockKeys = List.of(keys.owner(name), keys.fence(name));
-      this.args = List.of(ownerId, Long.toString(Math.max(1, lease.toMillis())));
+      this.lockKeys = List.of(keys.owner(name), keys.fence(name), keys.queue(name), keys.queueDeadlines(name));
+      this.args = List.of(ownerId, Long.toString(Math.max(1, lease.toMillis())), Long.toString(queueEntryMillis()));
       this.channel = keys.releasedChannel(name);
       this.wake = wake;
     }
@@ -116,12 +123,13 @@ final class RedisBackend implements LockBackend {
         joined = subscriber.joinIfSubscribed(channel, wake);
       }
       ambiguous = true; // until we have the answer, the server may have granted it
-      Object reply = node.eval(RedisScripts.ACQUIRE, lockKeys, args);
+      Object reply = node.eval(RedisScripts.ACQUIRE_QUEUED, lockKeys, args);
       ambiguous = false;
       List<?> result = (List<?>) reply;
       long code = (Long) result.get(0);
       long value = (Long) result.get(1);
       if (code == 1) {
+        queued = false; // the grant took us out of the queue
         leave();
         if (value <= 0) {
           throw new LockException("lock '" + name + "' was taken but its fence counter on " + node.endpoint() + " reads " + value
@@ -129,6 +137,7 @@ final class RedisBackend implements LockBackend {
         }
         return Poll.granted(value, null);
       }
+      queued = true;
       if (!joined) {
         subscriber.join(channel, wake); // its confirmation wakes us to poll once more
         joined = true;
@@ -147,13 +156,17 @@ final class RedisBackend implements LockBackend {
     @Override
     public void abandon() {
       leave();
-      if (ambiguous) {
-        // the last acquire may have been granted without our seeing the reply: give it back
+      if (ambiguous || queued) {
+        // leave the queue (else the waiters behind us wait until our entry lapses) and, if the
+        // last acquire was granted without our seeing the reply, give the lock back
         try {
-          releaseScript(name, ownerId);
+          node.eval(RedisScripts.WITHDRAW, List.of(keys.owner(name), keys.queue(name), keys.queueDeadlines(name)),
+              List.of(ownerId, channel));
         } catch (RuntimeException e) {
-          LOG.debug("withdrawing from lock '{}' on {} failed; any grant expires with its lease: {}", name, node.endpoint(), e.toString());
+          LOG.debug("withdrawing from lock '{}' on {} failed; our queue entry lapses and any grant expires with its lease: {}",
+              name, node.endpoint(), e.toString());
         }
+        queued = false;
       }
     }
   }
@@ -203,8 +216,18 @@ final class RedisBackend implements LockBackend {
   }
 
   private boolean releaseScript(String name, String ownerId) {
-    Object r = node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(ownerId, keys.releasedChannel(name)));
+    Object r = node.eval(RedisScripts.RELEASE_QUEUED, List.of(keys.owner(name), keys.queue(name)),
+        List.of(ownerId, keys.releasedChannel(name)));
     return Long.valueOf(1).equals(r);
+  }
+
+  /**
+   * How long a waiter's queue entry lives without a poll: three recheck intervals (a waiter
+   * polls at least once per interval), at least half a second. It bounds how long a waiter that
+   * vanished without withdrawing can hold up a free lock.
+   */
+  private long queueEntryMillis() {
+    return Math.max(MIN_QUEUE_ENTRY_MILLIS, 3 * context.recheck().toMillis());
   }
 
   @Override

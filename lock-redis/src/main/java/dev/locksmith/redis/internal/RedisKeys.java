@@ -34,6 +34,22 @@ public final class RedisKeys {
 
   /**
    * @param lockName the lock's name
+   * @return the sorted set of the lock's waiters (owner ids), in arrival order
+   */
+  public String queue(String lockName) {
+    return tag(lockName) + ":queue";
+  }
+
+  /**
+   * @param lockName the lock's name
+   * @return the sorted set of when each queued waiter's entry lapses unless it polls again
+   */
+  public String queueDeadlines(String lockName) {
+    return tag(lockName) + ":queue-deadlines";
+  }
+
+  /**
+   * @param lockName the lock's name
    * @return the channel a release of the lock is published on
    */
   public String releasedChannel(String lockName) {

@@ -94,7 +94,111 @@ public final class RedisScripts {
       + "if v then return 0 end\n"
       + "return -1\n");
 
-  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE};
+  /**
+   * KEYS: owner key, fence key, queue key, queue deadlines key. ARGV: owner id, lease in ms, how
+   * long our queue entry lives without a poll (ms). The fair acquire of lock-redis: waiters queue
+   * in a sorted set by arrival (score: the server's clock in ms, made strictly increasing), and a
+   * free lock goes only to the first live entry, so the releasing client cannot barge ahead of
+   * them. Each poll refreshes the caller's entry; an entry not refreshed within its lifetime (a
+   * waiter that crashed or gave up without withdrawing) is dropped by the next poll, so a dead
+   * waiter holds the lock up for at most that long. With nobody queued it is SET NX PX + INCR.
+   * Returns {1, token} when granted (also when we already hold it: a retry after a lost reply
+   * extends it and returns our token), else {0, ms to wait at most}: the holder's remaining
+   * lease, or, when the lock is free but another waiter is first, the time until that waiter's
+   * entry lapses (-1: the holder's key has no TTL).
+   */
+  public static final Script ACQUIRE_QUEUED = new Script("acquire-queued",
+      "local now\n"
+      + "local function clock()\n"
+      + "  if not now then\n"
+      + "    local t = redis.call('TIME')\n"
+      + "    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+      + "  end\n"
+      + "  return now\n"
+      + "end\n"
+      + "if redis.call('EXISTS', KEYS[3]) == 0 then\n"
+      + "  if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+      + "    return {1, redis.call('INCR', KEYS[2])}\n"
+      + "  end\n"
+      + "else\n"
+      + "  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', clock(), 'LIMIT', 0, 100)\n"
+      + "  if #lapsed > 0 then\n"
+      + "    redis.call('ZREM', KEYS[3], unpack(lapsed))\n"
+      + "    redis.call('ZREM', KEYS[4], unpack(lapsed))\n"
+      + "  end\n"
+      + "  local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]\n"
+      + "  if (not first or first == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+      + "    if first then\n"
+      + "      redis.call('ZREM', KEYS[3], ARGV[1])\n"
+      + "      redis.call('ZREM', KEYS[4], ARGV[1])\n"
+      + "    end\n"
+      + "    return {1, redis.call('INCR', KEYS[2])}\n"
+      + "  end\n"
+      + "end\n"
+      + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+      + "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
+      + "  redis.call('ZREM', KEYS[4], ARGV[1])\n"
+      + "  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}\n"
+      + "end\n"
+      + "local life = tonumber(ARGV[3])\n"
+      + "if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then\n"
+      + "  local score = clock()\n"
+      + "  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')\n"
+      + "  if last[2] and tonumber(last[2]) >= score then\n"
+      + "    score = tonumber(last[2]) + 1\n"
+      + "  end\n"
+      + "  redis.call('ZADD', KEYS[3], score, ARGV[1])\n"
+      + "end\n"
+      + "redis.call('ZADD', KEYS[4], clock() + life, ARGV[1])\n"
+      + "for i = 3, 4 do\n"
+      + "  if redis.call('PTTL', KEYS[i]) < life then\n"
+      + "    redis.call('PEXPIRE', KEYS[i], life)\n"
+      + "  end\n"
+      + "end\n"
+      + "local ttl = redis.call('PTTL', KEYS[1])\n"
+      + "if ttl == -2 then\n"
+      + "  local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]\n"
+      + "  local deadline = tonumber(redis.call('ZSCORE', KEYS[4], first) or clock())\n"
+      + "  return {0, math.max(0, deadline - clock())}\n"
+      + "end\n"
+      + "return {0, ttl}\n");
+
+  /**
+   * KEYS: owner key, queue key. ARGV: owner id, channel. The release of {@link #ACQUIRE_QUEUED}:
+   * deletes the lock only if we hold it, and publishes a wake-up only if someone is queued.
+   * Returns 1 if it was ours, else 0.
+   */
+  public static final Script RELEASE_QUEUED = new Script("release-queued",
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('DEL', KEYS[1])\n"
+      + "  if redis.call('EXISTS', KEYS[2]) == 1 then\n"
+      + "    redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
+      + "  end\n"
+      + "  return 1\n"
+      + "end\n"
+      + "return 0\n");
+
+  /**
+   * KEYS: owner key, queue key, queue deadlines key. ARGV: owner id, channel. An attempt of
+   * {@link #ACQUIRE_QUEUED} giving up: leaves the queue, gives back the lock if a grant it never
+   * heard of made it ours, and wakes the waiters if the lock is now free with someone queued
+   * (the first of them may be waiting for us to go). Returns 1 if it held the lock, else 0.
+   */
+  public static final Script WITHDRAW = new Script("withdraw",
+      "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+      + "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+      + "local held = 0\n"
+      + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('DEL', KEYS[1])\n"
+      + "  held = 1\n"
+      + "end\n"
+      + "if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
+      + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
+      + "end\n"
+      + "return held\n");
+
+  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW};
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
   public static final long RENEWED = 1;

@@ -1,0 +1,112 @@
+package dev.locksmith.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisSettings;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockUri;
+import dev.locksmith.spi.Poll;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The waiter queue, driven poll by poll through the backend: a released lock goes to the
+ * first waiter, not to whoever asks first afterwards; a release publishes only when someone
+ * waits; a waiter that gives up leaves the queue; a waiter that vanished holds a free lock up
+ * only until its entry lapses.
+ */
+class RedisQueueIT {
+  private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
+  private static final Duration LEASE = Duration.ofSeconds(10);
+  private static RedisServer server;
+
+  @BeforeAll
+  static void startServer() {
+    server = RedisServer.start("queue");
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  private static RedisBackend openBackend(String clientId) {
+    BackendConfig config = new BackendConfig(LockUri.parse(server.uri()), Map.of(), List.of());
+    return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext(clientId));
+  }
+
+  private static long publishes(Jedis admin) {
+    for (String line : admin.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_publish:calls=")) {
+        return Long.parseLong(line.substring("cmdstat_publish:calls=".length(), line.indexOf(',')));
+      }
+    }
+    return 0;
+  }
+
+  @Test
+  void aReleasedLockGoesToTheQueuedWaiterNotToTheReleasersNextAcquire() throws Exception {
+    try (RedisBackend a = openBackend("q-a"); RedisBackend b = openBackend("q-b"); Jedis admin = server.admin()) {
+      String name = "handoff";
+      Poll first = a.attempt(name, "q-a:1", LEASE, () -> { }).poll();
+      assertThat(first.isGranted()).isTrue();
+      LockAttempt waiter = b.attempt(name, "q-b:1", LEASE, () -> { });
+      assertThat(waiter.poll().isGranted()).as("b while a holds the lock").isFalse();
+      assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue").containsExactly("q-b:1");
+
+      long published = publishes(admin);
+      assertThat(a.release(new BackendLease(name, "q-a:1", first.fencingToken(), LEASE, null))).isTrue();
+      assertThat(publishes(admin) - published).as("publishes by a release with a waiter queued").isEqualTo(1);
+
+      LockAttempt barger = a.attempt(name, "q-a:2", LEASE, () -> { });
+      assertThat(barger.poll().isGranted()).as("the releaser's next acquire, with b queued first").isFalse();
+      Poll handedOff = waiter.poll();
+      assertThat(handedOff.isGranted()).as("b, first in the queue").isTrue();
+      assertThat(handedOff.fencingToken()).isGreaterThan(first.fencingToken());
+      assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue after b's grant").containsExactly("q-a:2");
+
+      published = publishes(admin);
+      barger.abandon(); // leaves the queue
+      assertThat(admin.exists(KEYS.queue(name))).as("queue after the last waiter gave up").isFalse();
+      assertThat(admin.exists(KEYS.queueDeadlines(name))).isFalse();
+      assertThat(b.release(new BackendLease(name, "q-b:1", handedOff.fencingToken(), LEASE, null))).isTrue();
+      assertThat(publishes(admin) - published).as("publishes by a withdrawal from a held lock and a release with nobody queued")
+          .isZero();
+    }
+  }
+
+  @Test
+  void aVanishedWaiterHoldsAFreeLockUpOnlyUntilItsEntryLapses() throws Exception {
+    try (RedisBackend a = openBackend("v-a"); RedisBackend c = openBackend("v-c"); Jedis admin = server.admin()) {
+      String name = "vanished";
+      Poll held = a.attempt(name, "v-a:1", LEASE, () -> { }).poll();
+      assertThat(held.isGranted()).isTrue();
+      try (RedisBackend b = openBackend("v-b")) {
+        // b queues, then stops polling without withdrawing, as a crashed process would
+        assertThat(b.attempt(name, "v-b:1", LEASE, () -> { }).poll().isGranted()).isFalse();
+        b.abandon();
+      }
+      LockAttempt next = c.attempt(name, "v-c:1", LEASE, () -> { });
+      assertThat(next.poll().isGranted()).as("c while a holds the lock").isFalse();
+      assertThat(a.release(new BackendLease(name, "v-a:1", held.fencingToken(), LEASE, null))).isTrue();
+
+      Poll blocked = next.poll();
+      assertThat(blocked.isGranted()).as("c while the vanished b is still first in the queue").isFalse();
+      assertThat(blocked.retryAfter()).as("c is told to look again when b's entry lapses")
+          .isLessThanOrEqualTo(Duration.ofMillis(3 * new RecordingContext("x").recheck().toMillis()
+              + RedisBackend.MIN_QUEUE_ENTRY_MILLIS));
+      Thread.sleep(blocked.retryAfter().toMillis() + 50);
+      Poll granted = next.poll();
+      assertThat(granted.isGranted()).as("c once b's entry has lapsed").isTrue();
+      assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue once c holds the lock").isEmpty();
+    }
+  }
+}
