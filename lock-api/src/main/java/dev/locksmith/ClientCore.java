@@ -161,6 +161,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    * @return the lease, or null when the deadline passed
    * @throws CancellationException if {@code waiter} was cancelled
    */
+  LockState inspect(String name) {
+    ensureOpen();
+    LockState state = backend.inspect(name);
+    if (state == null) {
+      throw new IllegalStateException("the backend for " + config.uri() + " returned no state for lock '" + name + "'");
+    }
+    return state;
+  }
+
   LeaseHandle acquire(String name, LockOptions options, long timeoutNanos, Waiter waiter, Thread owner)
       throws InterruptedException {
     ensureOpen();

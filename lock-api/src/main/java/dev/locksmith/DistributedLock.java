@@ -84,6 +84,18 @@ public interface DistributedLock {
   CompletableFuture<Lease> acquireAsync(Duration timeout);
 
   /**
+   * Reads the lock's state without taking it: free or held and, where the backend can tell, the
+   * holder's fencing token, the rest of its lease and its owner id. One round trip; nothing is
+   * written, so fencing counters do not move. A snapshot that may be stale when it returns: for
+   * monitoring and operators, never for deciding to write.
+   *
+   * @return the state; {@link LockState#unknown()} where the backend does not declare
+   *     {@link Guarantees.Feature#STATE_READS}
+   * @throws BackendUnavailableException if the server cannot be reached
+   */
+  LockState state();
+
+  /**
    * A {@link Lock} view, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}
    * whatever {@link LockOptions#reentrant()} says. {@code unlock()} by a thread that does not
    * hold it throws {@link IllegalMonitorStateException}; an {@code unlock()} that finds the lease

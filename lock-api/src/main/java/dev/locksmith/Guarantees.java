@@ -34,7 +34,9 @@ public final class Guarantees {
     /** The same thread acquiring again gets the same lease (the core provides this for every backend). */
     REENTRANCY,
     /** Locks are shared by separate processes (false for the in-process {@code local:} backend). */
-    SHARED_ACROSS_PROCESSES
+    SHARED_ACROSS_PROCESSES,
+    /** {@link DistributedLock#state()} reads whether a lock is held, and the holder's token, without taking it. */
+    STATE_READS
   }
 
   /**

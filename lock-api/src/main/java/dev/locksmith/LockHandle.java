@@ -71,6 +71,11 @@ final class LockHandle implements DistributedLock {
   }
 
   @Override
+  public LockState state() {
+    return core.inspect(name);
+  }
+
+  @Override
   public Lock asLock() {
     return view;
   }

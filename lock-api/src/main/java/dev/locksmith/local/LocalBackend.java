@@ -4,6 +4,7 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -17,7 +18,7 @@ import java.util.List;
 final class LocalBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY)
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
@@ -81,6 +82,11 @@ final class LocalBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     return space.release(lease.name(), lease.ownerId());
+  }
+
+  @Override
+  public LockState inspect(String name) {
+    return space.state(name);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.locksmith.local;
 
 import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.LockState;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -176,6 +177,22 @@ final class LocalSpace {
       Entry e = entry(lock);
       e.owner = null;
       wakeHead(e);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** @return the lock's state as a server would report it */
+  LockState state(String lock) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = locks.get(lock);
+      long now = System.nanoTime();
+      if (e == null || e.owner == null || expired(e, now)) {
+        return LockState.free();
+      }
+      return LockState.held().withFencingToken(e.fence).withRemaining(java.time.Duration.ofNanos(e.expiresAt - now)).withHolder(e.owner);
     } finally {
       mutex.unlock();
     }

@@ -1,6 +1,7 @@
 package dev.locksmith.spi;
 
 import dev.locksmith.Guarantees;
+import dev.locksmith.LockState;
 import java.time.Duration;
 import java.util.List;
 
@@ -54,6 +55,18 @@ public interface LockBackend extends AutoCloseable {
    * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
    */
   boolean release(BackendLease lease);
+
+  /**
+   * Reads a lock's state without taking it or writing anything. Backends that implement it
+   * declare {@link dev.locksmith.Guarantees.Feature#STATE_READS}, and the kit then checks it.
+   *
+   * @param name the lock's name, already checked
+   * @return the state; the default is {@link LockState#unknown()}
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
+   */
+  default LockState inspect(String name) {
+    return LockState.unknown();
+  }
 
   /**
    * Drops connections without releasing anything, as a crash would. Used by fault tests through

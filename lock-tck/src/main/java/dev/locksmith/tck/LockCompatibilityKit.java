@@ -14,6 +14,7 @@ import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockException;
 import dev.locksmith.LockOptions;
+import dev.locksmith.LockState;
 import dev.locksmith.LockTimeoutException;
 import dev.locksmith.Locks;
 import dev.locksmith.spi.Abandonable;
@@ -997,6 +998,63 @@ public abstract class LockCompatibilityKit {
       waiter.join(TimeUnit.SECONDS.toMillis(10));
       assertThat(waiter.isAlive()).as("waiter still blocked after its client closed").isFalse();
       assertThat(outcome.get()).isInstanceOf(LockException.class).hasMessageContaining("closed");
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 16: state reads")
+  class StateReads {
+    @Test
+    @DisplayName("16.1 MUST: state() of a lock never taken, and of a released lock, is free; of a held lock, held with the holder's token")
+    void rule16_1_stateFollowsTheHolder() throws Exception {
+      requireFeature(Feature.STATE_READS, "16.1");
+      String name = name("state");
+      LockClient holder = client();
+      LockClient observer = client();
+      DistributedLock seen = observer.lock(name);
+      assertThat(seen.state()).withFailMessage("state reads broken: a lock never taken read as %s", seen.state())
+          .isEqualTo(LockState.free());
+      Lease lease = holder.lock(name).acquire(Duration.ofSeconds(10));
+      LockState held = seen.state();
+      assertThat(held.isKnown() && held.isHeld()).withFailMessage("state reads broken: a held lock read as %s", held).isTrue();
+      if (held.fencingToken().isPresent()) {
+        assertThat(held.fencingToken().getAsLong()).withFailMessage("state reads broken: the holder has token %d but state() read %s",
+            lease.fencingToken(), held).isEqualTo(lease.fencingToken());
+      }
+      held.remaining().ifPresent(left -> assertThat(left).as("the rest of a lease of %s", renewing().lease())
+          .isLessThanOrEqualTo(renewing().lease().plus(limits().tolerance())));
+      assertThat(lease.release()).isTrue();
+      assertThat(seen.state()).withFailMessage("state reads broken: a released lock read as %s", seen.state()).isEqualTo(LockState.free());
+    }
+
+    @Test
+    @DisplayName("16.2 MUST: reading the state writes nothing: the next holder's token follows the last holder's as if no read happened")
+    void rule16_2_readingTakesNothing() throws Exception {
+      requireFeature(Feature.STATE_READS, "16.2");
+      String name = name("state-no-write");
+      LockClient c = client();
+      Lease first = c.lock(name).acquire(Duration.ofSeconds(10));
+      long token = first.fencingToken();
+      assertThat(first.release()).isTrue();
+      for (int i = 0; i < 5; i++) {
+        assertThat(c.lock(name).state().isHeld()).isFalse();
+      }
+      try (Lease second = c.lock(name).acquire(Duration.ofSeconds(10))) {
+        assertThat(second.fencingToken()).isGreaterThan(token);
+        LockState held = c.lock(name).state();
+        assertThat(held.isHeld()).withFailMessage("state reads broken: a held lock read as %s", held).isTrue();
+      }
+    }
+
+    @Test
+    @DisplayName("16.3 MUST: a backend that does not declare STATE_READS answers unknown, never a guess")
+    void rule16_3_undeclaredMeansUnknown() throws Exception {
+      assumeTrue(!guarantees().has(Feature.STATE_READS),
+          () -> "rule 16.3 skipped: the backend declares STATE_READS, which rules 16.1 and 16.2 check");
+      String name = name("state-unknown");
+      try (Lease lease = client().lock(name).acquire(Duration.ofSeconds(10))) {
+        assertThat(client().lock(name).state()).isEqualTo(LockState.unknown());
+      }
     }
   }
 }

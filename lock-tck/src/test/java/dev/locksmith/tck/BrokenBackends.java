@@ -4,6 +4,7 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockOptions;
+import dev.locksmith.LockState;
 import dev.locksmith.Locks;
 import dev.locksmith.local.LocalLockProvider;
 import dev.locksmith.spi.BackendConfig;
@@ -39,7 +40,9 @@ final class BrokenBackends {
     /** Every acquire is granted, held or not. */
     TWO_HOLDERS,
     /** Releases never wake waiters, although NOTIFIED_WAKEUP is declared. */
-    NEVER_WAKES
+    NEVER_WAKES,
+    /** State reads report the lock held until the lease would have ended, after a release too (a cached read). */
+    STALE_STATE
   }
 
   /** Every client of one defect shares one local: space, as clients of one server share its locks. */
@@ -136,6 +139,22 @@ final class BrokenBackends {
     }
 
     @Override
+    public LockState inspect(String name) {
+      LockState now = local.inspect(name);
+      if (defect == Defect.STALE_STATE) {
+        LockState cached = lastHeld.get(name);
+        if (now.isHeld()) {
+          lastHeld.put(name, now);
+        } else if (cached != null) {
+          return cached;
+        }
+      }
+      return now;
+    }
+
+    private final Map<String, LockState> lastHeld = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
     public void close() {
       local.close();
     }
@@ -197,6 +216,12 @@ final class BrokenBackends {
   static final class NeverWakesKit extends BrokenKit {
     NeverWakesKit() {
       super(Defect.NEVER_WAKES);
+    }
+  }
+
+  static final class StaleStateKit extends BrokenKit {
+    StaleStateKit() {
+      super(Defect.STALE_STATE);
     }
   }
 }

@@ -25,7 +25,8 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(BrokenBackends.TokensGoBackKit.class, LockCompatibilityKit.Fencing.class, "fencing broken"),
         Arguments.of(BrokenBackends.NeverExpiresKit.class, LockCompatibilityKit.Expiry.class, "expiry broken"),
         Arguments.of(BrokenBackends.TwoHoldersKit.class, LockCompatibilityKit.MutualExclusion.class, "mutual exclusion broken"),
-        Arguments.of(BrokenBackends.NeverWakesKit.class, LockCompatibilityKit.WakeUp.class, "notified wake-up broken"));
+        Arguments.of(BrokenBackends.NeverWakesKit.class, LockCompatibilityKit.WakeUp.class, "notified wake-up broken"),
+        Arguments.of(BrokenBackends.StaleStateKit.class, LockCompatibilityKit.StateReads.class, "state reads broken"));
   }
 
   @ParameterizedTest(name = "{0} fails {1} with \"{2}\"")

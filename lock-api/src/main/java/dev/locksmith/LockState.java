@@ -1,0 +1,159 @@
+package dev.locksmith;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * What a backend could tell about a lock without taking it: free or held, and of a held lock the
+ * holder's fencing token, the rest of its lease and its owner id, each where the backend can
+ * read it. A snapshot, read at one moment: the lock may have changed hands by the time it is
+ * looked at, so never decide to write on it; use a {@link Lease} for that.
+ *
+ * <p>Backends that declare {@link Guarantees.Feature#STATE_READS} answer with a known state; the
+ * others answer {@link #unknown()}. Immutable.
+ */
+public final class LockState {
+  private static final LockState UNKNOWN = new LockState(false, false, 0, null, null);
+  private static final LockState FREE = new LockState(true, false, 0, null, null);
+
+  private final boolean known;
+  private final boolean held;
+  private final long fencingToken;
+  private final Duration remaining;
+  private final String holder;
+
+  private LockState(boolean known, boolean held, long fencingToken, Duration remaining, String holder) {
+    this.known = known;
+    this.held = held;
+    this.fencingToken = fencingToken;
+    this.remaining = remaining;
+    this.holder = holder;
+  }
+
+  /** @return the state of a backend that cannot read a lock without taking it */
+  public static LockState unknown() {
+    return UNKNOWN;
+  }
+
+  /** @return a lock nobody holds (never taken, released, or its lease ran out) */
+  public static LockState free() {
+    return FREE;
+  }
+
+  /** @return a held lock, with nothing known about the holder yet: add it with the {@code with} methods */
+  public static LockState held() {
+    return new LockState(true, true, 0, null, null);
+  }
+
+  /**
+   * @param token the holder's fencing token, greater than zero
+   * @return this held state with the token
+   * @throws IllegalStateException if this state is not {@link #held()}
+   * @throws IllegalArgumentException if {@code token} is not positive
+   */
+  public LockState withFencingToken(long token) {
+    requireHeld("withFencingToken");
+    if (token <= 0) {
+      throw new IllegalArgumentException("`token` was " + token + " but fencing tokens are greater than zero");
+    }
+    return new LockState(true, true, token, remaining, holder);
+  }
+
+  /**
+   * @param left how long the holder's lease lasts if it is not renewed; zero or more
+   * @return this held state with the rest of the lease
+   * @throws IllegalStateException if this state is not {@link #held()}
+   * @throws IllegalArgumentException if {@code left} is negative
+   */
+  public LockState withRemaining(Duration left) {
+    requireHeld("withRemaining");
+    Objects.requireNonNull(left, "`left` was null but it must be a duration of zero or more");
+    if (left.isNegative()) {
+      throw new IllegalArgumentException("`left` was " + left + " but it must be zero or more");
+    }
+    return new LockState(true, true, fencingToken, left, holder);
+  }
+
+  /**
+   * @param ownerId the owner id the backend stored for the holder's lease
+   * @return this held state with the holder
+   * @throws IllegalStateException if this state is not {@link #held()}
+   */
+  public LockState withHolder(String ownerId) {
+    requireHeld("withHolder");
+    Objects.requireNonNull(ownerId, "`ownerId` was null");
+    return new LockState(true, true, fencingToken, remaining, ownerId);
+  }
+
+  private void requireHeld(String method) {
+    if (!held) {
+      throw new IllegalStateException(method + "() describes a held lock, but this state is " + this);
+    }
+  }
+
+  /** @return false when the backend cannot read the lock's state */
+  public boolean isKnown() {
+    return known;
+  }
+
+  /** @return true when the lock was held when read; false when free or unknown */
+  public boolean isHeld() {
+    return held;
+  }
+
+  /** @return the holder's fencing token, where the backend can read it */
+  public OptionalLong fencingToken() {
+    return fencingToken > 0 ? OptionalLong.of(fencingToken) : OptionalLong.empty();
+  }
+
+  /**
+   * @return how long the holder's lease lasts if not renewed, where the backend times leases per
+   *     lock; empty where the lock lives as long as the holder's session (ZooKeeper) or is unknown
+   */
+  public Optional<Duration> remaining() {
+    return Optional.ofNullable(remaining);
+  }
+
+  /** @return the owner id the backend stored for the holder, where it can read it */
+  public Optional<String> holder() {
+    return Optional.ofNullable(holder);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof LockState)) {
+      return false;
+    }
+    LockState s = (LockState) o;
+    return known == s.known && held == s.held && fencingToken == s.fencingToken && Objects.equals(remaining, s.remaining)
+        && Objects.equals(holder, s.holder);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(known, held, fencingToken, remaining, holder);
+  }
+
+  @Override
+  public String toString() {
+    if (!known) {
+      return "unknown";
+    }
+    if (!held) {
+      return "free";
+    }
+    StringBuilder b = new StringBuilder("held");
+    if (fencingToken > 0) {
+      b.append(", fencing token ").append(fencingToken);
+    }
+    if (remaining != null) {
+      b.append(", ").append(remaining.toMillis()).append(" ms left");
+    }
+    if (holder != null) {
+      b.append(", by ").append(holder);
+    }
+    return b.toString();
+  }
+}
