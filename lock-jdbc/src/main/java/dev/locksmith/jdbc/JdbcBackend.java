@@ -5,6 +5,7 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
@@ -71,7 +72,7 @@ final class JdbcBackend implements LockBackend {
    */
   static Guarantees guarantees(boolean durable, boolean shared) {
     Guarantees.Builder b = Guarantees.builder()
-        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY)
+        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY, Feature.STATE_READS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
@@ -202,6 +203,15 @@ final class JdbcBackend implements LockBackend {
       return table.release(lease.name(), lease.ownerId());
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
+    }
+  }
+
+  @Override
+  public LockState inspect(String name) {
+    try {
+      return table.state(name);
+    } catch (SQLException e) {
+      throw unavailable("reading the state of lock '" + name + "'", e);
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.locksmith.jdbc;
 
 import dev.locksmith.LockConfigurationException;
+import dev.locksmith.LockState;
 import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -46,6 +47,7 @@ final class LeaseTable {
   private final String insert;
   private final String take;
   private final String release;
+  private final String selectState;
 
   /**
    * @param ioTimeoutMillis set with {@link Connection#setNetworkTimeout} on every connection
@@ -63,6 +65,7 @@ final class LeaseTable {
         + now + " + ?, " + now + ", ?)";
     this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
     this.release = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+    this.selectState = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
   }
 
   String table() {
@@ -205,6 +208,43 @@ final class LeaseTable {
           c.commit();
         }
         return n > 0;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          rollbackQuietly(c);
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Reads a lock's row without locking it: held while its owner is set and its expiry, by the
+   * database's clock, is ahead. Writes nothing.
+   */
+  LockState state(String name) throws SQLException {
+    return onceMore(() -> stateOnce(name));
+  }
+
+  private LockState stateOnce(String name) throws SQLException {
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      try (PreparedStatement ps = c.prepareStatement(selectState)) {
+        ps.setString(1, name);
+        LockState state = LockState.free();
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            String owner = rs.getString(1);
+            long fence = rs.getLong(2);
+            long left = rs.getLong(3) - rs.getLong(4);
+            if (owner != null && left > 0) {
+              state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left)).withHolder(owner);
+            }
+          }
+        }
+        if (!auto) {
+          c.rollback(); // ends the read; nothing was written
+        }
+        return state;
       } catch (SQLException | RuntimeException e) {
         if (!auto) {
           rollbackQuietly(c);
