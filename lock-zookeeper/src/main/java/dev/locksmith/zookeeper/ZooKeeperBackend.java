@@ -7,6 +7,7 @@ import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockException;
+import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Durations;
@@ -70,7 +71,7 @@ final class ZooKeeperBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out")
@@ -435,6 +436,44 @@ final class ZooKeeperBackend implements LockBackend {
       result.add(r != null ? r : Renewal.failed(new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts)));
     }
     return result;
+  }
+
+  /**
+   * The holder is the lowest child of the lock's parent node: its czxid is the holder's token and
+   * its data the holder's owner id. The lock lives as long as the holder's session, so there is
+   * no remaining lease to report. Reads only.
+   */
+  @Override
+  public LockState inspect(String name) {
+    String parent = "/" + NodeNames.encode(name);
+    try {
+      for (int round = 0; round < 3; round++) {
+        List<String> children;
+        try {
+          children = new ArrayList<>(curator.getChildren().forPath(parent));
+        } catch (KeeperException.NoNodeException e) {
+          return LockState.free();
+        }
+        if (children.isEmpty()) {
+          return LockState.free();
+        }
+        children.sort(NodeNames.BY_SEQUENCE);
+        Stat stat = new Stat();
+        try {
+          byte[] owner = curator.getData().storingStatIn(stat).forPath(parent + "/" + children.get(0));
+          LockState held = LockState.held().withFencingToken(stat.getCzxid());
+          return owner == null || owner.length == 0 ? held : held.withHolder(new String(owner, StandardCharsets.UTF_8));
+        } catch (KeeperException.NoNodeException e) {
+          // the holder released between the two reads: read the children again
+        }
+      }
+      return LockState.held(); // the lock changed hands on every read: held, by whom is not settled
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while reading lock '" + name + "' on ZooKeeper at " + settings.hosts, e);
+    } catch (Exception e) {
+      throw new BackendUnavailableException("could not read lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
+    }
   }
 
   /**
