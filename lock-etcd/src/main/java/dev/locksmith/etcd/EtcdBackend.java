@@ -6,6 +6,7 @@ import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Durations;
@@ -52,7 +53,7 @@ final class EtcdBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out")
@@ -430,6 +431,31 @@ final class EtcdBackend implements LockBackend {
       retryLater(held.key, held.createRevision, entry == null ? null : entry.session);
       throw e;
     }
+  }
+
+  /**
+   * The holder is the key under the lock's prefix with the lowest create revision (the token);
+   * its value is the holder's owner id, and its etcd lease's TTL the rest of its lease unless
+   * kept alive. Reads only: a range read and a lease TTL query.
+   */
+  @Override
+  public LockState inspect(String name) {
+    ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
+    GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
+        .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
+    var got = calls.awaitUninterruptibly(client.getKVClient().get(prefix, oldest), settings.requestTimeout,
+        "reading lock '" + name + "'");
+    if (got.getKvs().isEmpty()) {
+      return LockState.free();
+    }
+    var kv = got.getKvs().get(0);
+    LockState held = LockState.held().withFencingToken(kv.getCreateRevision()).withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+    if (kv.getLease() == 0) {
+      return held;
+    }
+    var ttl = calls.awaitUninterruptibly(client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT),
+        settings.requestTimeout, "reading the lease of lock '" + name + "'");
+    return held.withRemaining(Duration.ofSeconds(Math.max(0, ttl.getTTL())));
   }
 
   /** Deletes our key only if it is still the one we created. */
