@@ -111,6 +111,8 @@ final class JdbcBackend implements LockBackend {
     String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
     return new LockAttempt() {
       private long backoff = backoffMinNanos;
+      /** The holder's fence at our last busy poll: a new one means the lock changed hands meanwhile. */
+      private long holderFence = -1;
       private volatile boolean maybeHeld;
 
       @Override
@@ -128,7 +130,15 @@ final class JdbcBackend implements LockBackend {
           maybeHeld = false;
           return Poll.granted(t.fence, null);
         }
-        // Backoff with jitter, never sleeping past the holder's expiry by the database clock.
+        // A lock that changes hands between our polls is freed again and again, and only a
+        // waiter that looks often enough sees it free: poll at the shortest backoff again. One
+        // holder keeping it (same fence, renewals do not move it) doubles the backoff, which
+        // keeps an idle wait cheap. Jittered, never sleeping past the holder's expiry by the
+        // database clock.
+        if (t.fence != holderFence) {
+          holderFence = t.fence;
+          backoff = backoffMinNanos;
+        }
         long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
         backoff = Math.min(backoffMaxNanos, backoff * 2);
         long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);

@@ -75,6 +75,7 @@ final class LeaseTable {
   /** The outcome of one acquire transaction. */
   static final class Take {
     final boolean granted;
+    /** For a grant: our token. For a busy lock: the holder's, which tells one holding from the next. */
     final long fence;
     /** For a busy lock: how long the holder's lease still runs by the database clock. */
     final long remainingMillis;
@@ -175,7 +176,7 @@ final class LeaseTable {
       return new Take(true, fence, 0);
     }
     if (current != null && expiresAt - now > 0) {
-      return new Take(false, 0, expiresAt - now);
+      return new Take(false, fence, expiresAt - now);
     }
     long next = fence + 1;
     try (PreparedStatement upd = c.prepareStatement(take)) {
