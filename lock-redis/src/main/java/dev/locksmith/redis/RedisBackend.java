@@ -5,6 +5,7 @@ import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LockException;
+import dev.locksmith.LockState;
 import dev.locksmith.redis.internal.RedisKeys;
 import dev.locksmith.redis.internal.RedisNode;
 import dev.locksmith.redis.internal.RedisScripts;
@@ -39,7 +40,7 @@ final class RedisBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's fence INCR, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -213,6 +214,24 @@ final class RedisBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     return releaseScript(lease.name(), lease.ownerId());
+  }
+
+  @Override
+  public LockState inspect(String name) {
+    Object r = node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.fence(name)), List.of());
+    List<?> reply = r instanceof List ? (List<?>) r : List.of();
+    if (reply.size() < 3) {
+      return LockState.free();
+    }
+    Object owner = reply.get(0);
+    LockState held = LockState.held().withHolder(owner instanceof byte[]
+        ? new String((byte[]) owner, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(owner));
+    long ttl = ((Number) reply.get(1)).longValue();
+    long fence = ((Number) reply.get(2)).longValue();
+    if (fence > 0) {
+      held = held.withFencingToken(fence);
+    }
+    return ttl >= 0 ? held.withRemaining(Duration.ofMillis(ttl)) : held;
   }
 
   private boolean releaseScript(String name, String ownerId) {

@@ -198,7 +198,19 @@ public final class RedisScripts {
       + "end\n"
       + "return held\n");
 
-  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW};
+  /**
+   * KEYS: owner key, fence key. Reads only, in one atomic step: an empty reply when the lock is
+   * free, else {owner id, remaining ms of the lease (-1 without a TTL), fence counter}, whose
+   * fence is the holder's token because the fence only moves when the lock is taken.
+   */
+  public static final Script STATE = new Script("state",
+      "local owner = redis.call('GET', KEYS[1])\n"
+      + "if not owner then\n"
+      + "  return {}\n"
+      + "end\n"
+      + "return {owner, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}\n");
+
+  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE};
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
   public static final long RENEWED = 1;
