@@ -6,6 +6,8 @@ import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockOptions;
+import dev.locksmith.LockState;
+import dev.locksmith.spi.Durations;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
@@ -13,19 +15,22 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * {@code lockctl status}: whether a lock is held. The public API has no call that reads a lock's
- * state, so the answer comes from a probe: one attempt to acquire, released at once if it
- * succeeds. A free lock is therefore taken for a moment (one round trip), and its fencing counter
- * advances by one; tokens stay strictly increasing, so nothing that checks them is affected.
+ * {@code lockctl status}: whether a lock is held, the holder's fencing token and the rest of its
+ * lease, read with {@link DistributedLock#state()} where the backend declares
+ * {@link Guarantees.Feature#STATE_READS}. Elsewhere the answer comes from a probe: one attempt to
+ * acquire, released at once if it succeeds. A free lock is then taken for a moment (one round
+ * trip), and its fencing counter advances by one; tokens stay strictly increasing, so nothing
+ * that checks them is affected.
  */
 final class StatusCommand {
   static final String USAGE = String.join("\n",
       "usage: lockctl status [--backend URI | --config FILE] NAME",
       "",
-      "Tells whether the lock NAME is held, by trying once to acquire it and releasing it at once",
-      "if that succeeds. A free lock is thus held for one round trip, and its fencing counter",
-      "advances: the probe's token is printed, and the next holder's token will be greater.",
-      "The holder's token and remaining lease are not readable through the Locksmith API yet.",
+      "Tells whether the lock NAME is held and, where the backend can read it without taking the lock",
+      "(redis, jdbc, zookeeper, etcd, local), the holder's fencing token, the rest of its lease and its",
+      "owner id. Nothing is written. On a backend that cannot read it (redlock), it tries once to acquire",
+      "the lock and releases it at once if that succeeds: a free lock is held for one round trip, and",
+      "its fencing counter advances (the next holder's token is still greater).",
       "",
       "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
       "  --config FILE   a properties file with locksmith.uri and other settings",
@@ -65,26 +70,41 @@ final class StatusCommand {
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException("NAME: " + e.getMessage());
       }
-      Optional<Lease> got = lock.tryAcquire();
       out.println("lock:            " + name);
       out.println("backend:         " + config.uri());
-      if (got.isPresent()) {
-        long token;
-        try (Lease lease = got.get()) {
-          token = lease.fencingToken();
+      boolean free;
+      LockState state = lock.state();
+      if (state.isKnown()) {
+        free = !state.isHeld();
+        out.println("state:           " + (free ? "free" : "held"));
+        if (!free) {
+          out.println("fencing token:   " + (state.fencingToken().isPresent() ? Long.toString(state.fencingToken().getAsLong())
+              : "not readable on this backend"));
+          out.println("remaining lease: " + state.remaining().map(d -> Durations.format(d) + " unless renewed")
+              .orElse("as long as the holder's session lives"));
+          state.holder().ifPresent(h -> out.println("holder:          " + h));
         }
-        out.println("state:           free");
-        out.println("fencing token:   none held; the probe got token " + token + " and released it, so the next holder's will be greater");
-        out.println("remaining lease: none");
       } else {
-        out.println("state:           held");
-        out.println("fencing token:   unknown (the Locksmith API cannot read the holder's token yet)");
-        out.println("remaining lease: unknown (the Locksmith API cannot read it yet)");
+        Optional<Lease> got = lock.tryAcquire();
+        free = got.isPresent();
+        if (free) {
+          long token;
+          try (Lease lease = got.get()) {
+            token = lease.fencingToken();
+          }
+          out.println("state:           free (probed: this backend cannot read a lock's state, so lockctl took and released it)");
+          out.println("fencing token:   none held; the probe got token " + token + " and released it, so the next holder's will be greater");
+          out.println("remaining lease: none");
+        } else {
+          out.println("state:           held (probed: this backend cannot read a lock's state)");
+          out.println("fencing token:   not readable on this backend");
+          out.println("remaining lease: not readable on this backend");
+        }
       }
       if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
         out.println("note:            " + config.uri().scheme() + ": locks are in-process; this lockctl sees only its own");
       }
-      return got.isPresent() ? Main.OK : Main.TEMPFAIL;
+      return free ? Main.OK : Main.TEMPFAIL;
     }
   }
 }
