@@ -75,6 +75,19 @@ public interface FaultHooks {
   }
 
   /**
+   * Kills a majority of the servers of a backend that needs a quorum of them (Redlock's servers,
+   * a consensus cluster's members), so that no lock can be taken until {@link #restartMajority()}.
+   */
+  default void killMajority() {
+    throw new UnsupportedOperationException("killMajority");
+  }
+
+  /** Starts the servers that {@link #killMajority()} killed again, on the same addresses. */
+  default void restartMajority() {
+    throw new UnsupportedOperationException("restartMajority");
+  }
+
+  /**
    * Moves the lock server's clock (for that server process alone, such as with faketime).
    *
    * @param jump how far, forwards
@@ -130,6 +143,16 @@ public interface FaultHooks {
       @Override
       public void killLeader() {
         base.killLeader();
+      }
+
+      @Override
+      public void killMajority() {
+        base.killMajority();
+      }
+
+      @Override
+      public void restartMajority() {
+        base.restartMajority();
       }
 
       @Override

@@ -16,8 +16,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -61,8 +66,12 @@ public final class Comparison {
     SERVER_PAUSE(Fault.SERVER_PAUSE, "lock server frozen (SIGSTOP) past the lease", true),
     /** FAULTS.md 6: the holder is cut off from the server by a TCP proxy that goes silent. */
     PARTITION(Fault.PARTITION, "holder cut off by a silent TCP proxy past its lease", false),
+    /** FAULTS.md 6, the slow kind: the holder's link, through a TCP proxy, is delayed one lease each way, past its lease. */
+    LINK_DELAY(Fault.PARTITION, "holder's link delayed by a TCP proxy (one lease each way) past its lease", false),
     /** FAULTS.md 7: the leader of a replicated server is killed during contention. */
     LEADER_FAILOVER(Fault.LEADER_FAILOVER, "leader killed during contention", false),
+    /** FAULTS.md 7, the other half: a majority of the servers are killed during contention and restarted three leases later. */
+    MAJORITY_DOWN(Fault.LEADER_FAILOVER, "majority of servers killed during contention, back 3 leases later", false),
     /** FAULTS.md 8: the server's clock jumps forward by twice the lease while held. */
     CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false);
 
@@ -83,12 +92,65 @@ public final class Comparison {
     final String uri;
     final FaultHooks hooks;
     final Duration expirySlack;
+    final Map<Fault, String> predictions;
+    final Set<Scenario> scenarios;
 
-    private Target(String label, String uri, FaultHooks hooks, Duration expirySlack) {
+    private Target(String label, String uri, FaultHooks hooks, Duration expirySlack, Map<Fault, String> predictions,
+        Set<Scenario> scenarios) {
       this.label = label;
       this.uri = uri;
       this.hooks = hooks;
       this.expirySlack = expirySlack;
+      this.predictions = predictions;
+      this.scenarios = scenarios;
+    }
+
+    /**
+     * Replaces the published prediction for one fault, for a target whose server is set up
+     * differently from the one the prediction is about (Redis with {@code appendfsync always}
+     * under a restart, for example). Say where the prediction comes from in the text.
+     *
+     * @param fault the fault
+     * @param prediction what to print as predicted
+     * @return a copy of this target with that prediction
+     */
+    public Target withPrediction(Fault fault, String prediction) {
+      Objects.requireNonNull(fault, "fault");
+      if (prediction == null || prediction.isBlank()) {
+        throw new IllegalArgumentException("`prediction` for " + fault + " was '" + prediction + "' but it must be some text");
+      }
+      Map<Fault, String> copy = new EnumMap<>(Fault.class);
+      copy.putAll(predictions);
+      copy.put(fault, prediction);
+      return new Target(label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios);
+    }
+
+    /**
+     * Runs only some scenarios on this target, the others being reported as not run (for a
+     * second set-up of a backend whose other scenarios another target already covers).
+     *
+     * @param only the scenarios to run, at least one
+     * @return a copy of this target that runs only those
+     */
+    public Target only(Scenario... only) {
+      if (only.length == 0) {
+        throw new IllegalArgumentException("`only` was empty but it must name at least one of " + List.of(Scenario.values()));
+      }
+      Set<Scenario> set = EnumSet.noneOf(Scenario.class);
+      for (Scenario sc : only) {
+        set.add(Objects.requireNonNull(sc, "scenario"));
+      }
+      return new Target(label, uri, hooks, expirySlack, predictions, Collections.unmodifiableSet(set));
+    }
+
+    String predicted(String family, Scenario scenario) {
+      String own = predictions.get(scenario.fault);
+      return own != null ? own : Predictions.predicted(family, scenario);
+    }
+
+    String predicted(String family, Fault fault) {
+      String own = predictions.get(fault);
+      return own != null ? own : Predictions.predicted(family, fault);
     }
 
     /**
@@ -100,7 +162,8 @@ public final class Comparison {
      */
     public static Target of(String label, String uri, FaultHooks hooks, Duration expirySlack) {
       return new Target(Objects.requireNonNull(label, "label"), Objects.requireNonNull(uri, "uri"),
-          Objects.requireNonNull(hooks, "hooks"), Objects.requireNonNull(expirySlack, "expirySlack"));
+          Objects.requireNonNull(hooks, "hooks"), Objects.requireNonNull(expirySlack, "expirySlack"), Map.of(),
+          EnumSet.allOf(Scenario.class));
     }
   }
 
@@ -211,8 +274,10 @@ public final class Comparison {
       List<Result> mine = new ArrayList<>();
       for (Scenario scenario : Scenario.values()) {
         Result r = new Result(target.label, scenario.fault, scenario.description, declared.promise(scenario.fault),
-            Predictions.predicted(family, scenario.fault));
-        if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
+            target.predicted(family, scenario));
+        if (!target.scenarios.contains(scenario)) {
+          r.notRun("not selected for this target (another target of the same backend covers it)");
+        } else if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
           r.notRun("the backend does not share locks across processes, and every scenario needs separate processes");
         } else if (declared.promise(scenario.fault) == Promise.NOT_APPLICABLE) {
           r.notRun("the backend declares this scenario not applicable");
@@ -231,21 +296,22 @@ public final class Comparison {
         }
         mine.add(r);
       }
-      mine.addAll(derived(target.label, declared, family, mine));
+      mine.addAll(derived(target, declared, family, mine));
       results.addAll(mine);
     }
     return new Report(results, lease, quick);
   }
 
   /** Rows 3, 9, 10 and 11 of FAULTS.md, read off the injected scenarios or reported as not run. */
-  private static List<Result> derived(String label, Guarantees declared, String family, List<Result> runs) {
+  private static List<Result> derived(Target target, Guarantees declared, String family, List<Result> runs) {
+    String label = target.label;
     List<Result> out = new ArrayList<>();
     Result acquire = new Result(label, Fault.PAUSE_DURING_ACQUIRE, "pause while the acquire reply is in flight",
-        declared.promise(Fault.PAUSE_DURING_ACQUIRE), Predictions.predicted(family, Fault.PAUSE_DURING_ACQUIRE));
+        declared.promise(Fault.PAUSE_DURING_ACQUIRE), target.predicted(family, Fault.PAUSE_DURING_ACQUIRE));
     acquire.notRun("no way to freeze a client between the server's grant and its reply here");
     out.add(acquire);
     Result late = new Result(label, Fault.RELEASE_AFTER_EXPIRY, "the frozen holder's late release (from scenario 1)",
-        declared.promise(Fault.RELEASE_AFTER_EXPIRY), Predictions.predicted(family, Fault.RELEASE_AFTER_EXPIRY));
+        declared.promise(Fault.RELEASE_AFTER_EXPIRY), target.predicted(family, Fault.RELEASE_AFTER_EXPIRY));
     Result pause = runs.stream().filter(r -> r.fault == Fault.HOLDER_PAUSE).findFirst().orElse(null);
     if (pause == null || pause.notRunReason != null) {
       late.notRun("scenario 1 did not run");
@@ -257,11 +323,11 @@ public final class Comparison {
     }
     out.add(late);
     Result ambiguous = new Result(label, Fault.AMBIGUOUS_ACQUIRE, "client timed out on an acquire the server granted",
-        declared.promise(Fault.AMBIGUOUS_ACQUIRE), Predictions.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
+        declared.promise(Fault.AMBIGUOUS_ACQUIRE), target.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
     ambiguous.notRun("no way to drop a grant's reply here; the kit's cancellation rules cover the withdrawal");
     out.add(ambiguous);
     Result tokens = new Result(label, Fault.TOKEN_MONOTONICITY, "fencing tokens over every scenario run",
-        declared.promise(Fault.TOKEN_MONOTONICITY), Predictions.predicted(family, Fault.TOKEN_MONOTONICITY));
+        declared.promise(Fault.TOKEN_MONOTONICITY), target.predicted(family, Fault.TOKEN_MONOTONICITY));
     // a scenario the backend declares unsafe (a restart that loses the counter) has its own row
     List<Result> ran = runs.stream().filter(r -> r.notRunReason == null && r.declared != Promise.UNSAFE)
         .collect(java.util.stream.Collectors.toList());
@@ -417,14 +483,16 @@ public final class Comparison {
         requireHook(hooks, hook);
       }
       String victimUri = target.uri;
-      if (scenario == Scenario.PARTITION) {
+      boolean viaProxy = scenario == Scenario.PARTITION || scenario == Scenario.LINK_DELAY;
+      if (viaProxy) {
         InetSocketAddress server = hooks.serverAddress();
         proxy = new TcpProxy(server);
         victimUri = hooks.uriVia(proxy.address());
       }
       // A cut-off holder keeps working past its lease, as a real one does when nothing tells it
-      // to stop in time: the partition's victim holds long enough for its lease to run out.
-      long victimHold = scenario == Scenario.PARTITION ? outlive.plus(lease).toMillis() : 50;
+      // to stop in time: the partition's victim holds long enough for its lease to run out, and
+      // so does the holder whose server's clock jumps (its renewals keep the lease going until then).
+      long victimHold = viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
       for (int i = 0; i < contenders; i++) {
         run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50);
       }
@@ -465,7 +533,8 @@ public final class Comparison {
           break;
         }
         case SERVER_RESTART: {
-          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          r.holderAtFault = held.contender;
           faultStart = System.nanoTime();
           hooks.killServer();
           hooks.restartServer();
@@ -485,6 +554,36 @@ public final class Comparison {
           Thread.sleep(lease.multipliedBy(2).toMillis());
           break;
         }
+        case LINK_DELAY: {
+          TcpProxy slow = proxy;
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+          // one lease each way: every round trip of the holder's, renewals included, takes two leases
+          slow.delay(lease);
+          faultStart = held.at;
+          r.victim = 0;
+          Thread.sleep(outlive.toMillis());
+          slow.delay(Duration.ZERO);
+          faultEnd = System.nanoTime();
+          // what was sent during the delay still arrives for one more lease
+          Thread.sleep(lease.multipliedBy(2).toMillis());
+          break;
+        }
+        case MAJORITY_DOWN: {
+          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          hooks.killMajority();
+          // from when they are all down: an acquire the servers granted before dying is no failure
+          faultStart = System.nanoTime();
+          try {
+            // longer than a lease: the restart is a delayed one, so no key outlives it anywhere
+            Thread.sleep(lease.multipliedBy(3).toMillis());
+          } finally {
+            // the fault ends as the first server starts again: a hold after that is no failure
+            faultEnd = System.nanoTime();
+            hooks.restartMajority();
+          }
+          Thread.sleep(lease.multipliedBy(3).toMillis());
+          break;
+        }
         case LEADER_FAILOVER: {
           run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
           faultStart = System.nanoTime();
@@ -494,10 +593,15 @@ public final class Comparison {
           break;
         }
         case CLOCK_JUMP: {
-          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+          // let it renew once, so the jump hits a lease that is being kept alive
+          Thread.sleep(lease.dividedBy(2).toMillis());
           faultStart = System.nanoTime();
+          r.victim = 0;
           hooks.jumpServerClock(lease.multipliedBy(2));
           faultEnd = System.nanoTime();
+          r.note = "the server's clock jumped " + lease.multipliedBy(2).toMillis() + " ms forward " + (faultStart - held.at) / 1_000_000
+              + " ms into contender 0's hold of " + victimHold + " ms";
           Thread.sleep(lease.multipliedBy(3).toMillis());
           break;
         }
@@ -507,6 +611,14 @@ public final class Comparison {
       long stop = System.nanoTime();
       run.close();
       r.measure(run.events, run.resources, faultStart, faultEnd, stop, lease);
+      if (scenario == Scenario.MAJORITY_DOWN) {
+        r.judgeQuorumLoss();
+      } else if (scenario == Scenario.SERVER_RESTART) {
+        r.noteRestart();
+      } else if (scenario == Scenario.LINK_DELAY) {
+        r.note = "link delayed " + lease.toMillis() + " ms each way for " + (faultEnd - faultStart) / 1_000_000
+            + " ms from the victim's hold; " + r.failedAcquiresNote();
+      }
     } finally {
       if (proxy != null) {
         proxy.close();
@@ -515,10 +627,12 @@ public final class Comparison {
   }
 
   /** The fault hooks each scenario needs; the holder scenarios need none. */
-  private static final java.util.Map<Scenario, List<String>> HOOKS = java.util.Map.of(
+  private static final Map<Scenario, List<String>> HOOKS = Map.of(
       Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
       Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
       Scenario.PARTITION, List.of("serverAddress", "uriVia"),
+      Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
+      Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
       Scenario.LEADER_FAILOVER, List.of("killLeader"),
       Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
 

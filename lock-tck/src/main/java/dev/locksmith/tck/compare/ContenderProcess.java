@@ -23,7 +23,8 @@ import java.util.Optional;
  * stdout, one event a line, timed with {@link System#nanoTime()} (one clock for every process
  * of a Linux machine):
  * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASED <stillHeld> <nanos>},
- * {@code LOST <reason> <nanos>}, {@code ERROR <message>}. It stops when its stdin closes.
+ * {@code LOST <reason> <nanos>}, {@code ERROR acquire <millis the failed acquire took> <exception>: <message>},
+ * {@code ERROR release <exception>: <message>}. It stops when its stdin closes.
  * The URI comes from {@code LOCKSMITH_URI}.
  */
 public final class ContenderProcess {
@@ -60,10 +61,12 @@ public final class ContenderProcess {
       out.println("READY");
       while (true) {
         Optional<Lease> got;
+        long asked = System.nanoTime();
         try {
           got = client.lock(name).tryAcquire(Duration.ofSeconds(5));
         } catch (RuntimeException e) {
-          out.println("ERROR acquire " + e.getClass().getSimpleName() + ": " + oneLine(e.getMessage()));
+          out.println("ERROR acquire " + (System.nanoTime() - asked) / 1_000_000 + " " + e.getClass().getSimpleName() + ": "
+              + oneLine(e.getMessage()));
           Thread.sleep(100);
           continue;
         }

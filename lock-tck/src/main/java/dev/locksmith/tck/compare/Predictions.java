@@ -25,6 +25,23 @@ final class Predictions {
     return s;
   }
 
+  /**
+   * @return the prediction for one injected scenario: the fault's cell, or for a scenario that is
+   *     one half of a cell (Redlock's minority and majority down), that half
+   */
+  static String predicted(String family, Comparison.Scenario scenario) {
+    if (family.equals("redlock") && scenario == Comparison.Scenario.LEADER_FAILOVER) {
+      return "minority down: still acquires, S";
+    }
+    if (family.equals("redlock") && scenario == Comparison.Scenario.MAJORITY_DOWN) {
+      return "majority down: clear failure, A";
+    }
+    if (scenario == Comparison.Scenario.MAJORITY_DOWN) {
+      return "-"; // FAULTS.md predicts a majority down for Redlock only
+    }
+    return predicted(family, scenario.fault);
+  }
+
   static String predicted(String family, Fault fault) {
     Map<Fault, String> row = TABLE.get(family);
     return row == null ? "-" : row.getOrDefault(fault, "-");

@@ -42,16 +42,17 @@ public final class Report {
         .append(" ms. S = no overlap, no lost update; F = holds overlapped but the fenced counter lost nothing; "
             + "U = the fenced counter lost updates or tokens went backwards; A = not acquirable during the fault.\n\n");
     b.append("| result | backend | # | scenario | declared | predicted | observed | holds | overlaps | lost (unguarded / fenced) "
-        + "| stale writes refused | token regressions | available again after | loss signals |\n");
-    b.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        + "| stale writes refused | token regressions | available again after | loss signals | note |\n");
+    b.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (Result r : ordered()) {
       String verdict = r.notRunReason != null ? "not run: " + r.notRunReason : r.agrees ? "agrees" : "**DISAGREES**";
-      b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+      b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
           verdict, r.target, r.fault.ordinal() + 1, r.scenario, r.declared, r.predicted, r.observed,
           ran(r, r.holds), ran(r, r.overlaps), r.notRunReason != null ? "" : r.unguardedLost + " / " + r.fencedLost,
           ran(r, r.staleRejected), ran(r, r.tokenRegressions),
           r.notRunReason != null || r.availableAfterMs == null ? "" : r.availableAfterMs + " ms",
-          r.notRunReason != null ? "" : r.lossSignals + (r.lossSignalAfterMs == null ? "" : " (first after " + r.lossSignalAfterMs + " ms)")));
+          r.notRunReason != null ? "" : r.lossSignals + (r.lossSignalAfterMs == null ? "" : " (first after " + r.lossSignalAfterMs + " ms)"),
+          r.notRunReason != null ? "" : r.note.replace("|", "\\|")));
     }
     long failed = failures().size();
     long notRun = results.stream().filter(r -> r.notRunReason != null).count();
@@ -74,7 +75,7 @@ public final class Report {
         .append(". S = no overlap, no lost update; F = holds overlapped but the fenced counter lost nothing; U = the fenced counter lost ")
         .append("updates or tokens went backwards; A = not acquirable during the fault.</p><table><tr><th>result</th><th>backend</th><th>#</th>")
         .append("<th>scenario</th><th>declared</th><th>predicted</th><th>observed</th><th>holds</th><th>overlaps</th><th>lost (unguarded / fenced)</th>")
-        .append("<th>stale writes refused</th><th>available again after</th></tr>");
+        .append("<th>stale writes refused</th><th>available again after</th><th>note</th></tr>");
     for (Result r : ordered()) {
       String cls = r.notRunReason != null ? "skip" : r.agrees ? "" : "bad";
       b.append("<tr class=\"").append(cls).append("\"><td>")
@@ -83,7 +84,8 @@ public final class Report {
           .append("</td><td>").append(r.declared).append("</td><td>").append(esc(r.predicted)).append("</td><td>").append(r.observed)
           .append("</td><td>").append(ran(r, r.holds)).append("</td><td>").append(ran(r, r.overlaps)).append("</td><td>")
           .append(r.notRunReason != null ? "" : r.unguardedLost + " / " + r.fencedLost).append("</td><td>").append(ran(r, r.staleRejected))
-          .append("</td><td>").append(r.availableAfterMs == null ? "" : r.availableAfterMs + " ms").append("</td></tr>");
+          .append("</td><td>").append(r.availableAfterMs == null ? "" : r.availableAfterMs + " ms").append("</td><td>")
+          .append(esc(r.notRunReason != null ? "" : r.note)).append("</td></tr>");
     }
     b.append("</table>");
     for (Result r : results) {

@@ -30,7 +30,22 @@ public final class Result {
   Long availableAfterMs;
   Long lossSignalAfterMs;
   boolean lateReleaseFreedOther;
+  /** Holds that began while the fault lasted (after it started, before it ended). */
+  int holdsDuringFault;
+  /** Acquires that failed with an error while the fault lasted, the slowest of them, and the first one's message. */
+  int failedAcquiresDuringFault;
+  long slowestFailedAcquireMs;
+  String firstFailedAcquire;
+  /** From the fault's end to the first hold that began after it. */
+  Long availableAfterFaultEndMs;
+  /** The victim's hold that the fault hit: its token and how its release went (1 still held, 0 not, 2 error, -1 never released). */
+  long victimToken = -1;
+  long victimReleased = -2;
+  /** The first hold that began after the fault ended: its token. */
+  long firstTokenAfterFault = -1;
   int victim = -1;
+  /** The contender that held the lock when a server-side fault hit it (not a victim: it was not hurt itself). */
+  int holderAtFault = -1;
   /** Holds for the timeline: contender, token, start ms, end ms. */
   final List<long[]> bars = new ArrayList<>();
   final List<long[]> lossMarks = new ArrayList<>();
@@ -76,6 +91,21 @@ public final class Result {
     return agrees;
   }
 
+  /** @return the observation in a sentence, or an empty string */
+  public String note() {
+    return note;
+  }
+
+  /** @return holds that began while the fault lasted */
+  public int holdsDuringFault() {
+    return holdsDuringFault;
+  }
+
+  /** @return acquires that failed with an error while the fault lasted */
+  public int failedAcquiresDuringFault() {
+    return failedAcquiresDuringFault;
+  }
+
   /** @return holds whose intervals overlapped */
   public int overlaps() {
     return overlaps;
@@ -101,6 +131,7 @@ public final class Result {
   void measure(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop, java.time.Duration lease) {
     long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
     Map<Integer, long[]> open = new HashMap<>();
+    java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
     List<long[]> holdsList = new ArrayList<>(); // contender, token, start, end, stillHeld(1/0/-1)
     for (Comparison.Event e : events) {
       switch (e.kind) {
@@ -110,7 +141,8 @@ public final class Result {
         case "RELEASED": {
           long[] h = open.remove(e.contender);
           if (h != null) {
-            holdsList.add(new long[] {h[0], h[1], h[2], e.at, Boolean.parseBoolean(e.fields[1]) ? 1 : 0});
+            // 1 still held, 0 no longer ours, 2 the release failed with an error
+            holdsList.add(new long[] {h[0], h[1], h[2], e.at, releaseFailed.remove(e.contender) ? 2 : Boolean.parseBoolean(e.fields[1]) ? 1 : 0});
           }
           break;
         }
@@ -125,6 +157,20 @@ public final class Result {
           break;
         case "ERROR":
           errors++;
+          if (e.fields.length >= 2 && e.fields[1].equals("release")) {
+            releaseFailed.add(e.contender);
+          }
+          if (e.fields.length >= 3 && e.fields[1].equals("acquire") && e.at - faultStart >= 0 && e.at - faultEnd <= 0) {
+            failedAcquiresDuringFault++;
+            try {
+              slowestFailedAcquireMs = Math.max(slowestFailedAcquireMs, Long.parseLong(e.fields[2]));
+            } catch (NumberFormatException notTimed) {
+              // a contender of an older kit: no time
+            }
+            if (firstFailedAcquire == null) {
+              firstFailedAcquire = String.join(" ", java.util.Arrays.asList(e.fields).subList(3, e.fields.length));
+            }
+          }
           break;
         default:
           break;
@@ -149,6 +195,17 @@ public final class Result {
           lateReleaseFreedOther = true;
         }
       }
+      if (h[2] - faultStart > 0 && h[2] - faultEnd < 0) {
+        holdsDuringFault++;
+      }
+      if (h[2] - faultEnd > 0 && availableAfterFaultEndMs == null) {
+        availableAfterFaultEndMs = (h[2] - faultEnd) / 1_000_000;
+        firstTokenAfterFault = h[1];
+      }
+      if (h[0] == (victim >= 0 ? victim : holderAtFault) && h[2] - faultStart <= 0) {
+        victimToken = h[1];
+        victimReleased = h[4];
+      }
       if (h[2] - faultStart > 0 && availableAfterMs == null && (h[0] != victim || victim < 0)) {
         availableAfterMs = (h[2] - faultStart) / 1_000_000;
       }
@@ -170,6 +227,37 @@ public final class Result {
       observed = "S";
     }
     judge();
+  }
+
+  /**
+   * For a fault that takes the quorum away: safe and no hold began while it lasted is A (not
+   * acquirable during the fault), with how acquiring failed and when it worked again.
+   */
+  void judgeQuorumLoss() {
+    if ((observed.equals("S") || observed.equals("A")) && holdsDuringFault == 0) {
+      observed = "A";
+    }
+    note = String.format(Locale.ROOT, "%d holds began in the %d ms the servers were down; %s; first hold %s after their restart began",
+        holdsDuringFault, faultEndMs - faultStartMs, failedAcquiresNote(),
+        availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms");
+    judge();
+  }
+
+  /** For a server restart: did the lock and the counter outlive it. */
+  void noteRestart() {
+    String release = victimReleased == 1 ? "its release after the restart found its lock still held"
+        : victimReleased == 0 ? "its release found the lock no longer its own"
+        : victimReleased == 2 ? "its release failed with an error (server unreachable)" : "it never released";
+    note = String.format(Locale.ROOT, "the holder at the kill had token %d and %s; the first hold after the restart began %s with token %d",
+        victimToken, release, availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms after it", firstTokenAfterFault);
+  }
+
+  String failedAcquiresNote() {
+    if (failedAcquiresDuringFault == 0) {
+      return "no acquire failed with an error meanwhile";
+    }
+    return String.format(Locale.ROOT, "%d acquires failed meanwhile, each within %d ms, the first with: %s", failedAcquiresDuringFault,
+        slowestFailedAcquireMs, firstFailedAcquire.length() > 500 ? firstFailedAcquire.substring(0, 500) + "…" : firstFailedAcquire);
   }
 
   void judge() {

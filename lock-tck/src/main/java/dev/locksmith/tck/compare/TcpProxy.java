@@ -7,14 +7,20 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * A TCP proxy on a loopback port in front of a lock server, to cut one client off: while
- * {@link #blackhole(boolean) blackholed} it keeps every connection open but forwards nothing in
- * either direction, as a network partition does (no reset, no error: only silence). New
- * connections are accepted and left silent too.
+ * A TCP proxy on a loopback port in front of a lock server, to cut one client off or slow its
+ * link down: while {@link #blackhole(boolean) blackholed} it keeps every connection open but
+ * forwards nothing in either direction, as a network partition does (no reset, no error: only
+ * silence; new connections are accepted and left silent too). While {@link #delay(Duration)
+ * delayed}, every chunk of bytes read from either side is forwarded that long after it arrived,
+ * in order, as over a congested or long link: nothing is lost, everything is late.
  */
 public final class TcpProxy implements AutoCloseable {
   private final InetSocketAddress target;
@@ -22,6 +28,7 @@ public final class TcpProxy implements AutoCloseable {
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final Object gate = new Object();
   private volatile boolean blackholed;
+  private volatile long delayNanos;
   private volatile boolean closed;
 
   /**
@@ -51,6 +58,18 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * @param oneWay how late to forward each chunk read from now on, in each direction (zero for
+   *     no delay); chunks already waiting keep their time, and order is always kept
+   */
+  public void delay(Duration oneWay) {
+    Objects.requireNonNull(oneWay, "oneWay");
+    if (oneWay.isNegative()) {
+      throw new IllegalArgumentException("`oneWay` was " + oneWay.toMillis() + "ms but it must be zero or more");
+    }
+    delayNanos = oneWay.toNanos();
+  }
+
   private void accept() {
     while (!closed) {
       try {
@@ -69,21 +88,59 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
+  /** One chunk on its way, and when it may go on. */
+  private static final class Chunk {
+    final byte[] bytes;
+    final long dueNanos;
+
+    Chunk(byte[] bytes, long dueNanos) {
+      this.bytes = bytes;
+      this.dueNanos = dueNanos;
+    }
+  }
+
+  private static final Chunk END = new Chunk(new byte[0], 0);
+
+  /** Reads one side into a queue and writes the queue to the other side, each chunk when it is due. */
   private void pump(Socket from, Socket to) {
-    Thread t = new Thread(() -> {
+    BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+    Thread reader = new Thread(() -> {
       byte[] buf = new byte[16 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+      try {
+        InputStream in = from.getInputStream();
         for (int n; (n = in.read(buf)) >= 0; ) {
           synchronized (gate) {
             while (blackholed && !closed) {
               gate.wait();
             }
           }
-          out.write(buf, 0, n);
+          byte[] chunk = new byte[n];
+          System.arraycopy(buf, 0, chunk, 0, n);
+          queue.add(new Chunk(chunk, System.nanoTime() + delayNanos));
+        }
+      } catch (IOException e) {
+        // this side closed
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        queue.add(END);
+      }
+    }, "tcp-proxy-read");
+    Thread writer = new Thread(() -> {
+      try {
+        OutputStream out = to.getOutputStream();
+        for (Chunk c; (c = queue.take()) != END; ) {
+          long wait = c.dueNanos - System.nanoTime();
+          if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+          }
+          out.write(c.bytes);
           out.flush();
         }
-      } catch (IOException | InterruptedException e) {
-        // one side closed: close the other
+      } catch (IOException e) {
+        // the other side closed
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       } finally {
         try {
           from.close();
@@ -92,9 +149,11 @@ public final class TcpProxy implements AutoCloseable {
           // closing anyway
         }
       }
-    }, "tcp-proxy-pump");
-    t.setDaemon(true);
-    t.start();
+    }, "tcp-proxy-write");
+    reader.setDaemon(true);
+    writer.setDaemon(true);
+    reader.start();
+    writer.start();
   }
 
   @Override
