@@ -13,7 +13,8 @@ import redis.clients.jedis.Jedis;
 
 /**
  * A real {@code redis-server} on a free loopback port, without persistence ({@code --save ""
- * --appendonly no}), that a test can pause (SIGSTOP), resume, kill and restart on the same port.
+ * --appendonly no}) unless started with {@link #startWithAof(String)}, that a test can pause
+ * (SIGSTOP), resume, kill and restart on the same port.
  * Shipped in lock-redis's test-jar so that other modules' tests (lock-redlock) can start servers
  * the same way.
  *
@@ -54,10 +55,29 @@ public final class RedisServer implements AutoCloseable {
    * @throws IllegalStateException if redis-server is missing (a failure, never a skip) or does not start
    */
   public static RedisServer start(String name, String password) {
+    return start(name, password, false);
+  }
+
+  /**
+   * Starts a server without a password that persists every write before answering it
+   * ({@code --appendonly yes --appendfsync always}), so that a kill and {@link #restart()} keep
+   * its keys (with their expiry times) and counters.
+   *
+   * @param name a short name for its log file and work directory
+   * @return the running server
+   */
+  public static RedisServer startWithAof(String name) {
+    return start(name, null, true);
+  }
+
+  private static RedisServer start(String name, String password, boolean aof) {
     Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
     int port = ServerProcess.freePort();
     List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"));
+        "--save", "", "--appendonly", aof ? "yes" : "no", "--protected-mode", "no", "--daemonize", "no"));
+    if (aof) {
+      command.addAll(List.of("--appendfsync", "always"));
+    }
     if (password != null) {
       command.add("--requirepass");
       command.add(password);
@@ -117,12 +137,12 @@ public final class RedisServer implements AutoCloseable {
     process.resume();
   }
 
-  /** Kills the server (SIGKILL); its data is gone, as it was never persisted. */
+  /** Kills the server (SIGKILL); its data is gone unless it was started {@link #startWithAof(String) with AOF}. */
   public void kill() {
     process.kill();
   }
 
-  /** Starts the server again on the same port, empty. */
+  /** Starts the server again on the same port: empty, or with what its AOF kept. */
   public void restart() {
     process.restart();
   }
