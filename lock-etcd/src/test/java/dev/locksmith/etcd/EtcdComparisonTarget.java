@@ -10,7 +10,8 @@ import java.time.Duration;
 /**
  * A real 3-member etcd cluster on loopback and its fault hooks, as a target of the fault
  * comparison (lock-compare runs it beside the other backends). Shipped in the test-jar.
- * Pausing or killing "the server" hurts every member; the leader hook kills the Raft leader.
+ * Pausing or killing "the server" hurts every member; the leader hook kills the Raft leader; the
+ * majority hooks kill all members but one and start them again.
  */
 public final class EtcdComparisonTarget implements AutoCloseable {
   private static final Duration TTL = Duration.ofSeconds(2);
@@ -64,6 +65,27 @@ public final class EtcdComparisonTarget implements AutoCloseable {
           etcd.leader(admin).process.kill();
         } catch (Exception e) {
           throw new IllegalStateException("finding the etcd leader failed", e);
+        }
+      }
+
+      @Override
+      public void killMajority() {
+        // kill running members until one runs (after the leader hook, one more is enough)
+        java.util.List<EtcdCluster.Member> running = etcd.members.stream().filter(m -> m.process.isAlive())
+            .collect(java.util.stream.Collectors.toList());
+        for (int i = 0; i < running.size() - 1; i++) {
+          running.get(i).process.kill();
+        }
+      }
+
+      @Override
+      public void restartMajority() {
+        etcd.members.stream().filter(m -> !m.process.isAlive()).forEach(m -> m.process.restart());
+        try {
+          etcd.awaitHealthy(Duration.ofSeconds(30));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for the restarted etcd members", e);
         }
       }
 

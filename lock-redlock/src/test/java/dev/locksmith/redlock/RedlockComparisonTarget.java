@@ -7,7 +7,8 @@ import java.time.Duration;
 /**
  * Five real redis-servers and their fault hooks, as a target of the fault comparison
  * (lock-compare runs it beside the other backends). Shipped in the test-jar. Pausing, killing
- * or restarting "the server" hurts all five; the failover hook kills one, a minority. No
+ * or restarting "the server" hurts all five; the failover hook kills one, a minority, and the
+ * majority hooks kill three and restart them (empty, as they run without persistence). No
  * partition hook: cutting one client off would need a proxy in front of every server.
  */
 public final class RedlockComparisonTarget implements AutoCloseable {
@@ -45,7 +46,26 @@ public final class RedlockComparisonTarget implements AutoCloseable {
       public void killLeader() {
         s.kill(0); // no leader: one server of five, a minority
       }
+
+      @Override
+      public void killMajority() {
+        s.kill(majority(s));
+      }
+
+      @Override
+      public void restartMajority() {
+        s.restart(majority(s));
+      }
     };
+  }
+
+  /** @return the first quorum-many servers: three of five */
+  private static int[] majority(RedlockServers s) {
+    int[] m = new int[s.size() / 2 + 1];
+    for (int i = 0; i < m.length; i++) {
+      m[i] = i;
+    }
+    return m;
   }
 
   @Override
