@@ -7,15 +7,39 @@ import java.time.Duration;
 
 /**
  * A real ZooKeeper server in a JVM of its own and its fault hooks, as a target of the fault
- * comparison (lock-compare runs it beside the other backends). Shipped in the test-jar.
+ * comparison (lock-compare runs it beside the other backends); or, with {@link #ensemble()}, a
+ * three-server ensemble whose leader, or a majority, can be killed. Shipped in the test-jar.
  */
 public final class ZooKeeperComparisonTarget implements AutoCloseable {
   private static final Duration SESSION = Duration.ofSeconds(2);
   private static final String OPTIONS = "?session-timeout=" + SESSION.toMillis() + "ms&connection-timeout=2s";
-  private final ZooKeeperServerFixture server = ZooKeeperServerFixture.start("compare-zookeeper");
+  private final ZooKeeperServerFixture server;
+  private final ZooKeeperEnsembleFixture ensemble;
 
-  /** @return the target: zookeeper:// with a 2 s session, with pause, kill/restart and partition hooks */
+  /** One server: every scenario but the leader's. */
+  public ZooKeeperComparisonTarget() {
+    this(ZooKeeperServerFixture.start("compare-zookeeper"), null);
+  }
+
+  private ZooKeeperComparisonTarget(ZooKeeperServerFixture server, ZooKeeperEnsembleFixture ensemble) {
+    this.server = server;
+    this.ensemble = ensemble;
+  }
+
+  /**
+   * @return three servers in JVMs of their own, shown as "zookeeper-3", for the scenarios that
+   *     need a quorum (the leader killed, a majority killed); the single server covers the others
+   */
+  public static ZooKeeperComparisonTarget ensemble() {
+    return new ZooKeeperComparisonTarget(null, ZooKeeperEnsembleFixture.start("compare-zookeeper-3"));
+  }
+
+  /** @return the target: zookeeper:// with a 2 s session, with the hooks of its servers */
   public Comparison.Target target() {
+    if (ensemble != null) {
+      return Comparison.Target.of("zookeeper-3", "zookeeper://" + ensemble.connectString() + OPTIONS, hooks(ensemble),
+          SESSION.plusSeconds(1)).only(Comparison.Scenario.LEADER_FAILOVER, Comparison.Scenario.MAJORITY_DOWN);
+    }
     return Comparison.Target.of("zookeeper", "zookeeper://127.0.0.1:" + server.port() + OPTIONS, hooks(server),
         SESSION.plusSeconds(1));
   }
@@ -55,8 +79,33 @@ public final class ZooKeeperComparisonTarget implements AutoCloseable {
     };
   }
 
+  /** The hooks of an ensemble: the leader (found with {@code srvr}) or a majority killed. */
+  static FaultHooks hooks(ZooKeeperEnsembleFixture ensemble) {
+    return new FaultHooks() {
+      @Override
+      public void killLeader() {
+        ensemble.killLeader();
+      }
+
+      @Override
+      public void killMajority() {
+        ensemble.killMajority();
+      }
+
+      @Override
+      public void restartMajority() {
+        ensemble.restartKilled();
+      }
+    };
+  }
+
   @Override
   public void close() {
-    server.close();
+    if (server != null) {
+      server.close();
+    }
+    if (ensemble != null) {
+      ensemble.close();
+    }
   }
 }
