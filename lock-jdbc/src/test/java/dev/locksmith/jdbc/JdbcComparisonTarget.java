@@ -33,6 +33,23 @@ public final class JdbcComparisonTarget {
     return target(TestDatabases.postgres());
   }
 
+  /**
+   * @return a MariaDB server of its own running under libfaketime, shown as "mariadb+faketime",
+   *     for the clock jump alone (its hook moves that server's clock forward, nothing else's);
+   *     the plain MariaDB target covers the other scenarios
+   * @throws Exception if the server cannot be started (libfaketime missing included)
+   */
+  public static Comparison.Target mariadbWithFakeClock() throws Exception {
+    TestDatabases.Db db = TestDatabases.mariadbWithFakeClock();
+    FaultHooks hooks = new FaultHooks() {
+      @Override
+      public void jumpServerClock(Duration jump) {
+        db.jumpClock(jump);
+      }
+    };
+    return Comparison.Target.of(db.name, db.uri, hooks, Duration.ZERO).only(Comparison.Scenario.CLOCK_JUMP);
+  }
+
   private static Comparison.Target target(TestDatabases.Db db) {
     return Comparison.Target.of(db.name, db.uri, hooks(db), Duration.ZERO);
   }

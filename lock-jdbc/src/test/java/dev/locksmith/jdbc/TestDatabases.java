@@ -28,6 +28,7 @@ import java.util.stream.Stream;
  */
 final class TestDatabases {
   private static Db mariadb;
+  private static Db mariadbFakeClock;
   private static Db postgres;
   private static Db h2;
 
@@ -44,14 +45,41 @@ final class TestDatabases {
     final ServerProcess server;
     /** Kept open so an H2 database outlives every client and stays served to child processes. */
     final Connection keepAlive;
+    /** The libfaketime timestamp file the server reads its clock offset from, or null when its clock is the real one. */
+    final Path clockFile;
+    private long clockOffsetSeconds;
 
     Db(String name, String uri, String adminUrl, String user, ServerProcess server, Connection keepAlive) {
+      this(name, uri, adminUrl, user, server, keepAlive, null);
+    }
+
+    Db(String name, String uri, String adminUrl, String user, ServerProcess server, Connection keepAlive, Path clockFile) {
       this.name = name;
       this.uri = uri;
       this.adminUrl = adminUrl;
       this.user = user;
       this.server = server;
       this.keepAlive = keepAlive;
+      this.clockFile = clockFile;
+    }
+
+    /**
+     * Moves the server's clock forward, for that process alone: libfaketime reads the offset
+     * from {@link #clockFile} on every call. Whole seconds, rounded up.
+     */
+    synchronized void jumpClock(Duration jump) {
+      if (clockFile == null) {
+        throw new UnsupportedOperationException("jumpServerClock");
+      }
+      if (jump.isNegative() || jump.isZero()) {
+        throw new IllegalArgumentException("`jump` was " + jump.toMillis() + "ms but it must be forwards (more than 0)");
+      }
+      clockOffsetSeconds += (jump.toMillis() + 999) / 1000;
+      try {
+        Files.writeString(clockFile, "+" + clockOffsetSeconds + "\n", StandardCharsets.US_ASCII);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot write " + clockFile + " to move " + name + "'s clock: " + e, e);
+      }
     }
 
     Connection admin() throws SQLException {
@@ -115,34 +143,74 @@ final class TestDatabases {
 
   static synchronized Db mariadb() throws Exception {
     if (mariadb == null) {
-      Path mariadbd = ServerProcess.requireBinary("mariadbd", "apt-get install mariadb-server");
-      Path install = ServerProcess.requireBinary("mariadb-install-db", "apt-get install mariadb-server");
-      Path dir = Files.createTempDirectory("locksmith-mariadb-");
-      boolean root = isRoot();
-      List<String> init = new ArrayList<>(List.of(install.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
-          "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"));
-      if (root) {
-        init.add("--user=root");
-      }
-      run(init, dir, "mariadb-install-db");
-      int port = ServerProcess.freePort();
-      List<String> cmd = new ArrayList<>(List.of(mariadbd.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
-          "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + dir.resolve("mysqld.sock"),
-          "--pid-file=" + dir.resolve("mysqld.pid"), "--skip-name-resolve", "--skip-log-bin", "--max-connections=1000",
-          "--innodb-buffer-pool-size=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-performance-schema"));
-      if (root) {
-        cmd.add("--user=root");
-      }
-      String base = "jdbc:mysql://127.0.0.1:" + port + "/";
-      ServerProcess server = ServerProcess.start("mariadbd", cmd, dir, Map.of(), Duration.ofSeconds(60),
-          () -> canConnect(base, "root"));
-      try (Connection c = DriverManager.getConnection(base, "root", ""); Statement s = c.createStatement()) {
-        s.execute("CREATE DATABASE IF NOT EXISTS locks");
-      }
-      mariadb = new Db("mariadb", "jdbc:mariadb://127.0.0.1:" + port + "/locks?user=root", base + "locks", "root", server, null);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
+      mariadb = startMariadb("mariadb", false);
     }
     return mariadb;
+  }
+
+  /**
+   * @return a MariaDB server of its own whose clock can be moved ({@link Db#jumpClock(Duration)}):
+   *     mariadbd runs under libfaketime (Debian's faketime package, the multi-threaded build)
+   *     with the offset read from a file on every call, and the monotonic clock left alone
+   */
+  static synchronized Db mariadbWithFakeClock() throws Exception {
+    if (mariadbFakeClock == null) {
+      mariadbFakeClock = startMariadb("mariadb+faketime", true);
+    }
+    return mariadbFakeClock;
+  }
+
+  private static Path libfaketime() throws IOException {
+    for (Path lib : List.of(Path.of("/usr/lib"), Path.of("/usr/lib64"))) {
+      if (!Files.isDirectory(lib)) {
+        continue;
+      }
+      try (Stream<Path> dirs = Files.list(lib)) {
+        List<Path> found = dirs.map(d -> d.resolve("faketime").resolve("libfaketimeMT.so.1")).filter(Files::isReadable)
+            .collect(Collectors.toList());
+        if (!found.isEmpty()) {
+          return found.get(0);
+        }
+      }
+    }
+    throw new IllegalStateException("libfaketimeMT.so.1 was not found in /usr/lib/*/faketime/; install it with: apt-get install faketime");
+  }
+
+  private static Db startMariadb(String name, boolean fakeClock) throws Exception {
+    Path mariadbd = ServerProcess.requireBinary("mariadbd", "apt-get install mariadb-server");
+    Path install = ServerProcess.requireBinary("mariadb-install-db", "apt-get install mariadb-server");
+    Path dir = Files.createTempDirectory("locksmith-mariadb-");
+    boolean root = isRoot();
+    List<String> init = new ArrayList<>(List.of(install.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
+        "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"));
+    if (root) {
+      init.add("--user=root");
+    }
+    run(init, dir, "mariadb-install-db");
+    int port = ServerProcess.freePort();
+    List<String> cmd = new ArrayList<>(List.of(mariadbd.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
+        "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + dir.resolve("mysqld.sock"),
+        "--pid-file=" + dir.resolve("mysqld.pid"), "--skip-name-resolve", "--skip-log-bin", "--max-connections=1000",
+        "--innodb-buffer-pool-size=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-performance-schema"));
+    if (root) {
+      cmd.add("--user=root");
+    }
+    String base = "jdbc:mysql://127.0.0.1:" + port + "/";
+    Map<String, String> env = Map.of();
+    Path clockFile = null;
+    if (fakeClock) {
+      clockFile = dir.resolve("clock-offset");
+      Files.writeString(clockFile, "+0\n", StandardCharsets.US_ASCII);
+      env = Map.of("LD_PRELOAD", libfaketime().toString(), "FAKETIME_TIMESTAMP_FILE", clockFile.toString(),
+          "FAKETIME_NO_CACHE", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    }
+    ServerProcess server = ServerProcess.start(name, cmd, dir, env, Duration.ofSeconds(60),
+        () -> canConnect(base, "root"));
+    try (Connection c = DriverManager.getConnection(base, "root", ""); Statement s = c.createStatement()) {
+      s.execute("CREATE DATABASE IF NOT EXISTS locks");
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
+    return new Db(name, "jdbc:mariadb://127.0.0.1:" + port + "/locks?user=root", base + "locks", "root", server, null, clockFile);
   }
 
   static synchronized Db postgres() throws Exception {
