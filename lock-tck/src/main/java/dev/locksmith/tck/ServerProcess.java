@@ -109,6 +109,20 @@ public final class ServerProcess implements AutoCloseable {
    *     client of another test server) between this call and the server's bind
    */
   public static int freePort() {
+    // Never the same port twice in one JVM: a fixture that picks several ports before starting
+    // anything (a cluster's client and peer ports) would otherwise get a free port twice.
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = pickFreePort();
+      if (HANDED_OUT.add(port)) {
+        return port;
+      }
+    }
+    throw new IllegalStateException("no loopback port left that this JVM has not handed out already");
+  }
+
+  private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  private static int pickFreePort() {
     int low = 32768;
     try {
       String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
