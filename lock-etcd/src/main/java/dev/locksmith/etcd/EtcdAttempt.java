@@ -39,6 +39,8 @@ final class EtcdAttempt implements LockAttempt {
   private long myRevision;
   /** True once a create was sent whose outcome we may not have seen. */
   private boolean maybeCreated;
+  /** The last create sent; still running when the wait for it was interrupted or timed out. */
+  private java.util.concurrent.CompletableFuture<TxnResponse> createCall;
   private Watch.Watcher watcher;
   private ByteSequence watched;
   private volatile boolean watchBroken;
@@ -77,12 +79,16 @@ final class EtcdAttempt implements LockAttempt {
         // The newest key before ours is our predecessor: read it in the same transaction, before the put.
         TxnResponse r;
         try {
-          r = backend.calls.await(backend.client.getKVClient().txn()
+          createCall = backend.client.getKVClient().txn()
               .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
               .Then(Op.get(lockPrefix, newestBefore(0)), Op.put(key, KeyNames.bytes(ownerId),
                   PutOption.builder().withLeaseId(session.leaseId).build()))
               .Else(Op.get(key, GetOption.DEFAULT))
-              .commit(), backend.settings.requestTimeout, "creating the key of lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
+              .commit();
+          // Awaited through a copy: an interrupt or a timeout cancels the copy, and abandon() can
+          // still learn when the create itself is done.
+          r = backend.calls.await(createCall.thenApply(x -> x), backend.settings.requestTimeout,
+              "creating the key of lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
         } catch (BackendUnavailableException e) {
           if (!EtcdCalls.describe(e).contains("requested lease not found")) {
             throw e;
@@ -212,6 +218,17 @@ final class EtcdAttempt implements LockAttempt {
       session.waiters.remove(wake);
     }
     if (key != null && maybeCreated && !backend.isClosed()) {
+      java.util.concurrent.CompletableFuture<TxnResponse> pending = createCall;
+      if (pending != null && !pending.isDone()) {
+        // An interrupt or a timeout left our create on its way. etcd serves each request of a
+        // connection on its own, so a delete sent now could be applied before the create, and
+        // the key would then stay on our kept-alive lease, blocking the lock: wait for it first.
+        try {
+          backend.calls.awaitUninterruptibly(pending, backend.settings.requestTimeout, "finishing the create of lock '" + name + "'");
+        } catch (RuntimeException e) {
+          // its outcome stays unknown: delete anyway (retried in the background if that fails)
+        }
+      }
       // Timeout, interrupt, cancellation or error: delete our key, granted or not, so nothing is left behind.
       backend.deleteQuietly(key, "withdrawing from lock '" + name + "'");
     } else if (key != null) {

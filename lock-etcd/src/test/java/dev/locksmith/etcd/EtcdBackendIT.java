@@ -120,6 +120,37 @@ class EtcdBackendIT {
   }
 
   @Test
+  void aWaiterInterruptedWhileItsCreateIsInFlightLeavesNoKey() throws Exception {
+    try (LockClient holder = Locks.connect(uri("ttl=10s")); LockClient waiter = Locks.connect(uri("ttl=10s&request-timeout=5s"))) {
+      Lease lease = holder.lock("in-flight").acquire(Duration.ofSeconds(10));
+      java.util.concurrent.atomic.AtomicReference<Throwable> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+      Thread t;
+      etcd.single().process.pause(); // the waiter's create waits in the server's socket
+      try {
+        t = new Thread(() -> {
+          try {
+            waiter.lock("in-flight").acquire(Duration.ofSeconds(30));
+          } catch (Throwable e) {
+            outcome.set(e);
+          }
+        });
+        t.start();
+        Thread.sleep(300);
+        t.interrupt();
+        Thread.sleep(300); // the withdrawal's delete, unfixed, would now be on its way too
+      } finally {
+        etcd.single().process.resume();
+      }
+      t.join(TimeUnit.SECONDS.toMillis(15));
+      assertThat(t.isAlive()).isFalse();
+      assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
+      assertThat(keysOf("in-flight")).as("keys after the interrupted waiter withdrew: only the holder's").hasSize(1);
+      assertThat(lease.release()).isTrue();
+      assertThat(waiter.lock("in-flight").tryAcquire()).as("the free lock, at once").isPresent();
+    }
+  }
+
+  @Test
   void serverPausedBeyondTheTtlReportsTheLossThenANewLeaseServes() throws Exception {
     try (LockClient client = Locks.connect(uri("ttl=2s&request-timeout=1s"))) {
       Lease lease = client.lock("paused").acquire(Duration.ofSeconds(10));
