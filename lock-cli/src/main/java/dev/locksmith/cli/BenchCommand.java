@@ -136,6 +136,7 @@ final class BenchCommand {
     try (LockClient client = Backends.connect(config)) {
       progress(label, "uncontended, 1 thread");
       long[] latencies = loop(client, options, 1, "lockctl-bench/" + run + "/u", duration)[0];
+      Arrays.sort(latencies);
       f.p50Micros = percentile(latencies, 0.50) / 1e3;
       f.p99Micros = percentile(latencies, 0.99) / 1e3;
       progress(label, threads + " threads on distinct locks");
@@ -239,6 +240,7 @@ final class BenchCommand {
         System.arraycopy(w, 0, all, i, w.length);
         i += w.length;
       }
+      Arrays.sort(all);
       f.acquisitions = total;
       f.handoffsPerSecond = handoffs.get() / (duration.toNanos() / 1e9);
       f.waitP50Micros = percentile(all, 0.50) / 1e3;
@@ -270,13 +272,11 @@ final class BenchCommand {
     return out;
   }
 
-  /** @return the value at quantile q of the samples (nearest rank), 0 if there are none */
-  static double percentile(long[] samples, double q) {
-    if (samples.length == 0) {
+  /** @return the value at quantile q of sorted samples (nearest rank), 0 if there are none */
+  static double percentile(long[] sorted, double q) {
+    if (sorted.length == 0) {
       return 0;
     }
-    long[] sorted = samples.clone();
-    Arrays.sort(sorted);
     int rank = (int) Math.ceil(q * sorted.length) - 1;
     return sorted[Math.max(0, Math.min(sorted.length - 1, rank))];
   }

@@ -16,7 +16,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -110,10 +109,9 @@ final class DemoWorker {
     if (reply == null) {
       throw new IOException("the demo's store closed the connection");
     }
-    return reply.toUpperCase(Locale.ROOT).startsWith("ERROR") ? failWith(reply) : reply;
-  }
-
-  private static String failWith(String reply) throws IOException {
-    throw new IOException("the demo's store answered: " + reply);
+    if (reply.startsWith("ERROR")) {
+      throw new IOException("the demo's store answered: " + reply);
+    }
+    return reply;
   }
 }

@@ -215,11 +215,9 @@ final class EtcdBackend implements LockBackend {
       return;
     }
     long sent = System.nanoTime();
-    if (pastTtl(s, sent)) {
-      // Whatever etcd answers now, the core has reported this lease's locks lost at its deadline
-      // (the same deadline it got from us): keeping the lease would keep keys nobody releases.
-      lose(s, "keep-alive of " + s + " has not succeeded for longer than its TTL of "
-          + Durations.format(Duration.ofNanos(s.ttlNanos)));
+    // Whatever etcd would answer now, the core has reported this lease's locks lost at its
+    // deadline (the same deadline it got from us): keeping the lease would keep keys nobody releases.
+    if (endIfPastTtl(s, sent)) {
       return;
     }
     Duration timeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(s.ttlNanos / 3,
@@ -228,7 +226,7 @@ final class EtcdBackend implements LockBackend {
     try {
       LeaseKeepAliveResponse r = call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
       if (r.getTTL() <= 0) {
-        lose(s, s + " is gone from etcd (it expired or was revoked)");
+        leaseGone(s);
         return;
       }
       s.lastOkNanos = sent;
@@ -247,7 +245,7 @@ final class EtcdBackend implements LockBackend {
       call.cancel(true);
       Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
       if (EtcdCalls.leaseNotFound(cause)) {
-        lose(s, s + " is gone from etcd (it expired or was revoked)");
+        leaseGone(s);
         return;
       }
       long validUntil = s.lastOkNanos + s.ttlNanos;
@@ -272,7 +270,7 @@ final class EtcdBackend implements LockBackend {
 
   /** etcd answered that a session's lease does not exist (it expired before keep-alive noticed). */
   void leaseGone(Session s) {
-    lose(s, "etcd lease " + Long.toHexString(s.leaseId) + " is gone from etcd (it expired or was revoked)");
+    lose(s, s + " is gone from etcd (it expired or was revoked)");
   }
 
   /**
@@ -294,7 +292,11 @@ final class EtcdBackend implements LockBackend {
    */
   boolean endLeasePastTtl() {
     Session s = session;
-    if (s == null || s.dead || !pastTtl(s, System.nanoTime())) {
+    return s != null && endIfPastTtl(s, System.nanoTime());
+  }
+
+  private boolean endIfPastTtl(Session s, long now) {
+    if (s.dead || !pastTtl(s, now)) {
       return false;
     }
     lose(s, "keep-alive of " + s + " has not succeeded for longer than its TTL of "

@@ -60,12 +60,12 @@ final class LeaseTable {
     this.dialect = dialect;
     this.table = table;
     String now = dialect.nowMillis;
-    this.selectForUpdate = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ? FOR UPDATE";
+    this.selectState = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
+    this.selectForUpdate = selectState + " FOR UPDATE";
     this.insert = "INSERT INTO " + table + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
         + now + " + ?, " + now + ", ?)";
     this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
     this.release = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
-    this.selectState = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
   }
 
   String table() {
