@@ -29,10 +29,11 @@ final class EtcdAttempt implements LockAttempt {
   private final String name;
   private final String ownerId;
   private final Runnable wake;
-  private final long seq;
   private final ByteSequence lockPrefix;
 
   private EtcdBackend.Session session;
+  /** Our key's suffix under this session; the key is {@code <lock prefix><lease>-<slot>}. */
+  private EtcdBackend.Slot slot;
   private ByteSequence key;
   private EtcdBackend.KeyEntry entry;
   /** Create revision of our key; 0 until we know it exists. */
@@ -45,12 +46,11 @@ final class EtcdAttempt implements LockAttempt {
   private ByteSequence watched;
   private volatile boolean watchBroken;
 
-  EtcdAttempt(EtcdBackend backend, String name, String ownerId, Runnable wake, long seq) {
+  EtcdAttempt(EtcdBackend backend, String name, String ownerId, Runnable wake) {
     this.backend = backend;
     this.name = name;
     this.ownerId = ownerId;
     this.wake = wake;
-    this.seq = seq;
     this.lockPrefix = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name));
   }
 
@@ -69,11 +69,15 @@ final class EtcdAttempt implements LockAttempt {
         if (session == null || session.dead) {
           session = backend.session();
           session.waiters.add(wake);
+          slot = session.takeSlot(name);
           key = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name) + Long.toHexString(session.leaseId) + "-"
-              + Long.toHexString(seq));
+              + Integer.toHexString(slot.index));
         }
-        // Register before sending, so that the delete watch cannot miss our key's deletion.
+        // Register before sending, so that the delete watch cannot miss our key's deletion. Until
+        // etcd answers, a delete event at or below the revision seen so far is of an earlier key
+        // of this name (one we released), not of ours.
         entry = new EtcdBackend.KeyEntry(ownerId, session);
+        entry.createRevision = backend.seenRevision();
         backend.keys.put(key, entry);
         maybeCreated = true;
         // The newest key before ours is our predecessor: read it in the same transaction, before the put.
@@ -101,6 +105,7 @@ final class EtcdAttempt implements LockAttempt {
           return Poll.busy(java.time.Duration.ZERO);
         }
         readRevision = r.getHeader().getRevision();
+        backend.saw(readRevision);
         if (r.isSucceeded()) {
           myRevision = readRevision;
           entry.createRevision = myRevision;
@@ -120,6 +125,7 @@ final class EtcdAttempt implements LockAttempt {
             .Then(Op.get(lockPrefix, newestBefore(myRevision)))
             .commit(), backend.settings.requestTimeout, "checking lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
         readRevision = r.getHeader().getRevision();
+        backend.saw(readRevision);
         if (!r.isSucceeded()) {
           dropKey(null); // gone (lease expired, or deleted by someone): queue again at the back
           continue;
@@ -137,7 +143,7 @@ final class EtcdAttempt implements LockAttempt {
         }
         closeWatch();
         session.waiters.remove(wake);
-        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, myRevision, session));
+        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, myRevision, session, slot));
       }
       watch(predecessor.getKey(), readRevision + 1);
       return Poll.busy(backend.context.recheck());
@@ -195,11 +201,14 @@ final class EtcdAttempt implements LockAttempt {
     }
   }
 
-  /** Forgets our key (deleting it if it may still exist) so the next round creates a new one. */
+  /**
+   * Forgets our key (deleting it if it may still exist) so the next round creates it again, under
+   * the same name while the session lives, else under a name of the new session.
+   */
   private void dropKey(String deleteBecause) {
     closeWatch();
     if (key != null && deleteBecause != null && maybeCreated) {
-      backend.deleteQuietly(key, deleteBecause);
+      backend.deleteQuietly(key, session, deleteBecause, slot::free);
     } else if (key != null) {
       backend.keys.remove(key, entry);
     }
@@ -208,6 +217,7 @@ final class EtcdAttempt implements LockAttempt {
     if (session != null && session.dead) {
       session.waiters.remove(wake);
       session = null;
+      key = null;
     }
   }
 
@@ -230,9 +240,10 @@ final class EtcdAttempt implements LockAttempt {
         }
       }
       // Timeout, interrupt, cancellation or error: delete our key, granted or not, so nothing is left behind.
-      backend.deleteQuietly(key, "withdrawing from lock '" + name + "'");
+      backend.deleteQuietly(key, session, "withdrawing from lock '" + name + "'", slot::free);
     } else if (key != null) {
       backend.keys.remove(key, entry);
+      slot.free();
     }
   }
 }

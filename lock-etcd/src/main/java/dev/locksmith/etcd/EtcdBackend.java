@@ -79,7 +79,12 @@ final class EtcdBackend implements LockBackend {
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
   private volatile Session session;
-  private final AtomicLong attempts = new AtomicLong();
+  /**
+   * The highest etcd revision this client has seen in an answer or a watch event. A key about to
+   * be created gets a revision above it, so a delete event at or below it is of an earlier key
+   * of the same name (key names are used again, see {@link Session#takeSlot}).
+   */
+  private final AtomicLong seenRevision = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   /** Every key this client created and has not deleted, for loss detection. */
   final Map<ByteSequence, KeyEntry> keys = new ConcurrentHashMap<>();
@@ -94,6 +99,8 @@ final class EtcdBackend implements LockBackend {
     volatile boolean inDoubt;
     volatile boolean dead;
     final Set<Runnable> waiters = ConcurrentHashMap.newKeySet();
+    /** Per lock name, the key suffixes in use by this lease's attempts. */
+    private final Map<String, java.util.BitSet> slots = new ConcurrentHashMap<>();
 
     Session(long leaseId, long ttlSeconds, long grantedAt) {
       this.leaseId = leaseId;
@@ -101,9 +108,47 @@ final class EtcdBackend implements LockBackend {
       this.lastOkNanos = grantedAt;
     }
 
-    @Override
-    public String toString() {
-      return "etcd lease " + Long.toHexString(leaseId);
+    /**
+     * Picks the lowest key suffix of this lease for a lock name that no attempt uses. Key names
+     * are used again once their key is known to be deleted: etcd keeps every key name ever
+     * written in its in-memory index until the history is compacted, and a lock's prefix range
+     * walks all of them, so a new name per acquisition made every acquire slower (measured:
+     * p50 1.6 ms to 2.8 ms over 16,000 acquisitions). etcd's own lock service uses one key per
+     * lease for the same reason. A suffix whose delete failed stays taken until it succeeds.
+     */
+    Slot takeSlot(String name) {
+      int[] taken = new int[1];
+      slots.compute(name, (n, used) -> {
+        java.util.BitSet u = used == null ? new java.util.BitSet() : used;
+        taken[0] = u.nextClearBit(0);
+        u.set(taken[0]);
+        return u;
+      });
+      return new Slot(this, name, taken[0]);
+    }
+  }
+
+  /** One key suffix taken by one attempt; freed once, when its key is known to be gone. */
+  static final class Slot {
+    final Session session;
+    final String name;
+    final int index;
+    private final AtomicBoolean freed = new AtomicBoolean();
+
+    Slot(Session session, String name, int index) {
+      this.session = session;
+      this.name = name;
+      this.index = index;
+    }
+
+    /** The key with this suffix is deleted (or was never created): another attempt may use it. */
+    void free() {
+      if (freed.compareAndSet(false, true)) {
+        session.slots.computeIfPresent(name, (n, used) -> {
+          used.clear(index);
+          return used.isEmpty() ? null : used;
+        });
+      }
     }
   }
 
@@ -111,7 +156,10 @@ final class EtcdBackend implements LockBackend {
   static final class KeyEntry {
     final String ownerId;
     final Session session;
-    /** Create revision once known; a delete before it was of an earlier key of the same name. */
+    /**
+     * Create revision once known, before that a revision seen before the create was sent: a
+     * delete at or below it was of an earlier key of the same name.
+     */
     volatile long createRevision;
     volatile boolean held;
     volatile boolean deleted;
@@ -127,11 +175,13 @@ final class EtcdBackend implements LockBackend {
     final ByteSequence key;
     final long createRevision;
     final Session session;
+    final Slot slot;
 
-    Held(ByteSequence key, long createRevision, Session session) {
+    Held(ByteSequence key, long createRevision, Session session, Slot slot) {
       this.key = key;
       this.createRevision = createRevision;
       this.session = session;
+      this.slot = slot;
     }
   }
 
@@ -342,6 +392,7 @@ final class EtcdBackend implements LockBackend {
   private void onDeletes(WatchResponse response) {
     for (WatchEvent event : response.getEvents()) {
       watchedRevision = Math.max(watchedRevision, event.getKeyValue().getModRevision());
+      saw(event.getKeyValue().getModRevision());
       if (event.getEventType() != WatchEvent.EventType.DELETE) {
         continue;
       }
@@ -406,7 +457,17 @@ final class EtcdBackend implements LockBackend {
 
   @Override
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
-    return new EtcdAttempt(this, name, ownerId, wake, attempts.incrementAndGet());
+    return new EtcdAttempt(this, name, ownerId, wake);
+  }
+
+  /** Notes a revision etcd answered with. */
+  void saw(long revision) {
+    seenRevision.accumulateAndGet(revision, Math::max);
+  }
+
+  /** @return a revision below that of any key created from now on */
+  long seenRevision() {
+    return seenRevision.get();
   }
 
   @Override
@@ -427,10 +488,13 @@ final class EtcdBackend implements LockBackend {
     try {
       TxnResponse r = calls.awaitUninterruptibly(ownedDelete(held.key, held.createRevision), settings.requestTimeout,
           "releasing lock '" + lease.name() + "'");
+      saw(r.getHeader().getRevision());
+      // Deleted now, or gone before (expired, revoked): either way no key of ours is left under this name.
+      held.slot.free();
       return r.isSucceeded();
     } catch (RuntimeException e) {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
-      retryLater(held.key, held.createRevision, entry == null ? null : entry.session);
+      retryLater(held.key, held.createRevision, held.session, held.slot::free);
       throw e;
     }
   }
@@ -468,14 +532,19 @@ final class EtcdBackend implements LockBackend {
         .commit();
   }
 
-  /** Deletes a key of ours whatever its state, waiting at most the request timeout; never throws. */
-  void deleteQuietly(ByteSequence key, String why) {
-    KeyEntry entry = keys.remove(key);
+  /**
+   * Deletes a key of ours whatever its state, waiting at most the request timeout; never throws.
+   *
+   * @param deleted run once the key is known to be gone (now, or after a retry in the background)
+   */
+  void deleteQuietly(ByteSequence key, Session session, String why, Runnable deleted) {
+    keys.remove(key);
     try {
-      calls.awaitUninterruptibly(client.getKVClient().delete(key), settings.requestTimeout, why);
+      saw(calls.awaitUninterruptibly(client.getKVClient().delete(key), settings.requestTimeout, why).getHeader().getRevision());
+      deleted.run();
     } catch (RuntimeException e) {
       LOG.warn("{}: deleting key {} ({}) failed; retrying in the background: {}", settings.describe(), key, why, e.getMessage());
-      retryLater(key, 0, entry == null ? null : entry.session);
+      retryLater(key, 0, session, deleted);
     }
   }
 
@@ -483,18 +552,20 @@ final class EtcdBackend implements LockBackend {
   private static final class PendingDelete {
     final long createRevision;
     final Session session;
+    final Runnable deleted;
 
-    PendingDelete(long createRevision, Session session) {
+    PendingDelete(long createRevision, Session session, Runnable deleted) {
       this.createRevision = createRevision;
       this.session = session;
+      this.deleted = deleted;
     }
   }
 
   private final Map<ByteSequence, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
 
-  private void retryLater(ByteSequence key, long createRevision, Session s) {
+  private void retryLater(ByteSequence key, long createRevision, Session s, Runnable deleted) {
     if (!closed.get()) {
-      pendingDeletes.put(key, new PendingDelete(createRevision, s));
+      pendingDeletes.put(key, new PendingDelete(createRevision, s, deleted));
     }
   }
 
@@ -508,7 +579,9 @@ final class EtcdBackend implements LockBackend {
       try {
         var f = pd.createRevision > 0 ? ownedDelete(e.getKey(), pd.createRevision) : client.getKVClient().delete(e.getKey());
         f.get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        pendingDeletes.remove(e.getKey(), pd);
+        if (pendingDeletes.remove(e.getKey(), pd)) {
+          pd.deleted.run();
+        }
         LOG.info("{}: deleted key {} on retry", settings.describe(), e.getKey());
       } catch (InterruptedException ie) {
         Thread.currentThread().interrupt();

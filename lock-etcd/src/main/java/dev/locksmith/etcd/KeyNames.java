@@ -4,7 +4,8 @@ import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The etcd key layout: {@code <prefix>/<encoded lock name>/<lease id>-<attempt>}. The lock name
+ * The etcd key layout: {@code <prefix>/<encoded lock name>/<lease id>-<n>}, where {@code n} is the
+ * lowest suffix that no other attempt on the same lease uses for that lock (names are reused). The lock name
  * is percent-encoded so that it holds no {@code /}: the range {@code <prefix>/<encoded name>/}
  * then holds the keys of exactly one lock, whatever names other locks have.
  */

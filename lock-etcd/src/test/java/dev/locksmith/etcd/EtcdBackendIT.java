@@ -109,6 +109,66 @@ class EtcdBackendIT {
     }
   }
 
+  /**
+   * etcd keeps every key name in its index until compaction and a lock's prefix read walks them
+   * all, so a new key per acquisition made each acquire slower than the last: names are reused.
+   */
+  @Test
+  void acquisitionsReuseTheirKeyNamesSoEtcdsIndexDoesNotGrow() throws Exception {
+    long from = admin.getKVClient().get(KeyNames.bytes("/itest/none")).get(10, TimeUnit.SECONDS).getHeader().getRevision() + 1;
+    java.util.Map<String, Integer> creates = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.atomic.AtomicInteger deletes = new java.util.concurrent.atomic.AtomicInteger();
+    String prefix = KeyNames.lockPrefix("/itest", "reuse");
+    try (var watch = admin.getWatchClient().watch(KeyNames.bytes(prefix),
+        io.etcd.jetcd.options.WatchOption.builder().isPrefix(true).withRevision(from).build(),
+        io.etcd.jetcd.Watch.listener(r -> r.getEvents().forEach(e -> {
+          if (e.getEventType() == io.etcd.jetcd.watch.WatchEvent.EventType.PUT) {
+            creates.merge(e.getKeyValue().getKey().toString(), 1, Integer::sum);
+          } else {
+            deletes.incrementAndGet();
+          }
+        })));
+        LockClient client = Locks.connect(uri("ttl=5s"))) {
+      List<LeaseLostException> lost = java.util.Collections.synchronizedList(new ArrayList<>());
+      for (int i = 0; i < 100; i++) {
+        Lease lease = client.lock("reuse").acquire(Duration.ofSeconds(10));
+        lease.lost().thenAccept(lost::add);
+        assertThat(lease.release()).isTrue();
+      }
+      // Four threads of the one client queue on the lock at once: each waiting attempt needs a key of its own.
+      List<Thread> threads = new ArrayList<>();
+      List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+      for (int t = 0; t < 4; t++) {
+        Thread thread = new Thread(() -> {
+          try {
+            for (int i = 0; i < 50; i++) {
+              Lease lease = client.lock("reuse").acquire(Duration.ofSeconds(10));
+              lease.lost().thenAccept(lost::add);
+              assertThat(lease.release()).isTrue();
+            }
+          } catch (Throwable e) {
+            failures.add(e);
+          }
+        });
+        threads.add(thread);
+        thread.start();
+      }
+      for (Thread thread : threads) {
+        thread.join();
+      }
+      assertThat(failures).isEmpty();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (deletes.get() < 300 && System.nanoTime() - deadline < 0) {
+        Thread.sleep(10);
+      }
+      assertThat(deletes.get()).as("deletes seen by the watch (one per acquisition)").isEqualTo(300);
+      assertThat(creates.values().stream().mapToInt(Integer::intValue).sum()).as("keys created").isEqualTo(300);
+      assertThat(creates.keySet()).as("distinct key names for 300 acquisitions, at most 4 at a time").hasSizeBetween(1, 4);
+      assertThat(lost).as("losses reported: the delete of a released key is not the loss of its successor").isEmpty();
+      assertThat(keysOf("reuse")).isEmpty();
+    }
+  }
+
   @Test
   void aWaiterThatGivesUpDeletesItsKey() throws Exception {
     try (LockClient a = Locks.connect(uri("ttl=5s")); LockClient b = Locks.connect(uri("ttl=5s"))) {
