@@ -597,6 +597,15 @@ final class ZooKeeperBackend implements LockBackend {
     private volatile boolean predecessorChanged = true;
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
+    /**
+     * Every getChildren of this attempt leaves a watch on the lock node's children: for the read
+     * that grants, it is the watch that tells a deletion of our node, with no request of its own.
+     */
+    private final Watcher childrenWatcher = this::childrenEvent;
+    /** Child events seen so far; the grant compares it with the count before its read. */
+    private final AtomicInteger childEvents = new AtomicInteger();
+    /** Our lease once granted (volatile: {@link #childrenEvent} and {@link #grant} each check the other's write). */
+    private volatile Held granted;
 
     Attempt(String name, String ownerId, Runnable wake) {
       this.name = name;
@@ -609,6 +618,23 @@ final class ZooKeeperBackend implements LockBackend {
     private void predecessorEvent(WatchedEvent event) {
       predecessorChanged = true;
       wake.run();
+    }
+
+    /**
+     * The children of the lock node changed (a waiter came or went, or our own node was deleted)
+     * since a getChildren of ours. A waiter ignores it: it watches its predecessor, no herd. A
+     * holder checks that its node is still there and watches the node itself from then on, so a
+     * queue of waiters costs it one exists, not one read per arrival.
+     */
+    private void childrenEvent(WatchedEvent event) {
+      if (event.getType() == EventType.None) {
+        return; // connection state: the state listener handles it, and the client sets the watch again on reconnecting
+      }
+      childEvents.incrementAndGet(); // before reading granted: see grant()
+      Held h = granted;
+      if (h != null && held.get(ownerId) == h) {
+        watchOwnNode(h);
+      }
     }
 
     /** Watches our own node once granted: a deleted node is a lost lease. */
@@ -687,8 +713,10 @@ final class ZooKeeperBackend implements LockBackend {
       }
       String mine = ZKPaths.getNodeFromPath(nodePath);
       List<String> children;
+      int eventsBefore = childEvents.get();
       try {
-        children = curator.getChildren().forPath(parent);
+        // the watch: a holder granted by this read learns of its node's deletion (see grant)
+        children = curator.getChildren().usingWatcher(childrenWatcher).forPath(parent);
       } catch (KeeperException.NoNodeException e) {
         children = List.of();
       }
@@ -710,16 +738,22 @@ final class ZooKeeperBackend implements LockBackend {
         watched = predecessor;
         return Poll.busy(context.recheck());
       }
-      return grant();
+      return grant(eventsBefore);
     }
 
     /**
-     * Our node is the lowest child. The czxid and ephemeral owner come from the create; the
-     * own-node watch (a deleted node is a lost lease) is set by an asynchronous exists that does
-     * not hold up the grant: it is sent before any later request of this session (release
-     * included), and finding the node gone reports the lease lost, as the watch would have.
+     * Our node is the lowest child. The czxid and ephemeral owner come from the create. A
+     * deletion of our node (a lost lease) is noticed through the child watch that the read which
+     * found us lowest set on the lock node: any change of its children after that read fires it,
+     * and {@link #childrenEvent} then checks our node with an exists that also watches it. So an
+     * uncontended acquire sends no request for its watch. If a child event arrived since the read
+     * began, it may have come before our grant was visible to {@link #childrenEvent} (or be one
+     * left over from a waiter's earlier read), so the grant does that check itself, without
+     * waiting for it: it is sent before any later request of this session, release included.
+     *
+     * @param eventsBefore {@link #childEvents} before the read of the children
      */
-    private Poll grant() throws Exception {
+    private Poll grant(int eventsBefore) throws Exception {
       long session = curator.getZookeeperClient().getZooKeeper().getSessionId();
       Stat stat = created;
       boolean watchSet = false;
@@ -743,7 +777,8 @@ final class ZooKeeperBackend implements LockBackend {
         held.remove(ownerId, h);
         return Poll.busy(Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
       }
-      if (!watchSet) {
+      granted = h; // volatile write, then read the count: childrenEvent does the two in the other order
+      if (!watchSet && childEvents.get() != eventsBefore) {
         watchOwnNode(h);
       }
       return Poll.grantedForSession(h.token, h);

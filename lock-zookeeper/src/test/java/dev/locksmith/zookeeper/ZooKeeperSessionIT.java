@@ -204,13 +204,14 @@ class ZooKeeperSessionIT {
   }
 
   /**
-   * Counted, never timed: an uncontended acquire + release waits for three requests (create2,
-   * getChildren, delete), as Curator's own mutex. The czxid and ephemeral owner come with the
-   * create's answer, and the own-node watch rides on an exists that nobody waits for. Curator's
-   * tracer names each operation, foreground (the caller waits) or background.
+   * Counted, never timed: an uncontended acquire + release sends three requests (create2,
+   * getChildren, delete), as Curator's own mutex, and nothing else. The czxid and ephemeral owner
+   * come with the create's answer, and the watch that tells the holder of its node's deletion is
+   * the child watch left by the getChildren. Curator's tracer names each operation, foreground
+   * (the caller waits) or background.
    */
   @Test
-  void anUncontendedAcquireAndReleaseWaitsForThreeRequests() throws Exception {
+  void anUncontendedAcquireAndReleaseSendsThreeRequests() throws Exception {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
       String name = lockName();
@@ -238,19 +239,57 @@ class ZooKeeperSessionIT {
         assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(1),
             grant.state()))).isTrue();
       }
-      await(Duration.ofSeconds(10), "every asynchronous exists answered: " + traced,
-          () -> traced.getOrDefault("ExistsBuilderImpl-Background", 0) == n);
-      Map<String, Integer> foreground = new java.util.TreeMap<>();
-      traced.forEach((trace, count) -> {
-        if (trace.contains("Foreground")) {
-          foreground.put(trace, count);
+      // answered in order: any request sent before this one (a background exists included) has been answered
+      backend.curator().checkExists().forPath("/");
+      assertThat(new java.util.TreeMap<>(traced)).as("operations over %d uncontended acquire + release, then one exists", n)
+          .isEqualTo(Map.of("CreateBuilderImpl-Foreground", n, "GetChildrenBuilderImpl-Foreground", n,
+              "DeleteBuilderImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
+      assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
+      assertThat(context.calls).as("no lease reported lost by a release's own child event").noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
+    }
+  }
+
+  /**
+   * The holder's node deleted behind its back is a lost lease, whether the deletion is the first
+   * change of the lock's children since the grant (the child watch of the granting read fires) or
+   * a waiter came first (the holder then watches its own node).
+   */
+  @Test
+  void aDeletedHolderNodeIsALostLeaseWithOrWithoutWaiters() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
+      String alone = context.clientId() + ":alone";
+      Poll grant = pollUntilGranted(backend.attempt(lockName(), alone, Duration.ofSeconds(1), () -> { }));
+      admin.delete().forPath(nodePath(grant));
+      await(Duration.ofSeconds(10), "the deletion of an uncontended holder's node is reported", () -> context.sawLoss(alone));
+
+      String name = lockName();
+      String holder = context.clientId() + ":holder";
+      Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> { }));
+      Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
+      backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
+        @Override
+        public void addTrace(String trace, long time, TimeUnit unit) {
+          traced.merge(trace, 1, Integer::sum);
+        }
+
+        @Override
+        public void addCount(String counter, int increment) {
         }
       });
-      assertThat(foreground).as("operations the caller waited for over %d uncontended acquire + release", n)
-          .isEqualTo(Map.of("CreateBuilderImpl-Foreground", n, "GetChildrenBuilderImpl-Foreground", n,
-              "DeleteBuilderImpl-Foreground", n));
-      assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
-      assertThat(context.calls).as("no lease reported lost by the asynchronous watch").noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
+      CountDownLatch woken = new CountDownLatch(1);
+      LockAttempt waiter = backend.attempt(name, context.clientId() + ":waiter", Duration.ofSeconds(1), woken::countDown);
+      assertThat(waiter.poll().isGranted()).isFalse();
+      await(Duration.ofSeconds(10), "the holder, told of the waiter's arrival, checks and watches its own node: " + traced,
+          () -> traced.getOrDefault("ExistsBuilderImpl-Background", 0) == 1);
+      assertThat(context.sawLoss(holder)).as("a waiter's arrival is not a loss: %s", context.calls).isFalse();
+      admin.delete().forPath(nodePath(held));
+      await(Duration.ofSeconds(10), "the deletion of a contended holder's node is reported", () -> context.sawLoss(holder));
+      assertThat(context.calls.stream().filter(c -> c.kind.equals("lost")).map(c -> c.reason))
+          .containsOnly(LeaseLostException.Reason.TAKEN);
+      assertThat(woken.await(10, TimeUnit.SECONDS)).as("the waiter is woken by its predecessor's deletion").isTrue();
+      assertThat(pollUntilGranted(waiter).fencingToken()).isGreaterThan(held.fencingToken());
+      waiter.abandon();
     }
   }
 
