@@ -23,7 +23,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -68,6 +70,11 @@ import org.slf4j.LoggerFactory;
 final class ZooKeeperBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
   private static final AtomicInteger BACKENDS = new AtomicInteger();
+  /**
+   * How long a lease is held before its node gets a watch: a node deleted behind the holder's
+   * back within this time of the grant is reported lost at most about twice this late.
+   */
+  static final Duration WATCH_DELAY = Duration.ofMillis(50);
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
@@ -99,6 +106,8 @@ final class ZooKeeperBackend implements LockBackend {
   private final BackendContext context;
   /** Leases granted and not yet released or lost, by owner id. */
   private final Map<String, Held> held = new ConcurrentHashMap<>();
+  /** Granted leases whose node is not watched yet, about in grant order; see {@link #watchHeldNodes}. */
+  private final Queue<Held> unwatched = new ConcurrentLinkedQueue<>();
   /** Orders "lease in doubt" against "lease confirmed" so a stale confirmation never wins. */
   private final ReentrantLock stateLock = new ReentrantLock();
   private final AtomicLong connectionEpoch = new AtomicLong();
@@ -115,13 +124,16 @@ final class ZooKeeperBackend implements LockBackend {
     final long token;
     /** The watch on our own node (a deletion is a lost lease); re-set by the re-check after a reconnect. */
     final Watcher ownWatcher;
+    /** {@link System#nanoTime()} of the grant. */
+    final long grantedAt;
 
-    Held(String name, String ownerId, String path, long token, Watcher ownWatcher) {
+    Held(String name, String ownerId, String path, long token, Watcher ownWatcher, long grantedAt) {
       this.name = name;
       this.ownerId = ownerId;
       this.path = path;
       this.token = token;
       this.ownWatcher = ownWatcher;
+      this.grantedAt = grantedAt;
     }
 
     @Override
@@ -183,6 +195,8 @@ final class ZooKeeperBackend implements LockBackend {
       }
       backend.probe();
       curator.getConnectionStateListenable().addListener(backend.listener);
+      long delay = WATCH_DELAY.toNanos();
+      tasks.scheduleWithFixedDelay(backend::watchHeldNodes, delay, delay, TimeUnit.NANOSECONDS);
       int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
       if (negotiated != millis(settings.sessionTimeout)) {
         LOG.info("ZooKeeper at {} granted a session timeout of {} ms (asked for {}): its minSessionTimeout/maxSessionTimeout bound it",
@@ -394,6 +408,46 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
+  /**
+   * Sets the watch on the node of each lease held for {@link #WATCH_DELAY} or longer (run by
+   * {@link #tasks} every {@link #WATCH_DELAY}). Released leases are skipped: most locks are given
+   * back before this, and then neither a request nor a watch event is spent on loss detection.
+   */
+  private void watchHeldNodes() {
+    try {
+      long now = System.nanoTime();
+      long delay = WATCH_DELAY.toNanos();
+      for (Held h = unwatched.peek(); h != null && now - h.grantedAt >= delay; h = unwatched.peek()) {
+        unwatched.poll();
+        if (held.get(h.ownerId) == h) {
+          watchOwnNode(h);
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("watching the nodes of held ZooKeeper locks failed; retrying", e);
+    }
+  }
+
+  /** Sets the watch on a lease's node without waiting; a node already gone is a lost lease. */
+  private void watchOwnNode(Held h) {
+    if (closed) {
+      return;
+    }
+    try {
+      curator.checkExists().usingWatcher(h.ownWatcher).inBackground((c, e) -> {
+        if (e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(h.ownerId, h)) {
+          context.leaseLost(h.ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+        } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
+          // no watch: a reconnect re-checks (and watches) the node; until then a deletion is found by that check
+          LOG.debug("watching {} failed ({}); the node is re-checked after reconnecting", h,
+              KeeperException.Code.get(e.getResultCode()));
+        }
+      }).forPath(h.path);
+    } catch (Exception e) {
+      LOG.debug("watching {} failed; the node is re-checked after reconnecting: {}", h, e.toString());
+    }
+  }
+
   // ------------------------------------------------------------------ renew and release
 
   /**
@@ -554,6 +608,7 @@ final class ZooKeeperBackend implements LockBackend {
     closed = true;
     curator.getConnectionStateListenable().removeListener(listener);
     held.clear();
+    unwatched.clear();
     tasks.shutdownNow();
     if (abandon) {
       try {
@@ -597,15 +652,6 @@ final class ZooKeeperBackend implements LockBackend {
     private volatile boolean predecessorChanged = true;
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
-    /**
-     * Every getChildren of this attempt leaves a watch on the lock node's children: for the read
-     * that grants, it is the watch that tells a deletion of our node, with no request of its own.
-     */
-    private final Watcher childrenWatcher = this::childrenEvent;
-    /** Child events seen so far; the grant compares it with the count before its read. */
-    private final AtomicInteger childEvents = new AtomicInteger();
-    /** Our lease once granted (volatile: {@link #childrenEvent} and {@link #grant} each check the other's write). */
-    private volatile Held granted;
 
     Attempt(String name, String ownerId, Runnable wake) {
       this.name = name;
@@ -618,23 +664,6 @@ final class ZooKeeperBackend implements LockBackend {
     private void predecessorEvent(WatchedEvent event) {
       predecessorChanged = true;
       wake.run();
-    }
-
-    /**
-     * The children of the lock node changed (a waiter came or went, or our own node was deleted)
-     * since a getChildren of ours. A waiter ignores it: it watches its predecessor, no herd. A
-     * holder checks that its node is still there and watches the node itself from then on, so a
-     * queue of waiters costs it one exists, not one read per arrival.
-     */
-    private void childrenEvent(WatchedEvent event) {
-      if (event.getType() == EventType.None) {
-        return; // connection state: the state listener handles it, and the client sets the watch again on reconnecting
-      }
-      childEvents.incrementAndGet(); // before reading granted: see grant()
-      Held h = granted;
-      if (h != null && held.get(ownerId) == h) {
-        watchOwnNode(h);
-      }
     }
 
     /** Watches our own node once granted: a deleted node is a lost lease. */
@@ -713,10 +742,8 @@ final class ZooKeeperBackend implements LockBackend {
       }
       String mine = ZKPaths.getNodeFromPath(nodePath);
       List<String> children;
-      int eventsBefore = childEvents.get();
       try {
-        // the watch: a holder granted by this read learns of its node's deletion (see grant)
-        children = curator.getChildren().usingWatcher(childrenWatcher).forPath(parent);
+        children = curator.getChildren().forPath(parent);
       } catch (KeeperException.NoNodeException e) {
         children = List.of();
       }
@@ -738,22 +765,17 @@ final class ZooKeeperBackend implements LockBackend {
         watched = predecessor;
         return Poll.busy(context.recheck());
       }
-      return grant(eventsBefore);
+      return grant();
     }
 
     /**
-     * Our node is the lowest child. The czxid and ephemeral owner come from the create. A
-     * deletion of our node (a lost lease) is noticed through the child watch that the read which
-     * found us lowest set on the lock node: any change of its children after that read fires it,
-     * and {@link #childrenEvent} then checks our node with an exists that also watches it. So an
-     * uncontended acquire sends no request for its watch. If a child event arrived since the read
-     * began, it may have come before our grant was visible to {@link #childrenEvent} (or be one
-     * left over from a waiter's earlier read), so the grant does that check itself, without
-     * waiting for it: it is sent before any later request of this session, release included.
-     *
-     * @param eventsBefore {@link #childEvents} before the read of the children
+     * Our node is the lowest child. The czxid and ephemeral owner come from the create. The watch
+     * on our node (a deleted node is a lost lease) is left to {@link #watchHeldNodes}, which sets
+     * it once the lease has been held for {@link #WATCH_DELAY}: a watch fires on our own delete as
+     * well, and its event costs client and server as much as a request, so a lock released sooner
+     * never pays for one. A deletion before the watch is set is found by the exists that sets it.
      */
-    private Poll grant(int eventsBefore) throws Exception {
+    private Poll grant() throws Exception {
       long session = curator.getZookeeperClient().getZooKeeper().getSessionId();
       Stat stat = created;
       boolean watchSet = false;
@@ -771,34 +793,16 @@ final class ZooKeeperBackend implements LockBackend {
         nodePath = null;
         return Poll.busy(Duration.ZERO);
       }
-      Held h = new Held(name, ownerId, nodePath, stat.getCzxid(), ownWatcher);
+      Held h = new Held(name, ownerId, nodePath, stat.getCzxid(), ownWatcher, System.nanoTime());
       held.put(ownerId, h);
       if (!connected || closed) {
         held.remove(ownerId, h);
         return Poll.busy(Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
       }
-      granted = h; // volatile write, then read the count: childrenEvent does the two in the other order
-      if (!watchSet && childEvents.get() != eventsBefore) {
-        watchOwnNode(h);
+      if (!watchSet) {
+        unwatched.add(h);
       }
       return Poll.grantedForSession(h.token, h);
-    }
-
-    /** Sets the watch on our own node without waiting; a node already gone is a lost lease. */
-    private void watchOwnNode(Held h) {
-      try {
-        curator.checkExists().usingWatcher(ownWatcher).inBackground((c, e) -> {
-          if (e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(ownerId, h)) {
-            context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
-          } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
-            // no watch: a reconnect re-checks (and watches) the node; until then a deletion is found by that check
-            LOG.debug("watching {} failed ({}); the node is re-checked after reconnecting", h,
-                KeeperException.Code.get(e.getResultCode()));
-          }
-        }).forPath(h.path);
-      } catch (Exception e) {
-        LOG.debug("watching {} failed; the node is re-checked after reconnecting: {}", h, e.toString());
-      }
     }
 
     /** Deletes our node (or a node a create may have left) so the next waiter is not held up. */

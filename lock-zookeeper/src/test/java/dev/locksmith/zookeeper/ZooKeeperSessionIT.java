@@ -204,11 +204,11 @@ class ZooKeeperSessionIT {
   }
 
   /**
-   * Counted, never timed: an uncontended acquire + release sends three requests (create2,
-   * getChildren, delete), as Curator's own mutex, and nothing else. The czxid and ephemeral owner
-   * come with the create's answer, and the watch that tells the holder of its node's deletion is
-   * the child watch left by the getChildren. Curator's tracer names each operation, foreground
-   * (the caller waits) or background.
+   * Counted: an uncontended acquire + release sends three requests (create2, getChildren,
+   * delete), as Curator's own mutex, and nothing else when the lock is given back within
+   * {@link ZooKeeperBackend#WATCH_DELAY}. The czxid and ephemeral owner come with the create's
+   * answer; the watch on the holder's node is set only once the lease has been held that long.
+   * Curator's tracer names each operation, foreground (the caller waits) or background.
    */
   @Test
   void anUncontendedAcquireAndReleaseSendsThreeRequests() throws Exception {
@@ -239,9 +239,15 @@ class ZooKeeperSessionIT {
         assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(1),
             grant.state()))).isTrue();
       }
+      Thread.sleep(3 * ZooKeeperBackend.WATCH_DELAY.toMillis()); // any watch of a lease held too long is set by now
       // answered in order: any request sent before this one (a background exists included) has been answered
       backend.curator().checkExists().forPath("/");
-      assertThat(new java.util.TreeMap<>(traced)).as("operations over %d uncontended acquire + release, then one exists", n)
+      Map<String, Integer> all = new java.util.TreeMap<>(traced);
+      // a hold stalled past WATCH_DELAY on a busy machine gets its exists, as it should: allowed, but not for most
+      Integer watches = all.remove("ExistsBuilderImpl-Background");
+      assertThat(watches == null ? 0 : watches).as("own-node watches set over %d holds of about a millisecond", n)
+          .isLessThanOrEqualTo(2);
+      assertThat(all).as("operations over %d uncontended acquire + release, then one exists", n)
           .isEqualTo(Map.of("CreateBuilderImpl-Foreground", n, "GetChildrenBuilderImpl-Foreground", n,
               "DeleteBuilderImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
       assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
@@ -250,9 +256,9 @@ class ZooKeeperSessionIT {
   }
 
   /**
-   * The holder's node deleted behind its back is a lost lease, whether the deletion is the first
-   * change of the lock's children since the grant (the child watch of the granting read fires) or
-   * a waiter came first (the holder then watches its own node).
+   * The holder's node deleted behind its back is a lost lease, whether it is deleted before its
+   * watch is set (the exists that sets it finds it gone, about {@link ZooKeeperBackend#WATCH_DELAY}
+   * after the grant) or after (the watch fires), with or without a waiter.
    */
   @Test
   void aDeletedHolderNodeIsALostLeaseWithOrWithoutWaiters() throws Exception {
@@ -260,12 +266,12 @@ class ZooKeeperSessionIT {
     try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
       String alone = context.clientId() + ":alone";
       Poll grant = pollUntilGranted(backend.attempt(lockName(), alone, Duration.ofSeconds(1), () -> { }));
-      admin.delete().forPath(nodePath(grant));
-      await(Duration.ofSeconds(10), "the deletion of an uncontended holder's node is reported", () -> context.sawLoss(alone));
+      admin.delete().forPath(nodePath(grant)); // at once: before the watch is set
+      await(Duration.ofSeconds(10), "the deletion of a holder's node before its watch is set is reported",
+          () -> context.sawLoss(alone));
 
       String name = lockName();
       String holder = context.clientId() + ":holder";
-      Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> { }));
       Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
       backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
         @Override
@@ -277,12 +283,14 @@ class ZooKeeperSessionIT {
         public void addCount(String counter, int increment) {
         }
       });
+      Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> { }));
       CountDownLatch woken = new CountDownLatch(1);
       LockAttempt waiter = backend.attempt(name, context.clientId() + ":waiter", Duration.ofSeconds(1), woken::countDown);
       assertThat(waiter.poll().isGranted()).isFalse();
-      await(Duration.ofSeconds(10), "the holder, told of the waiter's arrival, checks and watches its own node: " + traced,
+      await(Duration.ofSeconds(10), "the holder's node is watched once held for WATCH_DELAY: " + traced,
           () -> traced.getOrDefault("ExistsBuilderImpl-Background", 0) == 1);
       assertThat(context.sawLoss(holder)).as("a waiter's arrival is not a loss: %s", context.calls).isFalse();
+      // the server set the watch before answering, so this deletion fires it
       admin.delete().forPath(nodePath(held));
       await(Duration.ofSeconds(10), "the deletion of a contended holder's node is reported", () -> context.sawLoss(holder));
       assertThat(context.calls.stream().filter(c -> c.kind.equals("lost")).map(c -> c.reason))
