@@ -8,8 +8,9 @@ import java.util.Map;
 /** Draws the report's figures as one SVG of horizontal bar panels; no library, just text. */
 final class Chart {
   private static final int WIDTH = 900;
-  private static final int LABEL = 300;
-  private static final int BAR_MAX = 470;
+  /** Room for the longest target label (40 characters and its bound) at the default font. */
+  private static final int LABEL = 340;
+  private static final int BAR_MAX = 440;
   private static final int ROW = 20;
 
   private Chart() {}
@@ -20,7 +21,9 @@ final class Chart {
     Map<String, String> verdicts = new LinkedHashMap<>();
     for (Report.Target t : Report.targets(r)) {
       Double ratio = t.ratio();
-      if (ratio != null && ratio > 0) {
+      // Every target with a figure gets a row: a growth of 0 or less (no growth at all) cannot sit
+      // on a log scale, so it is drawn as a stub with its value, not left out.
+      if (ratio != null) {
         String label = t.what.replaceAll(" \\(.*\\)", "").replace(", Locksmith / ", " vs ").replace("round trips per renewal period, 10,000 leases held", "round trips / period, 10,000 leases")
             .replace("contended waiter p99 vs hand-written sleep loop", "waiter p99 vs sleep loop")
             .replace("server requests/s while holding ", "requests/s, ").replace("8-thread throughput", "8-thread ops/s")
@@ -113,13 +116,13 @@ final class Chart {
         s.append("<text x=\"").append(LABEL).append("\" y=\"").append(row + 14).append("\" fill=\"#888\">not measured</text>\n");
         return y + height();
       }
-      double max = values.values().stream().mapToDouble(Double::doubleValue).max().orElse(1);
-      double min = values.values().stream().mapToDouble(Double::doubleValue).min().orElse(1);
+      double max = values.values().stream().mapToDouble(Double::doubleValue).filter(v -> v > 0).max().orElse(1);
+      double min = values.values().stream().mapToDouble(Double::doubleValue).filter(v -> v > 0).min().orElse(1);
       double logMin = Math.floor(Math.log10(min)) - 0.3;
       double logMax = Math.log10(max);
       for (Map.Entry<String, Double> e : values.entrySet()) {
         double v = e.getValue();
-        double frac = log ? (Math.log10(v) - logMin) / Math.max(1e-9, logMax - logMin) : v / max;
+        double frac = v <= 0 ? 0 : log ? (Math.log10(v) - logMin) / Math.max(1e-9, logMax - logMin) : v / max;
         int w = (int) Math.max(1, Math.round(frac * BAR_MAX));
         s.append("<text x=\"").append(LABEL - 6).append("\" y=\"").append(row + 14).append("\" text-anchor=\"end\">")
             .append(escape(e.getKey())).append("</text>\n");

@@ -97,6 +97,12 @@ class HarnessTest {
     contended.setProperty("handoffsPerSec", "250");
     contended.setProperty("waiterP99Us", "5000");
     r.contended.put("locksmith-redis", contended);
+    Properties session = new Properties(); // the same requests/s with 10 and 10,000 locks: growth 0, met
+    session.setProperty("few", "10");
+    session.setProperty("many", "10000");
+    session.setProperty("fewRequestsPerSec", "0.6");
+    session.setProperty("manyRequestsPerSec", "0.6");
+    r.sessionScale.put("locksmith-etcd", session);
 
     String svg = Chart.svg(r);
     java.nio.file.Files.createDirectories(java.nio.file.Path.of("target"));
@@ -105,6 +111,13 @@ class HarnessTest {
         .parse(new java.io.ByteArrayInputStream(svg.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     assertThat(svg.indexOf("Targets")).isLessThan(svg.indexOf("Uncontended"));
     assertThat(svg).contains("#c0392b").contains("#2e8b57"); // p50 1.2x missed, throughput 0.9x met
+    // every target with a figure has a row, a growth of 0 (which no log scale can place) included
+    for (Report.Target t : Report.targets(r)) {
+      if (t.ratio() != null) {
+        assertThat(svg).as("a row for " + t.what).contains("(" + (t.atMost ? "≤ " : "≥ ") + Report.fmtBound(t.bound) + ")");
+      }
+    }
+    assertThat(svg).contains("etcd: renewal traffic growth");
   }
 
   @Test
