@@ -174,13 +174,12 @@ final class EtcdBackend implements LockBackend {
   static final class Held {
     final ByteSequence key;
     final long createRevision;
-    final Session session;
+    /** The key's suffix, and with it the session (etcd lease) the key hangs on. */
     final Slot slot;
 
-    Held(ByteSequence key, long createRevision, Session session, Slot slot) {
+    Held(ByteSequence key, long createRevision, Slot slot) {
       this.key = key;
       this.createRevision = createRevision;
-      this.session = session;
       this.slot = slot;
     }
   }
@@ -494,7 +493,7 @@ final class EtcdBackend implements LockBackend {
       return r.isSucceeded();
     } catch (RuntimeException e) {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
-      retryLater(held.key, held.createRevision, held.session, held.slot::free);
+      retryLater(held.key, held.createRevision, held.slot.session, held.slot::free);
       throw e;
     }
   }

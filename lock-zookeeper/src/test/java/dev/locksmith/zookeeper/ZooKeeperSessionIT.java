@@ -203,6 +203,22 @@ class ZooKeeperSessionIT {
     }
   }
 
+  /** @return a live count of the backend's ZooKeeper operations by Curator's trace name, from now on */
+  private static Map<String, Integer> traceOperations(ZooKeeperBackend backend) {
+    Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
+    backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
+      @Override
+      public void addTrace(String trace, long time, TimeUnit unit) {
+        traced.merge(trace, 1, Integer::sum);
+      }
+
+      @Override
+      public void addCount(String counter, int increment) {
+      }
+    });
+    return traced;
+  }
+
   /**
    * Counted: an uncontended acquire + release sends three requests (create2, getChildren,
    * delete), as Curator's own mutex, and nothing else when the lock is given back within
@@ -218,17 +234,7 @@ class ZooKeeperSessionIT {
       Poll warm = pollUntilGranted(backend.attempt(name, context.clientId() + ":warm", Duration.ofSeconds(1), () -> { }));
       assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, context.clientId() + ":warm", warm.fencingToken(),
           Duration.ofSeconds(1), warm.state()))).isTrue();
-      Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
-      backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
-        @Override
-        public void addTrace(String trace, long time, TimeUnit unit) {
-          traced.merge(trace, 1, Integer::sum);
-        }
-
-        @Override
-        public void addCount(String counter, int increment) {
-        }
-      });
+      Map<String, Integer> traced = traceOperations(backend);
       int n = 20;
       List<Long> tokens = new java.util.ArrayList<>();
       for (int i = 0; i < n; i++) {
@@ -272,17 +278,7 @@ class ZooKeeperSessionIT {
 
       String name = lockName();
       String holder = context.clientId() + ":holder";
-      Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
-      backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
-        @Override
-        public void addTrace(String trace, long time, TimeUnit unit) {
-          traced.merge(trace, 1, Integer::sum);
-        }
-
-        @Override
-        public void addCount(String counter, int increment) {
-        }
-      });
+      Map<String, Integer> traced = traceOperations(backend);
       Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> { }));
       CountDownLatch woken = new CountDownLatch(1);
       LockAttempt waiter = backend.attempt(name, context.clientId() + ":waiter", Duration.ofSeconds(1), woken::countDown);
