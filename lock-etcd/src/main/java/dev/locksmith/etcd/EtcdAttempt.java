@@ -143,7 +143,7 @@ final class EtcdAttempt implements LockAttempt {
         }
         closeWatch();
         session.waiters.remove(wake);
-        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, myRevision, slot));
+        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, slot));
       }
       watch(predecessor.getKey(), readRevision + 1);
       return Poll.busy(backend.context.recheck());
