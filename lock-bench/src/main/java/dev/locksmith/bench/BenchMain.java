@@ -102,6 +102,14 @@ public final class BenchMain {
   private static void uncontended(Results results, boolean quick) throws Exception {
     List<String> impls = Impls.available(UNCONTENDED);
     String[] params = impls.toArray(new String[0]);
+    if (!quick) {
+      // Every server starts cold, and ZooKeeper's is a JVM that compiles as it goes: without this
+      // pass, whichever implementation runs first on a server pays for its warm-up (FINDINGS 8).
+      LOG.info("uncontended, server warm-up pass (figures discarded): {}", impls);
+      run(new OptionsBuilder().include(UncontendedBench.class.getName() + ".acquireRelease").param("impl", params)
+          .mode(Mode.Throughput).threads(8).forks(1).jvmArgsAppend("-Xmx1g", "-XX:+UseParallelGC").shouldFailOnError(false)
+          .warmupIterations(0).measurementIterations(1).measurementTime(TimeValue.seconds(5)));
+    }
     LOG.info("uncontended, 1 thread, SampleTime: {}", impls);
     for (RunResult r : jmh(quick, 1, Mode.SampleTime, TimeUnit.MICROSECONDS, params)) {
       String impl = r.getParams().getParam("impl");
@@ -132,9 +140,18 @@ public final class BenchMain {
         .shouldFailOnError(false);
     if (quick) {
       o.warmupIterations(1).warmupTime(TimeValue.seconds(2)).measurementIterations(2).measurementTime(TimeValue.seconds(1));
+    } else if (threads == 1) {
+      // One thread leaves the JIT a core: steady within about 10 s on 2 cores (FINDINGS 8).
+      o.warmupIterations(5).warmupTime(TimeValue.seconds(2)).measurementIterations(4).measurementTime(TimeValue.seconds(2));
     } else {
-      o.warmupIterations(2).warmupTime(TimeValue.seconds(2)).measurementIterations(4).measurementTime(TimeValue.seconds(2));
+      // Eight busy threads starve the JIT compiler of CPU: the network clients took 20-30 s to
+      // reach a steady rate on 2 cores, the bigger client code the longer (FINDINGS 8).
+      o.warmupIterations(10).warmupTime(TimeValue.seconds(3)).measurementIterations(5).measurementTime(TimeValue.seconds(2));
     }
+    return run(o);
+  }
+
+  private static Collection<RunResult> run(ChainedOptionsBuilder o) throws Exception {
     return new Runner(o.build()).run();
   }
 
