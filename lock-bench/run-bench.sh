@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every lock-bench measurement and writes lock-bench/RESULTS.md and lock-bench/results.svg.
 #
-#   lock-bench/run-bench.sh            full run (about 10-15 minutes on 2 cores)
+#   lock-bench/run-bench.sh            full run (about 25 minutes on 2 cores)
 #   lock-bench/run-bench.sh --quick    short runs (about 3 minutes): a smoke test, figures indicative only
 #   lock-bench/run-bench.sh --only contended[,uncontended,scale]
 #   BENCH_SOURCE=head lock-bench/run-bench.sh   measure the last commit (built in a scratch copy), not the working tree

@@ -134,7 +134,7 @@ final class Report {
     md.append("\n## Uncontended acquire + release\n\n");
     md.append("1 thread: JMH SampleTime (latency of one acquire + release). 8 threads: JMH Throughput, each thread on a name of its own "
         + "(± is JMH's 99.9 % error over the measurement iterations). One fork per implementation, run one after another, "
-        + "after a warm-up pass over all of them whose figures are discarded; 1 thread: 5 × 2 s warm-up, 4 × 2 s measured; 8 threads: "
+        + "after a warm-up pass over all of them whose figures are discarded; 1 thread: 15 × 2 s warm-up, 4 × 2 s measured; 8 threads: "
         + "10 × 3 s warm-up, 5 × 2 s measured (quick runs: 1 × 2 s and 2 × 1 s, no warm-up pass).\n");
     md.append("Locksmith is called through its public API with default options (30 s lease, auto-renew on, reentrant).\n\n");
     md.append("| implementation | server | p50 µs | p99 µs | ops/s, 8 threads | p50 / floor | ops/s / floor |\n|---|---|---|---|---|---|---|\n");
