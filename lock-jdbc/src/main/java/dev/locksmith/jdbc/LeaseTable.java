@@ -175,8 +175,8 @@ final class LeaseTable {
       beforeCommit.run();
       return new Take(true, fence, 0);
     }
-    if (current != null && expiresAt - now > 0) {
-      return new Take(false, fence, expiresAt - now);
+    if (current != null && heldAt(expiresAt, now)) {
+      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1);
     }
     long next = fence + 1;
     try (PreparedStatement upd = c.prepareStatement(take)) {
@@ -190,6 +190,27 @@ final class LeaseTable {
     }
     beforeCommit.run();
     return new Take(true, next, 0);
+  }
+
+  /**
+   * How far the database clock must be past a row's {@code expires_at} before another owner may
+   * take it. The holder counts its lease on its own monotonic clock from before it sent the
+   * request; the database judges by its wall clock, read in whole milliseconds (truncated or
+   * rounded) and stepped forward now and then by time sync. Without this allowance a taker could
+   * win up to a millisecond, or a clock step, before the holder's own lease has ended: seen in
+   * {@code H2LockCompatibilityIT} rule 3.1 on a machine whose wall clock stepped 8 ms ahead of its
+   * monotonic clock within 5 s.
+   */
+  static final long CLOCK_ALLOWANCE_MILLIS = 25;
+
+  /**
+   * @param expiresAt a row's {@code expires_at}
+   * @param now the database clock, in the same milliseconds
+   * @return whether the row still counts as held: until the clock is more than
+   *     {@link #CLOCK_ALLOWANCE_MILLIS} past {@code expires_at}
+   */
+  static boolean heldAt(long expiresAt, long now) {
+    return now - expiresAt <= CLOCK_ALLOWANCE_MILLIS;
   }
 
   /** @return whether the row was still ours: owner-checked, never frees another holder's lock */
@@ -236,8 +257,10 @@ final class LeaseTable {
           if (rs.next()) {
             String owner = rs.getString(1);
             long fence = rs.getLong(2);
-            long left = rs.getLong(3) - rs.getLong(4);
-            if (owner != null && left > 0) {
+            long expiresAt = rs.getLong(3);
+            long now = rs.getLong(4);
+            if (owner != null && heldAt(expiresAt, now)) {
+              long left = Math.max(0, expiresAt - now);
               state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left)).withHolder(owner);
             }
           }
