@@ -106,9 +106,8 @@ public final class BenchMain {
       // Every server starts cold, and ZooKeeper's is a JVM that compiles as it goes: without this
       // pass, whichever implementation runs first on a server pays for its warm-up (FINDINGS 8).
       LOG.info("uncontended, server warm-up pass (figures discarded): {}", impls);
-      run(new OptionsBuilder().include(UncontendedBench.class.getName() + ".acquireRelease").param("impl", params)
-          .mode(Mode.Throughput).threads(8).forks(1).jvmArgsAppend("-Xmx1g", "-XX:+UseParallelGC").shouldFailOnError(false)
-          .warmupIterations(0).measurementIterations(1).measurementTime(TimeValue.seconds(5)));
+      new Runner(options(8, Mode.Throughput, TimeUnit.SECONDS, params)
+          .warmupIterations(0).measurementIterations(1).measurementTime(TimeValue.seconds(5)).build()).run();
     }
     LOG.info("uncontended, 1 thread, SampleTime: {}", impls);
     for (RunResult r : jmh(quick, 1, Mode.SampleTime, TimeUnit.MICROSECONDS, params)) {
@@ -128,16 +127,7 @@ public final class BenchMain {
   }
 
   private static Collection<RunResult> jmh(boolean quick, int threads, Mode mode, TimeUnit unit, String[] impls) throws Exception {
-    ChainedOptionsBuilder o = new OptionsBuilder()
-        .include(UncontendedBench.class.getName() + ".acquireRelease")
-        .param("impl", impls)
-        .mode(mode)
-        .timeUnit(unit)
-        .threads(threads)
-        .forks(1)
-        .jvmArgsAppend("-Xmx1g", "-XX:+UseParallelGC")
-        // one implementation failing must not lose the others' figures: its row shows "–" and bench.log says why
-        .shouldFailOnError(false);
+    ChainedOptionsBuilder o = options(threads, mode, unit, impls);
     if (quick) {
       o.warmupIterations(1).warmupTime(TimeValue.seconds(2)).measurementIterations(2).measurementTime(TimeValue.seconds(1));
     } else if (threads == 1) {
@@ -149,11 +139,21 @@ public final class BenchMain {
       // reach a steady rate on 2 cores, the bigger client code the longer (FINDINGS 8).
       o.warmupIterations(10).warmupTime(TimeValue.seconds(3)).measurementIterations(5).measurementTime(TimeValue.seconds(2));
     }
-    return run(o);
+    return new Runner(o.build()).run();
   }
 
-  private static Collection<RunResult> run(ChainedOptionsBuilder o) throws Exception {
-    return new Runner(o.build()).run();
+  /** The options every uncontended run shares; the caller adds warm-up and measurement. */
+  private static ChainedOptionsBuilder options(int threads, Mode mode, TimeUnit unit, String[] impls) {
+    return new OptionsBuilder()
+        .include(UncontendedBench.class.getName() + ".acquireRelease")
+        .param("impl", impls)
+        .mode(mode)
+        .timeUnit(unit)
+        .threads(threads)
+        .forks(1)
+        .jvmArgsAppend("-Xmx1g", "-XX:+UseParallelGC")
+        // one implementation failing must not lose the others' figures: its row shows "–" and bench.log says why
+        .shouldFailOnError(false);
   }
 
   // ---------------------------------------------------------------- contended and scale (child JVMs)
