@@ -177,11 +177,19 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       throw new InterruptedException("interrupted before acquiring lock '" + name + "'");
     }
     long start = System.nanoTime();
-    if (owner != null && options.reentrant()) {
-      HeldLease mine = byThread.get(new ThreadKey(name, owner));
-      if (mine != null && mine.enterAgain()) {
-        return new LeaseHandle(this, mine);
+    HeldLease mine = owner == null ? null : byThread.get(new ThreadKey(name, owner));
+    if (mine != null && options.reentrant() && mine.enterAgain()) {
+      return new LeaseHandle(this, mine);
+    }
+    if (mine != null && !options.reentrant() && mine.isValid()) {
+      if (timeoutNanos == 0) {
+        emit(() -> events.gaveUp(name, Duration.ZERO));
+        return null; // one attempt finds the lock taken, as for any holder
       }
+      // waiting for our own release would never end (or only at the deadline): say so at once
+      throw new IllegalStateException("lock '" + name + "' is already held by the calling thread ("
+          + owner.getName() + ") through this client, and reentrancy is off (LockOptions.reentrant(false)): "
+          + "waiting would never end; release that lease first, or turn reentrancy on");
     }
     boolean bounded = timeoutNanos != Long.MAX_VALUE;
     long deadline = start + timeoutNanos;
@@ -254,12 +262,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     boolean session = poll.isSessionGrant();
     boolean sessionHeld = session && options.autoRenew();
     boolean scheduled = !session && options.autoRenew();
-    long validUntil = session && !sessionHeld ? pollStart + leaseNanos : poll.validUntilNanos(pollStart, leaseNanos);
+    long bound = poll.validUntilNanos(pollStart, leaseNanos);
+    // a session grant held without renewal ends with its lease, or sooner if the session's bound comes first
+    long leaseEnd = pollStart + leaseNanos;
+    long validUntil = session && !sessionHeld && (bound == Long.MAX_VALUE || bound - leaseEnd > 0) ? leaseEnd : bound;
     BackendLease bl = new BackendLease(name, ownerId, poll.fencingToken(), options.lease(), poll.state());
     HeldLease lease = new HeldLease(bl, scheduled, session, sessionHeld, owner, pollStart, validUntil, leaseNanos);
     held.put(ownerId, lease);
-    if (owner != null && options.reentrant()) {
-      byThread.put(new ThreadKey(name, owner), lease);
+    if (owner != null) {
+      byThread.put(new ThreadKey(name, owner), lease); // reentrant or not: a nested acquire must find it
     }
     if (closed.get()) {
       // close() ran while we polled: it may have missed this lease, so give it back now

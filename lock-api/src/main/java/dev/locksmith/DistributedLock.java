@@ -19,6 +19,13 @@ import java.util.concurrent.locks.Lock;
  * }
  * }</pre>
  *
+ * <p>Reentrancy ({@link LockOptions#reentrant()}): when it is on, the thread that holds the lock
+ * through this client gets its own lease back, counted. When it is off, the holding thread's
+ * {@code acquire()}, {@code acquire(Duration)} and {@code tryAcquire(Duration)} with a timeout
+ * above zero throw {@link IllegalStateException} at once, saying the calling thread itself holds
+ * the lock (waiting for its own release would never end), while {@code tryAcquire()} and a zero
+ * timeout answer as for any other holder; other threads' waiting is unaffected.
+ *
  * <p>Waiting is woken by the release itself where the backend declares
  * {@link Guarantees.Feature#NOTIFIED_WAKEUP}. An interrupted or cancelled waiter withdraws
  * completely: the next acquirer is not delayed by it.
@@ -37,25 +44,31 @@ public interface DistributedLock {
    * @return the lease
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws BackendUnavailableException if the server cannot be reached
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
+   *     this lock through this client, or the client is closed
    */
   Lease acquire() throws InterruptedException;
 
   /**
    * Waits at most {@code timeout}.
    *
-   * @param timeout how long to wait; zero means one attempt
+   * @param timeout how long to wait; zero means one attempt; a timeout too long to count in
+   *     nanoseconds (about 292 years) waits as long as it takes
    * @return the lease
    * @throws LockTimeoutException if the lock was not acquired in time
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws NullPointerException if {@code timeout} is null
    * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
+   *     this lock through this client, or the client is closed
    */
   Lease acquire(Duration timeout) throws InterruptedException;
 
   /**
    * One attempt, no waiting.
    *
-   * @return the lease, or empty if someone else holds the lock
+   * @return the lease, or empty if the lock is held, by another holder or (with reentrancy
+   *     off) by the calling thread itself
    */
   Optional<Lease> tryAcquire();
 
@@ -67,6 +80,8 @@ public interface DistributedLock {
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws NullPointerException if {@code timeout} is null
    * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
+   *     this lock through this client, or the client is closed
    */
   Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException;
 

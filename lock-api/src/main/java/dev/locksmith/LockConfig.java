@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Everything needed to connect: the lock URI, the default {@link LockOptions} for locks of the
@@ -42,6 +43,48 @@ public final class LockConfig {
   static final String RECHECK = "recheck";
   static final String PROVIDER = "provider";
   static final Set<String> CORE_KEYS = Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER);
+
+  /**
+   * @param key a setting that is not one every client understands
+   * @return the setting every client understands that {@code key} is probably a typo of (equal
+   *     ignoring case, or at most two edits away), or null
+   */
+  static String nearCoreKey(String key) {
+    if (CORE_KEYS.contains(key)) {
+      return null;
+    }
+    String lower = key.toLowerCase(Locale.ROOT);
+    String best = null;
+    int bestDistance = 3;
+    for (String core : new TreeSet<>(CORE_KEYS)) {
+      int d = editDistance(core, lower);
+      if (d < bestDistance) {
+        best = core;
+        bestDistance = d;
+      }
+    }
+    return best;
+  }
+
+  /** Levenshtein distance: inserts, deletes and substitutions. */
+  private static int editDistance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int substitute = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(substitute, Math.min(prev[j], cur[j - 1]) + 1);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
 
   static final Duration MIN_RECHECK = Duration.ofMillis(1);
   static final Duration MAX_RECHECK = Duration.ofHours(1);
@@ -89,7 +132,8 @@ public final class LockConfig {
    * @throws LockConfigurationException listing every problem, {@code locksmith.uri} missing among them
    */
   public static LockConfig fromProperties(Properties properties) {
-    Objects.requireNonNull(properties, "properties");
+    Objects.requireNonNull(properties,
+        "`properties` was null but it must be a Properties holding locksmith.uri, such as locksmith.uri=redis://localhost:6379");
     Builder b = builder();
     List<String> problems = new ArrayList<>();
     for (String key : new TreeMap<>(asMap(properties)).keySet()) {
@@ -209,7 +253,7 @@ public final class LockConfig {
   @Override
   public String toString() {
     Map<String, String> shown = new TreeMap<>();
-    backendOptions.forEach((k, v) -> shown.put(k, LockUri.redact("?" + k + "=" + v).substring(k.length() + 2)));
+    backendOptions.forEach((k, v) -> shown.put(k, LockUri.redactValue(k, v)));
     return "LockConfig{uri=" + uri + ", defaults=" + defaults + ", recheck=" + Durations.format(recheck)
         + (provider == null ? "" : ", provider=" + provider) + ", options=" + shown + "}";
   }

@@ -78,7 +78,24 @@ public final class Locks {
     if (config == null) {
       throw new NullPointerException("`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
     }
-    return open(config, provider(config.uri(), config.provider()));
+    return open(config, provider(config));
+  }
+
+  /**
+   * The provider {@link #connect(LockConfig)} opens a configuration with: the one on the class
+   * path that serves the URI's scheme, or the class the {@code provider} setting names. For
+   * tools that wrap a provider (the compatibility kit records every call through it) and then
+   * connect with {@link #connect(LockConfig, LockProvider)}.
+   *
+   * @param config the configuration
+   * @return the provider
+   * @throws LockConfigurationException if no provider, or more than one, serves the scheme
+   */
+  public static LockProvider provider(LockConfig config) {
+    if (config == null) {
+      throw new NullPointerException("`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
+    }
+    return provider(config.uri(), config.provider());
   }
 
   /**
@@ -110,8 +127,19 @@ public final class Locks {
     LockUri uri = config.uri();
     List<String> problems = new ArrayList<>();
     Map<String, String> options = new LinkedHashMap<>();
+    Set<String> valid = new TreeSet<>(LockConfig.CORE_KEYS);
+    valid.addAll(provider.optionNames());
     config.backendOptions().forEach((key, value) -> {
-      if (config.isLenient(key) && !provider.optionNames().contains(key)) {
+      String meant = provider.optionNames().contains(key) ? null : LockConfig.nearCoreKey(key);
+      if (meant != null && config.isLenient(key)) {
+        LOG.warn("ignoring environment setting '{}' (LOCKSMITH_{}): did you mean `{}`?", key,
+            key.toUpperCase(java.util.Locale.ROOT).replace('-', '_'), meant);
+      } else if (meant != null) {
+        // refused even where the provider passes unknown keys on (JDBC driver properties): the
+        // driver would ignore it, and the setting the user meant would silently not apply
+        problems.add("`" + key + "` was '" + unknownValue(value) + "' but it is not a setting; did you mean `" + meant
+            + "`? Settings are case-sensitive; valid settings of scheme '" + uri.scheme() + "' are " + valid);
+      } else if (config.isLenient(key) && !provider.optionNames().contains(key)) {
         // an environment variable that names no option of this backend: environments hold
         // unrelated LOCKSMITH_* variables, which must not reach a provider that passes keys on
         LOG.debug("ignoring environment setting '{}': scheme '{}' has no such option", key, uri.scheme());
@@ -120,13 +148,13 @@ public final class Locks {
       } else if (config.isLenient(key)) {
         LOG.debug("ignoring environment setting '{}': scheme '{}' has no such option", key, uri.scheme());
       } else {
-        Set<String> valid = new TreeSet<>(LockConfig.CORE_KEYS);
-        valid.addAll(provider.optionNames());
-        String shown = LockUri.redact("?" + key + "=" + value).substring(key.length() + 2);
-        problems.add("`" + key + "` was '" + shown + "' but it is not a setting of scheme '" + uri.scheme()
+        problems.add("`" + key + "` was '" + unknownValue(value) + "' but it is not a setting of scheme '" + uri.scheme()
             + "'; valid settings are " + valid);
       }
     });
+    if (uri.password() != null && options.containsKey("password")) {
+      problems.add("`password` was given twice, in the URI's user info and as the setting `password`; give it once");
+    }
     BackendConfig backendConfig = new BackendConfig(uri, options, problems);
     ClientCore core = new ClientCore(config);
     LockBackend backend;
@@ -146,6 +174,11 @@ public final class Locks {
     }
     LOG.debug("connected to {} with {}", uri, provider.getClass().getName());
     return core;
+  }
+
+  /** The value of a key nobody knows is never shown: it may be a secret under a misspelt name. */
+  private static String unknownValue(String value) {
+    return value.isEmpty() ? "" : "****";
   }
 
   /** @return the schemes of every provider on the class path, such as {@code [local, redis]} */

@@ -52,11 +52,11 @@ final class Names {
 
   static long timeoutNanos(Duration timeout) {
     if (timeout == null) {
-      throw new NullPointerException("`timeout` was null but it must be zero or a positive duration");
+      throw new NullPointerException("`timeout` was null but it must be zero (one attempt) or a positive duration such as 5s");
     }
     if (timeout.isNegative()) {
       throw new IllegalArgumentException("`timeout` was '" + Durations.format(timeout)
-          + "' but it must be zero or a positive duration");
+          + "' but it must be zero (one attempt) or a positive duration such as 5s; longer than 292 years waits for ever");
     }
     return Durations.toNanosSaturated(timeout);
   }

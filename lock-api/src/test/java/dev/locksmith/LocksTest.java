@@ -33,7 +33,7 @@ class LocksTest {
         .isInstanceOfSatisfying(LockConfigurationException.class, e -> assertThat(e.problems()).hasSize(1))
         .hasMessageContaining("`lease` was 'oops'");
     assertThatThrownBy(() -> Locks.connect("local:?colour=red"))
-        .hasMessageContaining("`colour` was 'red' but it is not a setting of scheme 'local'")
+        .hasMessageContaining("`colour` was '****' but it is not a setting of scheme 'local'")
         .hasMessageContaining("[lease, provider, recheck, reentrant, renew]");
     assertThatThrownBy(() -> Locks.connect("local://host")).hasMessageContaining("local:SPACE");
   }
@@ -92,5 +92,13 @@ class LocksTest {
     try (LockClient c = Locks.connect(config, acceptsAll)) {
       assertThat(seen).containsEntry("color", "blue").containsEntry("sslmode", "require").doesNotContainKey("tck-time-scale");
     }
+  }
+
+  @Test
+  void findsTheProviderConnectWouldUse() {
+    assertThat(Locks.provider(LockConfig.fromUri("local:"))).isInstanceOf(LocalLockProvider.class);
+    assertThatThrownBy(() -> Locks.provider(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`config`");
+    assertThatThrownBy(() -> Locks.provider(LockConfig.fromUri("nosuch://h:1"))).isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("scheme 'nosuch'");
   }
 }

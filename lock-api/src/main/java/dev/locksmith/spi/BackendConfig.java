@@ -125,7 +125,7 @@ public final class BackendConfig {
    * @param reason {@code it must be ...}
    */
   public void problem(String key, String value, String reason) {
-    String shown = LockUri.redact("?" + key + "=" + value).substring(key.length() + 2);
+    String shown = LockUri.redactValue(key, value);
     problems.add("`" + key + "` was '" + shown + "' but " + reason);
   }
 

@@ -51,7 +51,9 @@ public final class Durations {
   }
 
   /**
-   * Formats a duration compactly for messages: {@code 1.5s}, {@code 250ms}, {@code 2m}.
+   * Formats a duration compactly for messages: {@code 1.5s}, {@code 250ms}, {@code 2m}. Any
+   * duration can be formatted, {@code Duration.ofSeconds(Long.MIN_VALUE)} and
+   * {@code Duration.ofSeconds(Long.MAX_VALUE)} included.
    *
    * @param d the duration
    * @return the text
@@ -61,7 +63,13 @@ public final class Durations {
       return "null";
     }
     if (d.isNegative()) {
-      return "-" + format(d.negated());
+      // the most negative duration has no positive counterpart: negating it would overflow
+      return d.getSeconds() == Long.MIN_VALUE && d.getNano() == 0 ? Long.MIN_VALUE + "s" : "-" + format(d.negated());
+    }
+    if (d.getSeconds() >= Long.MAX_VALUE / 1000) {
+      // beyond what toMillis() can hold: whole days, hours or seconds, never an ArithmeticException
+      long s = d.getSeconds();
+      return s % 86_400 == 0 ? s / 86_400 + "d" : s % 3_600 == 0 ? s / 3_600 + "h" : s + "s";
     }
     long ms = d.toMillis();
     if (ms < 1000 && d.toNanos() % 1_000_000 != 0) {

@@ -10,6 +10,29 @@ import java.util.List;
  * interrupts, cancellation, reentrancy, renewal scheduling, name checks, loss dispatch and
  * events. Methods are called from many threads at once. Every call that goes to a server must
  * be bounded by a timeout of the backend's own.
+ *
+ * <p><b>Two kinds of grant.</b> A <em>leased</em> grant ({@link Poll#granted}) is kept by the
+ * server for the lease asked for; the core calls {@link #renew} while the user's options say
+ * auto-renew, and counts the lease as lost when it ends unrenewed. A <em>session</em> grant
+ * ({@link Poll#grantedForSession}, only when {@link #renewsBySession()} is true) is kept by the
+ * server while the backend's session lives (a ZooKeeper session, an etcd lease, a database
+ * connection); the core never calls {@link #renew}, and the backend reports loss through
+ * {@link BackendContext}. The backend is not told whether auto-renew is on: with it off, the
+ * core ends a session grant itself when the lease runs out (reason {@code EXPIRED}) and then
+ * calls {@link #release} in the background, since the server would otherwise hold the lock
+ * until the session ends.
+ *
+ * <p><b>When {@link #release} is called.</b> Once per lease, when its holder releases it or
+ * closes the client, and only while the core still counts the lease as held. It is not called
+ * for a lease already known lost (a renewal answered {@link Renewal#lost}, the backend reported
+ * it through {@link BackendContext#leaseLost} or {@link BackendContext#allLeasesLost}, or a
+ * leased grant's validity passed: its server has let it go), except for a session grant whose
+ * validity ran out in the client, which is released as said above. A release must still be
+ * owner-checked on the server, in one atomic step: a release can race an expiry and a
+ * takeover (kit rules 2.1, 2.5–2.8).
+ *
+ * <p><b>Owners.</b> {@code ownerId} identifies one lease: two leases of one client have
+ * different owner ids. {@link BackendContext#clientId()} is not an owner id.
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -21,10 +44,15 @@ public interface LockBackend extends AutoCloseable {
    * deadline passes or the waiter withdraws, then {@link LockAttempt#abandon()} unless granted.
    *
    * @param name the lock's name, already checked
-   * @param ownerId unique for this lease among all clients; store it as the owner
+   * @param ownerId unique for this lease among all clients (two leases of one client differ);
+   *     store it as the owner, and compare it, not the client, on renew and release
    * @param lease how long the server should keep the lock without renewal
    * @param wake call it (from any thread, any number of times) when a poll is worth repeating:
-   *     the lock was released or the predecessor went away
+   *     the lock was released or the predecessor went away. A backend that declares
+   *     {@link dev.locksmith.Guarantees.Feature#NOTIFIED_WAKEUP} must be ready to call it
+   *     before a poll that answers busy returns (subscribe first, or read again once
+   *     subscribed: a release between the busy read and the subscription must not be lost), and
+   *     a poll that finds the lock free but another waiter first in line must wake that waiter
    * @return the attempt
    */
   LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake);
@@ -43,7 +71,8 @@ public interface LockBackend extends AutoCloseable {
    * lease due at about the same time.
    *
    * @param leases the leases to renew, each for {@link BackendLease#lease()}
-   * @return one outcome per lease, in the same order
+   * @return one outcome per lease, in the same order; {@link Renewal#lost} (never
+   *     {@link Renewal#failed}) when the server has another owner or none: a retry cannot help
    */
   List<Renewal> renew(List<BackendLease> leases);
 

@@ -20,14 +20,32 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * <p>The scheme is lower-cased; {@code jdbc:xyz:} is read as the scheme {@code jdbc:xyz}. User
- * and password are percent-decoded. {@link #toString()} and {@link #redact(String)} hide the
- * password and every query value whose key names a secret.
+ * and password are percent-decoded. The user info ends at the last {@code @} before the query,
+ * so a password may hold a raw {@code @} or {@code :}; a raw {@code /}, {@code ?} or {@code #}
+ * in it is refused with a message that says to percent-encode it. A key given twice in the
+ * query is refused. {@link #toString()} and {@link #redact(String)} hide the password
+ * (whatever characters it holds; an empty one stays empty) and every query value whose key
+ * looks like a secret's name, misspelt ones included.
  */
 public final class LockUri {
   private static final Pattern SCHEME = Pattern.compile("[A-Za-z][A-Za-z0-9+.\\-]*");
-  private static final Pattern USERINFO_SECRET = Pattern.compile("(//[^/@?#,]*?:)[^/?#]*@");
-  private static final Pattern PARAM_SECRET = Pattern.compile(
-      "((?:^|[?&;])(?i:[a-z0-9_.\\-]*(?:password|passwd|pwd|secret|token|credential)[a-z0-9_.\\-]*)=)[^&;#]*");
+  /**
+   * Keys whose values are hidden wherever a URI is shown: any key with a fragment of a secret's
+   * name in it, misspellings included ({@code pasword}, {@code pass}, {@code auth}).
+   */
+  private static final String SECRET_FRAGMENT =
+      "(?i:pass|pasw|pwd|psw|ssw|secret|token|cred|auth|api[_.\\-]?key|access[_.\\-]?key)";
+  private static final String SECRET_KEY = "(?i:[a-z0-9_.\\-]*" + SECRET_FRAGMENT + "[a-z0-9_.\\-]*)";
+  private static final Pattern SECRET_KEY_ONLY = Pattern.compile(SECRET_FRAGMENT);
+  /** In free text a value ends at white space; in a URI (where {@link #parse} refuses white space) it does not. */
+  private static final Pattern PARAM_SECRET_IN_TEXT = Pattern.compile("((?:^|[?&;])" + SECRET_KEY + "=)[^&;#\\s]+");
+  private static final Pattern PARAM_SECRET_IN_URI = Pattern.compile("((?:^|[?&;])" + SECRET_KEY + "=)[^&;#]+");
+  /** The MySQL host forms {@code address=(host=h)(password=p)} and {@code (host=h,password=p)}. */
+  private static final Pattern PAREN_SECRET = Pattern.compile("([(,]\\s*" + SECRET_KEY + "\\s*=)[^),\\s]+");
+  /** A query starts at a {@code ?} followed by a key: a raw {@code ?} inside a password is not taken for one. */
+  private static final Pattern QUERY_HEAD = Pattern.compile("[A-Za-z0-9_.~%+\\-]*(?:[=&#;]|$)");
+  private static final String ENCODE_HINT =
+      "percent-encode it: '/' as %2F, '?' as %3F, '#' as %23, '@' as %40, ':' as %3A, '%' as %25";
 
   /** One {@code host[:port]} of the authority; {@code port} is -1 when none was given. */
   public static final class HostPort {
@@ -94,7 +112,7 @@ public final class LockUri {
     if (text == null) {
       throw new IllegalArgumentException("`uri` was null but it must be a lock URI such as redis://localhost:6379 or local:");
     }
-    String shown = redact(text);
+    String shown = redact(text, true);
     if (text.isBlank()) {
       throw new IllegalArgumentException("`uri` was '' but it must be a lock URI such as redis://localhost:6379 or local:");
     }
@@ -117,44 +135,60 @@ public final class LockUri {
       scheme = scheme + ":" + rest.substring(0, c2).toLowerCase(Locale.ROOT);
       rest = rest.substring(c2 + 1);
     }
-    int hash = rest.indexOf('#');
-    if (hash >= 0) {
-      rest = rest.substring(0, hash);
-    }
-    Map<String, String> query = new LinkedHashMap<>();
-    int q = rest.indexOf('?');
-    if (q >= 0) {
-      for (String pair : rest.substring(q + 1).split("&")) {
-        if (pair.isEmpty()) {
-          continue;
-        }
-        int eq = pair.indexOf('=');
-        String key = decode(eq < 0 ? pair : pair.substring(0, eq));
-        String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
-        query.put(key, value);
-      }
-      rest = rest.substring(0, q);
-    }
+    boolean hierarchical = rest.startsWith("//");
+    int at = hierarchical ? userInfoEnd(rest, 2) : -1;
     String user = null;
     String password = null;
-    List<HostPort> hosts = new ArrayList<>();
-    String path = rest;
-    if (rest.startsWith("//")) {
-      int end = rest.indexOf('/', 2);
-      String authority = end < 0 ? rest.substring(2) : rest.substring(2, end);
-      path = end < 0 ? "" : rest.substring(end);
-      int at = authority.lastIndexOf('@');
-      if (at >= 0) {
-        String userInfo = authority.substring(0, at);
-        authority = authority.substring(at + 1);
-        int c = userInfo.indexOf(':');
-        user = decode(c < 0 ? userInfo : userInfo.substring(0, c));
-        password = c < 0 ? null : decode(userInfo.substring(c + 1));
-        if (user.isEmpty()) {
-          user = null;
+    if (at >= 0) {
+      String userInfo = rest.substring(2, at);
+      int c = userInfo.indexOf(':');
+      String rawPassword = c < 0 ? "" : userInfo.substring(c + 1);
+      for (char bad : new char[] {'/', '?', '#'}) {
+        if (rawPassword.indexOf(bad) >= 0) {
+          throw new IllegalArgumentException("`uri` was '" + shown + "' but its password holds a raw '" + bad
+              + "', which would end the host part of the URI; " + ENCODE_HINT);
         }
       }
-      if (!authority.isEmpty()) {
+      if (c < 0 && userInfo.matches(".*[/?#].*")) {
+        throw new IllegalArgumentException("`uri` was '" + shown + "' but its user holds a raw '/', '?' or '#'; " + ENCODE_HINT);
+      }
+      user = decode(c < 0 ? userInfo : userInfo.substring(0, c));
+      password = c < 0 ? null : decode(rawPassword);
+      if (user.isEmpty()) {
+        user = null;
+      }
+      rest = "//" + rest.substring(at + 1);
+    }
+    int q = hierarchical ? queryStart(rest, 2) : rest.indexOf('?');
+    String head = q < 0 ? rest : rest.substring(0, q);
+    String queryText = q < 0 ? "" : rest.substring(q + 1);
+    head = head.indexOf('#') >= 0 ? head.substring(0, head.indexOf('#')) : head;
+    queryText = queryText.indexOf('#') >= 0 ? queryText.substring(0, queryText.indexOf('#')) : queryText;
+    Map<String, String> query = new LinkedHashMap<>();
+    for (String pair : queryText.split("&")) {
+      if (pair.isEmpty()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String key = decode(eq < 0 ? pair : pair.substring(0, eq));
+      String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
+      if (query.put(key, value) != null) {
+        throw new IllegalArgumentException("`uri` was '" + shown + "' but it gives `" + key
+            + "` twice; give each setting once");
+      }
+    }
+    List<HostPort> hosts = new ArrayList<>();
+    String path = head;
+    if (hierarchical) {
+      int end = head.indexOf('/', 2);
+      String authority = end < 0 ? head.substring(2) : head.substring(2, end);
+      path = end < 0 ? "" : head.substring(end);
+      if (authority.indexOf('(') >= 0 || authority.indexOf('=') >= 0) {
+        // a driver's key=value host form, such as MySQL's address=(host=h)(port=p) or (host=h,password=…):
+        // not host:port, and its commas are not host separators; the provider reads it whole, and no
+        // piece of it, which may hold a password, is echoed here
+        hosts.add(new HostPort(authority, -1));
+      } else if (!authority.isEmpty()) {
         for (String hp : authority.split(",", -1)) {
           hosts.add(hostPort(hp, shown));
         }
@@ -218,11 +252,81 @@ public final class LockUri {
    * @return the text with secrets replaced by {@code ****}
    */
   public static String redact(String text) {
+    return redact(text, false);
+  }
+
+  /** @param oneUri whether all of {@code text} is one URI, white space included, as in {@link #parse} */
+  private static String redact(String text, boolean oneUri) {
     if (text == null) {
       return null;
     }
-    String s = USERINFO_SECRET.matcher(text).replaceAll("$1****@");
-    return PARAM_SECRET.matcher(s).replaceAll("$1****");
+    StringBuilder out = new StringBuilder(text.length());
+    int from = 0;
+    for (int slashes = text.indexOf("//"); slashes >= 0; slashes = text.indexOf("//", from)) {
+      // a URI in a message ends at white space; the password is what lies between the user's
+      // ':' and the '@' that ends the user info, whatever characters it holds
+      int end = slashes + 2;
+      while (end < text.length() && (oneUri || !Character.isWhitespace(text.charAt(end)))) {
+        end++;
+      }
+      String uri = text.substring(0, end);
+      int at = userInfoEnd(uri, slashes + 2);
+      int colon = at < 0 ? -1 : uri.indexOf(':', slashes + 2);
+      if (colon >= 0 && colon < at - 1) {
+        out.append(text, from, colon + 1).append("****");
+        from = at;
+      } else {
+        out.append(text, from, slashes + 2);
+        from = slashes + 2;
+      }
+    }
+    out.append(text, from, text.length());
+    String s = (oneUri ? PARAM_SECRET_IN_URI : PARAM_SECRET_IN_TEXT).matcher(out).replaceAll("$1****");
+    return PAREN_SECRET.matcher(s).replaceAll("$1****");
+  }
+
+  /**
+   * The value of a setting as messages may show it: {@code ****} when its key looks like a
+   * secret's name (misspelt ones included), empty when it is empty, else the value.
+   *
+   * @param key the setting's key
+   * @param value its value, may be null
+   * @return what to show
+   */
+  public static String redactValue(String key, String value) {
+    if (value == null || value.isEmpty()) {
+      return "";
+    }
+    return key != null && SECRET_KEY_ONLY.matcher(key).find() ? "****" : value;
+  }
+
+  /**
+   * Where the user info of {@code text} ends: the last {@code @} before the query, whatever
+   * the password holds ({@code @}, {@code :}, and the {@code /}, {@code ?} and {@code #} that
+   * {@link #parse} then refuses).
+   *
+   * @param from just after the {@code //}
+   * @return the index of that {@code @}, or -1 when there is no user info
+   */
+  private static int userInfoEnd(String text, int from) {
+    int q = queryStart(text, from);
+    int last = text.lastIndexOf('@');
+    // a '?' with an '@' after it and no '=' in between is inside the password: a query's first
+    // setting has its '=' before any '@' of its value (redis://:p@ss/w?rd@host:6379)
+    while (q >= 0 && last > q && (text.indexOf('=', q) < 0 || text.indexOf('=', q) > last)) {
+      q = queryStart(text, q + 1);
+    }
+    int at = text.lastIndexOf('@', (q < 0 ? text.length() : q) - 1);
+    return at >= from ? at : -1;
+  }
+
+  private static int queryStart(String text, int from) {
+    for (int i = text.indexOf('?', from); i >= 0; i = text.indexOf('?', i + 1)) {
+      if (QUERY_HEAD.matcher(text).region(i + 1, text.length()).lookingAt()) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** @return the scheme, lower-cased; {@code jdbc:postgresql} for JDBC URIs */
@@ -277,6 +381,6 @@ public final class LockUri {
   /** @return the URI with secrets redacted */
   @Override
   public String toString() {
-    return redact(raw);
+    return redact(raw, true);
   }
 }

@@ -11,13 +11,19 @@ public final class Poll {
   private static final long BY_SESSION = Long.MAX_VALUE;
 
   private final boolean granted;
+  private final boolean session;
   private final long fencingToken;
   private final long validUntilNanos;
   private final Object state;
   private final Duration retryAfter;
 
   private Poll(boolean granted, long fencingToken, long validUntilNanos, Object state, Duration retryAfter) {
+    this(granted, false, fencingToken, validUntilNanos, state, retryAfter);
+  }
+
+  private Poll(boolean granted, boolean session, long fencingToken, long validUntilNanos, Object state, Duration retryAfter) {
     this.granted = granted;
+    this.session = session;
     this.fencingToken = fencingToken;
     this.validUntilNanos = validUntilNanos;
     this.state = state;
@@ -53,13 +59,37 @@ public final class Poll {
   /**
    * The lock is ours while the backend's session lives; the backend reports loss through
    * {@link BackendContext}. Only for backends whose {@link LockBackend#renewsBySession()} is true.
+   * The grant counts as valid without a bound until the backend bounds it with
+   * {@link BackendContext#leaseValidUntil}: prefer {@link #grantedForSession(long, long, Object)}
+   * unless the backend's own heartbeat already bounds every lease it grants.
    *
    * @param fencingToken greater than zero
    * @param state handed back in {@link BackendLease#state()}
    * @return the outcome
    */
   public static Poll grantedForSession(long fencingToken, Object state) {
-    return new Poll(true, checkToken(fencingToken), BY_SESSION, state, null);
+    return new Poll(true, true, checkToken(fencingToken), BY_SESSION, state, null);
+  }
+
+  /**
+   * The lock is ours while the backend's session lives, and counts as valid no longer than
+   * {@code validUntilNanos} unless the backend extends or lifts that bound through
+   * {@link BackendContext#leaseValidUntil} (each heartbeat that confirms the session moves it;
+   * {@link Long#MAX_VALUE} lifts it). Give the session's last confirmation plus its timeout, so
+   * that a grant made just before the connection was cut, before any heartbeat knew of it, is
+   * still reported lost in time (kit rule 14.3). Only for backends whose
+   * {@link LockBackend#renewsBySession()} is true.
+   *
+   * @param fencingToken greater than zero
+   * @param validUntilNanos a {@link System#nanoTime()} value
+   * @param state handed back in {@link BackendLease#state()}
+   * @return the outcome
+   */
+  public static Poll grantedForSession(long fencingToken, long validUntilNanos, Object state) {
+    if (validUntilNanos == FROM_LEASE) {
+      validUntilNanos++;
+    }
+    return new Poll(true, true, checkToken(fencingToken), validUntilNanos, state, null);
   }
 
   /**
@@ -96,7 +126,7 @@ public final class Poll {
    * @param pollStartNanos when the poll started
    * @param leaseNanos the lease asked for
    * @return until when a grant is valid, as a {@link System#nanoTime()} value;
-   *     {@link Long#MAX_VALUE} for a session grant
+   *     {@link Long#MAX_VALUE} for a session grant without a bound
    */
   public long validUntilNanos(long pollStartNanos, long leaseNanos) {
     return validUntilNanos == FROM_LEASE ? pollStartNanos + leaseNanos : validUntilNanos;
@@ -104,7 +134,7 @@ public final class Poll {
 
   /** @return whether a grant lasts while the backend's session does */
   public boolean isSessionGrant() {
-    return granted && validUntilNanos == BY_SESSION;
+    return granted && session;
   }
 
   /** @return the backend's state for a grant */
