@@ -50,24 +50,47 @@ public final class HoldLog {
     return "client " + h[0] + " token " + h[1] + " [" + h[2] + ".." + h[3] + "]";
   }
 
-  /** @throws AssertionError naming the first two holds that overlapped */
-  public void assertNoOverlap() {
+  /** @return the first two holds that overlapped, described, or null if none did */
+  public String firstOverlap() {
     List<long[]> list = sorted();
+    int count = 0;
+    String first = null;
     for (int i = 1; i < list.size(); i++) {
       if (list.get(i)[2] - list.get(i - 1)[3] < 0) {
-        throw new AssertionError("mutual exclusion broken: holds overlapped: " + show(list.get(i - 1)) + " and " + show(list.get(i)));
+        count++;
+        if (first == null) {
+          first = show(list.get(i - 1)) + " and " + show(list.get(i));
+        }
       }
+    }
+    return first == null ? null : first + (count > 1 ? " (" + count + " overlaps in all)" : "");
+  }
+
+  /** @return the first hold whose token did not exceed the one before, described, or null */
+  public String firstTokenInversion() {
+    List<long[]> list = sorted();
+    for (int i = 1; i < list.size(); i++) {
+      if (list.get(i)[1] <= list.get(i - 1)[1]) {
+        return "token " + list.get(i)[1] + " followed token " + list.get(i - 1)[1] + " (" + show(list.get(i - 1)) + " then "
+            + show(list.get(i)) + ")";
+      }
+    }
+    return null;
+  }
+
+  /** @throws AssertionError naming the first two holds that overlapped */
+  public void assertNoOverlap() {
+    String overlap = firstOverlap();
+    if (overlap != null) {
+      throw new AssertionError("mutual exclusion broken: holds overlapped: " + overlap);
     }
   }
 
   /** @throws AssertionError naming the first hold whose token did not exceed the one before */
   public void assertTokensIncrease() {
-    List<long[]> list = sorted();
-    for (int i = 1; i < list.size(); i++) {
-      if (list.get(i)[1] <= list.get(i - 1)[1]) {
-        throw new AssertionError("fencing broken under contention: token " + list.get(i)[1] + " followed token " + list.get(i - 1)[1]
-            + " (" + show(list.get(i - 1)) + " then " + show(list.get(i)) + ")");
-      }
+    String inversion = firstTokenInversion();
+    if (inversion != null) {
+      throw new AssertionError("fencing broken under contention: " + inversion);
     }
   }
 }

@@ -1,48 +1,123 @@
 package dev.locksmith.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
 
+import dev.locksmith.tck.LockCompatibilityKit.BadInput;
+import dev.locksmith.tck.LockCompatibilityKit.Expiry;
+import dev.locksmith.tck.LockCompatibilityKit.Fairness;
+import dev.locksmith.tck.LockCompatibilityKit.Fencing;
+import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
+import dev.locksmith.tck.LockCompatibilityKit.MutualExclusion;
+import dev.locksmith.tck.LockCompatibilityKit.Ownership;
+import dev.locksmith.tck.LockCompatibilityKit.Renewal;
+import dev.locksmith.tck.LockCompatibilityKit.StateReads;
+import dev.locksmith.tck.LockCompatibilityKit.WakeUp;
+import dev.locksmith.tck.MemoryBackends.Defect;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.testkit.engine.EngineTestKit;
 import org.junit.platform.testkit.engine.Events;
 
 /**
- * The kit is only worth something if it fails broken backends, and says what broke. Each case
- * runs one rule group of the kit against a backend with one defect and expects a failure whose
- * message names the broken property.
+ * The kit is only worth something if it fails broken backends by the rule meant for each
+ * defect, and says what broke. Each case runs exactly that rule against the in-memory backend
+ * with one defect (written against the public SPI only) and requires it to fail with a message
+ * that names the defect; {@link MemoryLockCompatibilityTest} runs the whole kit against the same
+ * backend without a defect, which must pass.
  */
 class KitCatchesBrokenBackendsTest {
 
   static List<Arguments> cases() {
     return List.of(
-        Arguments.of(BrokenBackends.NoOwnerCheckKit.class, LockCompatibilityKit.Ownership.class, "ownership broken"),
-        Arguments.of(BrokenBackends.TokensGoBackKit.class, LockCompatibilityKit.Fencing.class, "fencing broken"),
-        Arguments.of(BrokenBackends.NeverExpiresKit.class, LockCompatibilityKit.Expiry.class, "expiry broken"),
-        Arguments.of(BrokenBackends.TwoHoldersKit.class, LockCompatibilityKit.MutualExclusion.class, "mutual exclusion broken"),
-        Arguments.of(BrokenBackends.NeverWakesKit.class, LockCompatibilityKit.WakeUp.class, "notified wake-up broken"),
-        Arguments.of(BrokenBackends.StaleStateKit.class, LockCompatibilityKit.StateReads.class, "state reads broken"));
+        // 1. mutual exclusion
+        Arguments.of(Defect.TWO_HOLDERS, MutualExclusion.class, "rule1_1_atMostOneHolderUnderContention", "mutual exclusion broken: "),
+        Arguments.of(Defect.TWO_HOLDERS_FLAKY, MutualExclusion.class, "rule1_1_atMostOneHolderUnderContention", "increments were lost"),
+        Arguments.of(Defect.CHECK_THEN_SET, MutualExclusion.class, "rule1_2_simultaneousRaceHasOneWinner", "at the same instant were all granted"),
+        // 2. ownership
+        Arguments.of(Defect.NO_OWNER_CHECK, Ownership.class, "rule2_5_releaseAfterTakeoverIsOwnerChecked", "ownership broken: "),
+        Arguments.of(Defect.RELEASE_TRUE_WHEN_FREE, Ownership.class, "rule2_6_releaseOfAForgottenLockIsFalse", "no longer held for this lease"),
+        Arguments.of(Defect.OWNER_PER_CLIENT, Ownership.class, "rule2_7_ownershipIsPerLease", "not per client"),
+        Arguments.of(Defect.READ_THEN_DELETE, Ownership.class, "rule2_8_releaseIsAtomicUnderATakeoverRace", "must be one atomic step"),
+        // 3. expiry
+        Arguments.of(Defect.NEVER_EXPIRES, Expiry.class, "rule3_1_unrenewedLeaseExpires", "expiry broken: "),
+        Arguments.of(Defect.TRUNCATES_LEASE, Expiry.class, "rule3_4_fractionalLeaseEndsOnTime", "ended the lease early"),
+        Arguments.of(Defect.EXPIRES_LATE, Expiry.class, "rule3_4_fractionalLeaseEndsOnTime", "kept it too long"),
+        // 4. renewal
+        Arguments.of(Defect.RENEW_UNITS, Renewal.class, "rule4_3_renewalExtendsByTheLease", "extend the lease by the lease time"),
+        Arguments.of(Defect.RENEW_NO_OWNER_CHECK, Renewal.class, "rule4_4_renewalOfATakenOverLeaseIsLost", "must check the owner per lease"),
+        Arguments.of(Defect.RENEW_RETRY_WHEN_TAKEN, Renewal.class, "rule4_4_renewalOfATakenOverLeaseIsLost", "must answer lost, not retry"),
+        Arguments.of(Defect.RENEW_BATCH_MISATTRIBUTED, Renewal.class, "rule4_5_batchedRenewalAttributesOutcomes", "renewal broken: "),
+        // 5. fencing
+        Arguments.of(Defect.TOKENS_GO_BACK, Fencing.class, "rule5_1_tokensIncreaseAcrossHolders", "fencing broken: "),
+        // 10. FIFO
+        Arguments.of(Defect.FIFO_STRING_ORDER, Fairness.class, "rule10_1_firstComeFirstServed", "FIFO broken: waiters that queued in order 0..11"),
+        Arguments.of(Defect.REPOLL_LOSES_PLACE, Fairness.class, "rule10_2_repollingKeepsItsPlace", "lost their place"),
+        Arguments.of(Defect.BARGING, Fairness.class, "rule10_3_noBarging", "(barging"),
+        Arguments.of(Defect.GHOST_WAITER, Fairness.class, "rule10_4_withdrawnWaiterLeavesTheQueue", "still stood in line"),
+        // 11. notified wake-up
+        Arguments.of(Defect.NEVER_WAKES, WakeUp.class, "rule11_1_waiterIsWokenByTheRelease", "notified wake-up broken: median hand-off"),
+        Arguments.of(Defect.POLLS_50MS, WakeUp.class, "rule11_2_waiterDoesNotPoll", "not poll in a loop"),
+        Arguments.of(Defect.POLLS_20MS, WakeUp.class, "rule11_2_waiterDoesNotPoll", "not poll in a loop"),
+        Arguments.of(Defect.LOST_WAKEUP, WakeUp.class, "rule11_3_noLostWakeUp", "lost wake-up"),
+        // 12. names
+        Arguments.of(Defect.NAME_CASE, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by case"),
+        Arguments.of(Defect.NAME_TRIM, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by a trailing space"),
+        Arguments.of(Defect.NAME_NFC, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by Unicode normal form"),
+        Arguments.of(Defect.NAME_LATIN1, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by one Cyrillic letter"),
+        Arguments.of(Defect.NAME_191, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by the 192nd character"),
+        Arguments.of(Defect.NAME_200, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by the 201st character"),
+        // 14. loss detection
+        Arguments.of(Defect.SESSION_UNBOUNDED, LossDetection.class, "rule14_3_unreachableServerIsSignalled", "loss detection broken: the server was unreachable"),
+        // 16. state reads
+        Arguments.of(Defect.STALE_STATE, StateReads.class, "rule16_1_stateFollowsTheHolder", "state reads broken: a released lock read as"),
+        Arguments.of(Defect.WRONG_HOLDER, StateReads.class, "rule16_1_stateFollowsTheHolder", "state reads broken: holder() read"),
+        Arguments.of(Defect.REMAINING_FROZEN, StateReads.class, "rule16_4_remainingCountsDown", "must count down"),
+        Arguments.of(Defect.EXPIRED_READS_HELD, StateReads.class, "rule16_5_expiredLeaseReadsFree", "still read as held"));
   }
 
-  @ParameterizedTest(name = "{0} fails {1} with \"{2}\"")
+  @org.junit.jupiter.api.Test
+  @DisplayName("a session backend whose grants carry a bound from the start passes the rule the unbounded one fails")
+  void boundedSessionGrantPasses() {
+    MemoryKit.defect = Defect.SESSION_BOUNDED;
+    Events tests;
+    try {
+      tests = EngineTestKit.engine("junit-jupiter")
+          .selectors(selectNestedMethod(List.of(MemoryKit.class), LossDetection.class, "rule14_3_unreachableServerIsSignalled"))
+          .execute()
+          .testEvents();
+    } finally {
+      MemoryKit.defect = Defect.NONE;
+    }
+    assertThat(tests.succeeded().count()).as("rule 14.3 passed by a session backend that bounds its grants; failures: %s",
+        tests.failed().list()).isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "{0} fails {2} with \"{3}\"")
   @MethodSource("cases")
-  @DisplayName("the kit fails a broken backend with a message that says what broke")
-  void kitCatchesDefect(Class<?> kit, Class<?> rules, String expected) {
-    Events tests = EngineTestKit.engine("junit-jupiter")
-        .selectors(selectNestedClass(List.of(kit), rules))
-        .execute()
-        .testEvents();
+  @DisplayName("the kit fails a broken backend by the rule meant for its defect, with a message that says what broke")
+  void kitCatchesDefect(Defect defect, Class<?> group, String rule, String expected) {
+    MemoryKit.defect = defect;
+    Events tests;
+    try {
+      tests = EngineTestKit.engine("junit-jupiter")
+          .selectors(selectNestedMethod(List.of(MemoryKit.class), group, rule))
+          .execute()
+          .testEvents();
+    } finally {
+      MemoryKit.defect = Defect.NONE;
+    }
     List<String> failures = tests.failed().stream()
-        .map(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
-            .flatMap(r -> r.getThrowable()).map(Throwable::getMessage).orElse(""))
+        .map(e -> e.getPayload(TestExecutionResult.class).flatMap(TestExecutionResult::getThrowable).map(Throwable::getMessage).orElse(""))
         .collect(Collectors.toList());
-    assertThat(tests.started().count()).as("rules of %s that ran against %s", rules.getSimpleName(), kit.getSimpleName()).isPositive();
-    assertThat(failures).as("failure messages of %s against %s", rules.getSimpleName(), kit.getSimpleName())
-        .anySatisfy(m -> assertThat(m).contains(expected));
+    assertThat(tests.started().count()).as("rule %s ran against the backend with defect %s", rule, defect).isEqualTo(1);
+    assertThat(tests.skipped().count()).as("rule %s skipped against defect %s", rule, defect).isZero();
+    assertThat(failures).as("failure of %s against the backend with defect %s", rule, defect).hasSize(1);
+    assertThat(failures.get(0)).as("failure message of %s against defect %s", rule, defect).contains(expected);
   }
 }

@@ -94,15 +94,41 @@ public final class Comparison {
     final Duration expirySlack;
     final Map<Fault, String> predictions;
     final Set<Scenario> scenarios;
+    final Map<Scenario, String> injections;
 
     private Target(String label, String uri, FaultHooks hooks, Duration expirySlack, Map<Fault, String> predictions,
-        Set<Scenario> scenarios) {
+        Set<Scenario> scenarios, Map<Scenario, String> injections) {
       this.label = label;
       this.uri = uri;
       this.hooks = hooks;
       this.expirySlack = expirySlack;
       this.predictions = predictions;
       this.scenarios = scenarios;
+      this.injections = injections;
+    }
+
+    /**
+     * Says how this target's hooks inject a scenario's fault, when it is not the way the
+     * scenario's default description says (a server "paused" by a proxy that goes silent
+     * rather than by SIGSTOP, say); the report shows this text instead.
+     *
+     * @param scenario the scenario
+     * @param how what is done, such as "lock server cut off by a silent TCP proxy past the lease"
+     * @return a copy of this target with that description
+     */
+    public Target injects(Scenario scenario, String how) {
+      Objects.requireNonNull(scenario, "scenario");
+      if (how == null || how.isBlank()) {
+        throw new IllegalArgumentException("`how` for " + scenario + " was '" + how + "' but it must be some text");
+      }
+      Map<Scenario, String> copy = new EnumMap<>(Scenario.class);
+      copy.putAll(injections);
+      copy.put(scenario, how);
+      return new Target(label, uri, hooks, expirySlack, predictions, scenarios, Collections.unmodifiableMap(copy));
+    }
+
+    String description(Scenario scenario) {
+      return injections.getOrDefault(scenario, scenario.description);
     }
 
     /**
@@ -122,7 +148,7 @@ public final class Comparison {
       Map<Fault, String> copy = new EnumMap<>(Fault.class);
       copy.putAll(predictions);
       copy.put(fault, prediction);
-      return new Target(label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios);
+      return new Target(label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios, injections);
     }
 
     /**
@@ -140,7 +166,7 @@ public final class Comparison {
       for (Scenario sc : only) {
         set.add(Objects.requireNonNull(sc, "scenario"));
       }
-      return new Target(label, uri, hooks, expirySlack, predictions, Collections.unmodifiableSet(set));
+      return new Target(label, uri, hooks, expirySlack, predictions, Collections.unmodifiableSet(set), injections);
     }
 
     String predicted(String family, Scenario scenario) {
@@ -163,7 +189,7 @@ public final class Comparison {
     public static Target of(String label, String uri, FaultHooks hooks, Duration expirySlack) {
       return new Target(Objects.requireNonNull(label, "label"), Objects.requireNonNull(uri, "uri"),
           Objects.requireNonNull(hooks, "hooks"), Objects.requireNonNull(expirySlack, "expirySlack"), Map.of(),
-          EnumSet.allOf(Scenario.class));
+          EnumSet.allOf(Scenario.class), Map.of());
     }
   }
 
@@ -273,10 +299,10 @@ public final class Comparison {
       String family = Predictions.family(LockUri.parse(target.uri).scheme());
       List<Result> mine = new ArrayList<>();
       for (Scenario scenario : Scenario.values()) {
-        Result r = new Result(target.label, scenario.fault, scenario.description, declared.promise(scenario.fault),
+        Result r = new Result(target.label, scenario.fault, target.description(scenario), declared.promise(scenario.fault),
             target.predicted(family, scenario));
         if (!target.scenarios.contains(scenario)) {
-          r.notRun("not selected for this target (another target of the same backend covers it)");
+          r.notRun("not among the scenarios chosen for this target with Target.only()");
         } else if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
           r.notRun("the backend does not share locks across processes, and every scenario needs separate processes");
         } else if (declared.promise(scenario.fault) == Promise.NOT_APPLICABLE) {
@@ -284,7 +310,7 @@ public final class Comparison {
         } else if (quick && !scenario.quick) {
           r.notRun("not in --quick mode");
         } else {
-          progress.accept(target.label + ": " + scenario.description + " ...");
+          progress.accept(target.label + ": " + target.description(scenario) + " ...");
           try {
             runScenario(target, scenario, r);
           } catch (UnsupportedOperationException e) {
@@ -292,7 +318,7 @@ public final class Comparison {
           } catch (IOException | RuntimeException e) {
             r.notRun("could not run: " + e);
           }
-          progress.accept(target.label + ": " + scenario.description + ": " + r.summary());
+          progress.accept(target.label + ": " + target.description(scenario) + ": " + r.summary());
         }
         mine.add(r);
       }

@@ -71,6 +71,16 @@ public final class Result {
     return fault;
   }
 
+  /** @return the scenario in a few words, such as "holder killed (SIGKILL) while holding" */
+  public String scenario() {
+    return scenario;
+  }
+
+  /** @return what the published analyses predict, such as "F" or "A, then F on resume" */
+  public String predicted() {
+    return predicted;
+  }
+
   /** @return what the backend declared */
   public Promise declared() {
     return declared;

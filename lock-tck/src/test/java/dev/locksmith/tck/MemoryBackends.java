@@ -1,0 +1,718 @@
+package dev.locksmith.tck;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.LockState;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.LockProvider;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.text.Normalizer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * An in-memory lock server and a backend for it, written against the public SPI only, as a
+ * third party would write one. Without a defect it is a correct, leased, fenced, FIFO, notified
+ * backend that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
+ * plants one bug of the kind real lock code has, which {@link KitCatchesBrokenBackendsTest}
+ * requires the kit to catch by the rule meant for it.
+ */
+final class MemoryBackends {
+  private MemoryBackends() {}
+
+  /** One bug each; {@link #NONE} is the correct backend. */
+  enum Defect {
+    NONE,
+    // ownership
+    /** Release frees the lock whoever holds it. */
+    NO_OWNER_CHECK,
+    /** Release of a lock nobody holds any more answers true. */
+    RELEASE_TRUE_WHEN_FREE,
+    /** Release compares the owner's client, not the lease. */
+    OWNER_PER_CLIENT,
+    /** Release reads the owner, then deletes in a second round trip. */
+    READ_THEN_DELETE,
+    // mutual exclusion
+    /** Every acquire is granted, held or not. */
+    TWO_HOLDERS,
+    /** Two holders at once, and every 40th poll fails: rule 1.1 must still report the overlap. */
+    TWO_HOLDERS_FLAKY,
+    /** Acquire checks that the lock is free, then takes it in a second round trip. */
+    CHECK_THEN_SET,
+    // fencing
+    /** Every third grant gets token 1. */
+    TOKENS_GO_BACK,
+    // expiry
+    /** The server never expires a lease. */
+    NEVER_EXPIRES,
+    /** The server keeps leases in whole seconds, rounded down. */
+    TRUNCATES_LEASE,
+    /** The server's clock keeps every lease 2 s too long. */
+    EXPIRES_LATE,
+    // renewal
+    /** Renew extends the lock whoever holds it. */
+    RENEW_NO_OWNER_CHECK,
+    /** Renew extends by the lease in the wrong unit (a thousand times too long). */
+    RENEW_UNITS,
+    /** Renew of a lock another owner holds answers "retry" instead of "lost". */
+    RENEW_RETRY_WHEN_TAKEN,
+    /** Renew answers a batch's outcomes shifted by one lease. */
+    RENEW_BATCH_MISATTRIBUTED,
+    // wake-up
+    /** Releases never wake waiters, although NOTIFIED_WAKEUP is declared. */
+    NEVER_WAKES,
+    /** Waiters poll every 50 ms instead of being woken. */
+    POLLS_50MS,
+    /** Waiters poll every 20 ms instead of being woken. */
+    POLLS_20MS,
+    /** A waiter subscribes to releases only after it found the lock busy, a round trip later. */
+    LOST_WAKEUP,
+    // FIFO
+    /** The queue orders tickets as strings: "10" before "9". */
+    FIFO_STRING_ORDER,
+    /** A waiter that polls again goes to the back of the queue. */
+    REPOLL_LOSES_PLACE,
+    /** A free lock goes to whoever asks first, ahead of queued waiters. */
+    BARGING,
+    /** A waiter that gives up stays in the queue. */
+    GHOST_WAITER,
+    // state reads
+    /** State reads report the lock held after a release (a cached read). */
+    STALE_STATE,
+    /** State reads report the whole lease as remaining, never less. */
+    REMAINING_FROZEN,
+    /** State reads ignore expiry: a lease that ran out reads held. */
+    EXPIRED_READS_HELD,
+    /** State reads report the holder's client, not its owner id. */
+    WRONG_HOLDER,
+    // names
+    /** Names compared case-insensitively (a case-insensitive collation). */
+    NAME_CASE,
+    /** Trailing spaces dropped (a PAD SPACE collation). */
+    NAME_TRIM,
+    /** Names normalised to NFC. */
+    NAME_NFC,
+    /** Characters beyond Latin-1 stored as '?' (a latin1 column). */
+    NAME_LATIN1,
+    /** Names cut to 191 characters (VARCHAR(191)). */
+    NAME_191,
+    /** Names cut to 200 characters. */
+    NAME_200,
+    // sessions
+    /** Held by a session that never reports an unreachable server: a lease taken before a cut is never lost. */
+    SESSION_UNBOUNDED,
+    /** Not a defect: held by a session whose grants carry a bound that each heartbeat moves. */
+    SESSION_BOUNDED
+  }
+
+  static final Guarantees GUARANTEES = Guarantees.builder()
+      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
+          Feature.REENTRANCY, Feature.STATE_READS)
+      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
+      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
+      .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
+      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended server refuses every call")
+      .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
+      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
+      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
+      .build();
+
+  private static final Map<Defect, Server> SERVERS = new ConcurrentHashMap<>();
+
+  /** @return the one server every client of this defect shares, as clients of one server share its locks */
+  static Server server(Defect defect) {
+    return SERVERS.computeIfAbsent(defect, Server::new);
+  }
+
+  /** Sleeps about this long without reacting to interrupts: a simulated round trip. */
+  private static void roundTrip(long micros) {
+    LockSupport.parkNanos(micros * 1000);
+  }
+
+  /** A waiter's place in a lock's queue. */
+  static final class Ticket {
+    final long seq;
+    final String ownerId;
+    volatile Runnable wake;
+    /** Set when a defect re-queued this waiter under a new ticket. */
+    volatile Ticket replacedBy;
+
+    Ticket(long seq, String ownerId) {
+      this.seq = seq;
+      this.ownerId = ownerId;
+    }
+
+    Ticket current() {
+      Ticket t = this;
+      while (t.replacedBy != null) {
+        t = t.replacedBy;
+      }
+      return t;
+    }
+
+    void wake() {
+      Runnable w = wake;
+      if (w != null) {
+        w.run();
+      }
+    }
+  }
+
+  /** One lock's record on the server. */
+  private static final class Entry {
+    String owner;
+    long expiresAt;
+    long leaseNanos;
+    long fence;
+    long tickets;
+    final List<Ticket> queue = new ArrayList<>();
+  }
+
+  /** The lock table. */
+  static final class Server {
+    final Defect defect;
+    private final ReentrantLock mutex = new ReentrantLock();
+    private final Map<String, Entry> locks = new HashMap<>();
+    private final Map<String, LockState> lastHeld = new ConcurrentHashMap<>();
+    private final AtomicLong grants = new AtomicLong();
+    private volatile boolean suspended;
+
+    Server(Defect defect) {
+      this.defect = defect;
+    }
+
+    void suspend() {
+      suspended = true;
+    }
+
+    /** A heartbeat: answers only while the server is reachable. */
+    void ping() {
+      available();
+    }
+
+    void resume() {
+      suspended = false;
+    }
+
+    private void available() {
+      if (suspended) {
+        throw new BackendUnavailableException("memory server for " + defect + " is suspended");
+      }
+    }
+
+    /** The key a name is stored under: exactly the name, unless a names defect says otherwise. */
+    String key(String name) {
+      switch (defect) {
+        case NAME_CASE:
+          return name.toLowerCase(Locale.ROOT);
+        case NAME_TRIM:
+          return name.stripTrailing();
+        case NAME_NFC:
+          return Normalizer.normalize(name, Normalizer.Form.NFC);
+        case NAME_LATIN1: {
+          StringBuilder b = new StringBuilder();
+          name.codePoints().forEach(c -> b.append(c > 0xFF ? '?' : (char) c));
+          return b.toString();
+        }
+        case NAME_191:
+          return name.length() > 191 ? name.substring(0, 191) : name;
+        case NAME_200:
+          return name.length() > 200 ? name.substring(0, 200) : name;
+        default:
+          return name;
+      }
+    }
+
+    private long leaseOnServer(long leaseNanos) {
+      switch (defect) {
+        case NEVER_EXPIRES:
+          return Duration.ofDays(7).toNanos();
+        case TRUNCATES_LEASE:
+          return Math.max(1, leaseNanos / 1_000_000_000L) * 1_000_000_000L;
+        case EXPIRES_LATE:
+          return leaseNanos + 2_000_000_000L;
+        case SESSION_UNBOUNDED:
+        case SESSION_BOUNDED:
+          return Duration.ofDays(7).toNanos(); // held while the session lives: freed by release or session end
+        default:
+          return leaseNanos;
+      }
+    }
+
+    private Comparator<Ticket> order() {
+      return defect == Defect.FIFO_STRING_ORDER ? Comparator.comparing(t -> Long.toString(t.seq)) : Comparator.comparingLong(t -> t.seq);
+    }
+
+    private Entry entry(String key) {
+      return locks.computeIfAbsent(key, k -> new Entry());
+    }
+
+    private boolean expired(Entry e, long now) {
+      return e.owner != null && now - e.expiresAt >= 0;
+    }
+
+    private static Ticket head(Entry e) {
+      return e.queue.isEmpty() ? null : e.queue.get(0);
+    }
+
+    Ticket enqueue(String key, String ownerId, Runnable wake) {
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        Ticket t = new Ticket(++e.tickets, ownerId);
+        if (defect != Defect.LOST_WAKEUP && defect != Defect.NEVER_WAKES && defect != Defect.POLLS_20MS
+            && defect != Defect.POLLS_50MS) {
+          t.wake = wake;
+        }
+        e.queue.add(t);
+        e.queue.sort(order());
+        return t;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** @return the fence granted, or minus the nanoseconds until a retry is worthwhile */
+    long tryTake(String key, Ticket me, long leaseNanos) {
+      available();
+      if (defect == Defect.CHECK_THEN_SET) {
+        return checkThenSet(key, me, leaseNanos);
+      }
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        long now = System.nanoTime();
+        if (expired(e, now)) {
+          e.owner = null;
+        }
+        if (defect == Defect.TWO_HOLDERS || defect == Defect.TWO_HOLDERS_FLAKY) {
+          e.queue.remove(me);
+          return grant(e, me, now, leaseNanos);
+        }
+        boolean first = head(e) == me;
+        if (e.owner == null && (first || defect == Defect.BARGING)) {
+          e.queue.remove(me);
+          return grant(e, me, now, leaseNanos);
+        }
+        if (defect == Defect.REPOLL_LOSES_PLACE) {
+          e.queue.remove(me);
+          Ticket again = new Ticket(++e.tickets, me.ownerId);
+          again.wake = me.wake;
+          e.queue.add(again);
+          me.replacedBy = again;
+        }
+        if (e.owner == null) {
+          Ticket h = head(e);
+          if (h != null) {
+            h.wake();
+          }
+          return -Duration.ofMillis(50).toNanos();
+        }
+        return -Math.max(1, e.expiresAt - now);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    private long grant(Entry e, Ticket me, long now, long leaseNanos) {
+      e.owner = me.ownerId;
+      e.leaseNanos = leaseNanos;
+      e.expiresAt = now + leaseOnServer(leaseNanos);
+      e.fence++;
+      return e.fence;
+    }
+
+    private long checkThenSet(String key, Ticket me, long leaseNanos) {
+      boolean free;
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        free = e.owner == null || expired(e, System.nanoTime());
+      } finally {
+        mutex.unlock();
+      }
+      if (!free) {
+        return -Duration.ofMillis(20).toNanos();
+      }
+      roundTrip(500);
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        e.queue.remove(me);
+        return grant(e, me, System.nanoTime(), leaseNanos);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    void withdraw(String key, Ticket me) {
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        Ticket t = me.current();
+        boolean wasHead = head(e) == t;
+        if (defect != Defect.GHOST_WAITER) {
+          e.queue.remove(t);
+        }
+        if (t.ownerId.equals(e.owner)) {
+          e.owner = null;
+          wasHead = true;
+        }
+        if (wasHead && head(e) != null) {
+          head(e).wake();
+        }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    private boolean owns(Entry e, String ownerId) {
+      if (e.owner == null) {
+        return false;
+      }
+      if (defect == Defect.OWNER_PER_CLIENT) {
+        return clientOf(e.owner).equals(clientOf(ownerId));
+      }
+      return e.owner.equals(ownerId);
+    }
+
+    private static String clientOf(String ownerId) {
+      int colon = ownerId.lastIndexOf(':');
+      return colon < 0 ? ownerId : ownerId.substring(0, colon);
+    }
+
+    /** @return null if renewed, else why not; "retry" asks for a retry */
+    String renew(String key, String ownerId, long leaseNanos) {
+      available();
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        long now = System.nanoTime();
+        boolean mine = e.owner != null && e.owner.equals(ownerId);
+        if (defect == Defect.RENEW_NO_OWNER_CHECK && e.owner != null) {
+          mine = true;
+        }
+        if (!mine) {
+          if (defect == Defect.RENEW_RETRY_WHEN_TAKEN && e.owner != null) {
+            return "retry";
+          }
+          return e.owner == null ? "the lock is free" : "the lock is held by another owner";
+        }
+        if (expired(e, now)) {
+          return "the lease had already expired";
+        }
+        e.expiresAt = now + (defect == Defect.RENEW_UNITS ? leaseNanos * 1000 : leaseOnServer(leaseNanos));
+        return null;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    boolean release(String key, String ownerId) {
+      available();
+      if (defect == Defect.READ_THEN_DELETE) {
+        boolean mine;
+        mutex.lock();
+        try {
+          mine = owns(entry(key), ownerId) && !expired(entry(key), System.nanoTime());
+        } finally {
+          mutex.unlock();
+        }
+        if (!mine) {
+          return false;
+        }
+        roundTrip(1000);
+        mutex.lock();
+        try {
+          Entry e = entry(key);
+          e.owner = null;
+          if (head(e) != null) {
+            head(e).wake();
+          }
+          return true;
+        } finally {
+          mutex.unlock();
+        }
+      }
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        if (defect == Defect.NO_OWNER_CHECK || (defect == Defect.RELEASE_TRUE_WHEN_FREE && e.owner == null)) {
+          e.owner = null;
+          if (head(e) != null) {
+            head(e).wake();
+          }
+          return true;
+        }
+        if (!owns(e, ownerId)) {
+          return false;
+        }
+        boolean inTime = !expired(e, System.nanoTime());
+        e.owner = null;
+        if (head(e) != null) {
+          head(e).wake();
+        }
+        return inTime;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** The kit's revoke hook: the server forgets the lock. */
+    void revoke(String name) {
+      mutex.lock();
+      try {
+        Entry e = entry(key(name));
+        e.owner = null;
+        if (head(e) != null) {
+          head(e).wake();
+        }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Frees every lock of one session, as a server does when a session times out. */
+    void endSession(String clientPrefix) {
+      mutex.lock();
+      try {
+        for (Entry e : locks.values()) {
+          if (e.owner != null && e.owner.startsWith(clientPrefix)) {
+            e.owner = null;
+            if (head(e) != null) {
+              head(e).wake();
+            }
+          }
+        }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    LockState state(String key) {
+      available();
+      LockState now = read(key);
+      if (defect == Defect.STALE_STATE) {
+        LockState cached = lastHeld.get(key);
+        if (now.isHeld()) {
+          lastHeld.put(key, now);
+        } else if (cached != null) {
+          return cached;
+        }
+      }
+      return now;
+    }
+
+    private LockState read(String key) {
+      mutex.lock();
+      try {
+        Entry e = locks.get(key);
+        long now = System.nanoTime();
+        if (e == null || e.owner == null || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)) {
+          return LockState.free();
+        }
+        Duration left = defect == Defect.REMAINING_FROZEN ? Duration.ofNanos(e.leaseNanos)
+            : Duration.ofNanos(Math.max(0, e.expiresAt - now));
+        String holder = defect == Defect.WRONG_HOLDER ? clientOf(e.owner) : e.owner;
+        return LockState.held().withFencingToken(e.fence).withRemaining(left).withHolder(holder);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    long nextGrantToken(long fence) {
+      if (defect == Defect.TOKENS_GO_BACK && grants.incrementAndGet() % 3 == 0) {
+        return 1;
+      }
+      return fence;
+    }
+  }
+
+  /** The provider for the scheme {@code memory}. */
+  static final class Provider implements LockProvider {
+    private final Defect defect;
+
+    Provider(Defect defect) {
+      this.defect = defect;
+    }
+
+    @Override
+    public Set<String> schemes() {
+      return Set.of("memory");
+    }
+
+    @Override
+    public Set<String> optionNames() {
+      return Set.of();
+    }
+
+    @Override
+    public LockBackend open(BackendConfig config, BackendContext context) {
+      config.check();
+      return new Backend(server(defect), context);
+    }
+  }
+
+  private static final class Backend implements LockBackend {
+    private final Server server;
+    private static final long SESSION_TIMEOUT = Duration.ofSeconds(1).toNanos();
+    private final BackendContext context;
+    private final AtomicLong polls = new AtomicLong();
+    private final Set<String> sessionHeld = ConcurrentHashMap.newKeySet();
+    private volatile long confirmedAt = System.nanoTime();
+    private final Thread heartbeat;
+
+    Backend(Server server, BackendContext context) {
+      this.server = server;
+      this.context = context;
+      if (server.defect == Defect.SESSION_BOUNDED) {
+        heartbeat = new Thread(this::heartbeats, "memory-heartbeat");
+        heartbeat.setDaemon(true);
+        heartbeat.start();
+      } else {
+        heartbeat = null;
+      }
+    }
+
+    private boolean session() {
+      return server.defect == Defect.SESSION_UNBOUNDED || server.defect == Defect.SESSION_BOUNDED;
+    }
+
+    /** Each answered heartbeat moves the bound of every lease of the session. */
+    private void heartbeats() {
+      while (!Thread.currentThread().isInterrupted()) {
+        try {
+          server.ping();
+          confirmedAt = System.nanoTime();
+          sessionHeld.forEach(owner -> context.leaseValidUntil(owner, confirmedAt + SESSION_TIMEOUT));
+        } catch (RuntimeException e) {
+          // unanswered: the bounds run out by themselves
+        }
+        LockSupport.parkNanos(SESSION_TIMEOUT / 5);
+      }
+    }
+
+    @Override
+    public Guarantees guarantees() {
+      return GUARANTEES;
+    }
+
+    @Override
+    public boolean renewsBySession() {
+      return session();
+    }
+
+    @Override
+    public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+      String key = server.key(name);
+      Ticket me = server.enqueue(key, ownerId, wake);
+      long leaseNanos = lease.toNanos();
+      return new LockAttempt() {
+        @Override
+        public Poll poll() {
+          if (server.defect == Defect.TWO_HOLDERS_FLAKY && polls.incrementAndGet() % 40 == 0) {
+            throw new BackendUnavailableException("memory server for " + server.defect + " dropped a request");
+          }
+          long r = server.tryTake(key, me.current(), leaseNanos);
+          if (r > 0) {
+            long token = server.nextGrantToken(r);
+            if (server.defect == Defect.SESSION_BOUNDED) {
+              sessionHeld.add(ownerId);
+              return Poll.grantedForSession(token, confirmedAt + SESSION_TIMEOUT, null);
+            }
+            return session() ? Poll.grantedForSession(token, null) : Poll.granted(token, null);
+          }
+          if (server.defect == Defect.LOST_WAKEUP && me.current().wake == null) {
+            roundTrip(1000); // the subscription goes out only after the busy reply came back
+            me.current().wake = wake;
+          }
+          if (server.defect == Defect.POLLS_50MS) {
+            return Poll.busy(Duration.ofMillis(50));
+          }
+          if (server.defect == Defect.POLLS_20MS) {
+            return Poll.busy(Duration.ofMillis(20));
+          }
+          return Poll.busy(Duration.ofNanos(-r));
+        }
+
+        @Override
+        public void abandon() {
+          server.withdraw(key, me);
+        }
+      };
+    }
+
+    @Override
+    public List<Renewal> renew(List<BackendLease> leases) {
+      List<Renewal> out = new ArrayList<>(leases.size());
+      for (BackendLease lease : leases) {
+        try {
+          String why = server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos());
+          out.add(why == null ? Renewal.renewed()
+              : why.equals("retry") ? Renewal.failed(new BackendUnavailableException("busy, retry")) : Renewal.lost(why));
+        } catch (RuntimeException e) {
+          out.add(Renewal.failed(e));
+        }
+      }
+      if (server.defect == Defect.RENEW_BATCH_MISATTRIBUTED && out.size() > 1) {
+        Collections.rotate(out, 1);
+      }
+      return out;
+    }
+
+    @Override
+    public boolean release(BackendLease lease) {
+      sessionHeld.remove(lease.ownerId());
+      return server.release(server.key(lease.name()), lease.ownerId());
+    }
+
+    @Override
+    public LockState inspect(String name) {
+      return server.state(server.key(name));
+    }
+
+    @Override
+    public void abandon() {
+      close();
+      if (session()) {
+        // the server ends the session after its timeout (1 s here, the kit's expiry slack)
+        Thread t = new Thread(() -> {
+          roundTrip(1_000_000);
+          server.endSession(context.clientId());
+        });
+        t.setDaemon(true);
+        t.start();
+      }
+    }
+
+    @Override
+    public void close() {
+      if (heartbeat != null) {
+        heartbeat.interrupt(); // the server outlives its clients; the session ends with them
+      }
+    }
+  }
+}
