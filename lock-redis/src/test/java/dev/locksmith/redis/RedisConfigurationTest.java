@@ -71,7 +71,7 @@ class RedisConfigurationTest {
               .contains("`connect-timeout` was '-1s'")
               .contains("`command-timeout` was 'forever'")
               .contains("`tls` was 'maybe'")
-              .contains("`colour` was 'blue'")
+              .contains("`colour` was '****'")
               .doesNotContain("topsecret");
           assertThat(problems).hasSize(8);
         });

@@ -82,7 +82,7 @@ public final class RedisNode implements AutoCloseable {
    */
   public static RedisNode create(RedisSettings settings) {
     HostAndPort address = new HostAndPort(settings.host, settings.port);
-    JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout));
+    JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout), true);
     ConnectionPoolConfig poolConfig = new ConnectionPoolConfig();
     poolConfig.setMaxTotal(settings.poolSize);
     poolConfig.setMaxIdle(settings.poolSize);
@@ -104,9 +104,11 @@ public final class RedisNode implements AutoCloseable {
    * @throws BackendUnavailableException naming host:port if it cannot be used
    */
   public static void probe(RedisSettings settings) {
-    HostAndPort address = new HostAndPort(settings.host, settings.port);
-    JedisClientConfig probeConfig = clientConfig(settings, millis(settings.connectTimeout));
-    try (Connection probe = new Connection(address, probeConfig)) {
+    // one deadline for the TCP connect, the TLS handshake, the hello and each reply below
+    DeadlineSocketFactory sockets = new DeadlineSocketFactory(settings);
+    JedisClientConfig probeConfig = clientConfig(settings, millis(settings.connectTimeout), false);
+    try (Connection probe = new Connection(sockets, probeConfig)) {
+      probe.setSoTimeout(sockets.remainingMillis());
       Object pong = probe.executeCommand(new CommandArguments(Protocol.Command.PING));
       String shown = pong instanceof byte[] ? new String((byte[]) pong, StandardCharsets.UTF_8) : String.valueOf(pong);
       if (!"PONG".equals(shown)) {
@@ -117,6 +119,7 @@ public final class RedisNode implements AutoCloseable {
       for (RedisScripts.Script s : RedisScripts.ALL) {
         shas.add(p.sendCommand(Protocol.Command.SCRIPT, "LOAD", s.text));
       }
+      probe.setSoTimeout(sockets.remainingMillis());
       p.sync();
       for (int i = 0; i < shas.size(); i++) {
         Object sha = shas.get(i).get();
@@ -130,13 +133,14 @@ public final class RedisNode implements AutoCloseable {
     }
   }
 
-  private static JedisClientConfig clientConfig(RedisSettings s, int socketTimeoutMillis) {
+  /** @param jedisTls whether Jedis opens the TLS layer itself (not when a {@link DeadlineSocketFactory} does) */
+  private static JedisClientConfig clientConfig(RedisSettings s, int socketTimeoutMillis, boolean jedisTls) {
     DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
         .connectionTimeoutMillis(millis(s.connectTimeout))
         .socketTimeoutMillis(socketTimeoutMillis)
         .database(s.database)
         .clientName("locksmith");
-    if (s.tls) {
+    if (s.tls && jedisTls) {
       b.sslOptions(SslOptions.defaults());
     }
     if (s.password != null) {

@@ -2,10 +2,15 @@ package dev.locksmith.redis.internal;
 
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.LockUri;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -113,12 +118,21 @@ public final class RedisSettings {
       config.problem("`uri` was '" + uri + "' but it names " + uri.hosts().size() + " host" + (uri.hosts().size() == 1 ? "" : "s")
           + " and must name at least " + minHosts + ", separated by commas, as in " + form);
     } else {
-      Set<String> seen = new HashSet<>();
+      Map<String, String> spelledFirst = new HashMap<>();
       for (LockUri.HostPort hp : uri.hosts()) {
         String[] h = {hp.host(), Integer.toString(hp.portOr(DEFAULT_PORT))};
-        if (!seen.add(endpoint(h[0], Integer.parseInt(h[1])).toLowerCase(java.util.Locale.ROOT))) {
-          config.problem("`uri` was '" + uri + "' but it names " + endpoint(h[0], Integer.parseInt(h[1]))
-              + " twice; every server must be a different, independent one, or it would be counted twice toward a majority");
+        String spelled = endpoint(h[0], Integer.parseInt(h[1]));
+        String twice = null;
+        for (String same : sameServer(h[0], Integer.parseInt(h[1]))) {
+          String before = spelledFirst.putIfAbsent(same, spelled);
+          if (before != null && twice == null) {
+            twice = before.equalsIgnoreCase(spelled) ? spelled + " twice"
+                : "one server twice: " + before + " and " + spelled + " are both " + same;
+          }
+        }
+        if (twice != null) {
+          config.problem("`uri` was '" + uri + "' but it names " + twice
+              + "; every server must be a different, independent one, or it would be counted twice toward a majority");
         } else {
           hosts.add(h);
         }
@@ -189,6 +203,28 @@ public final class RedisSettings {
     for (String[] h : hosts) {
       all.add(new RedisSettings(h[0], Integer.parseInt(h[1]), user, password, database, tls, namespace, connectTimeout,
           commandTimeout, poolSize, shown));
+    }
+    return all;
+  }
+
+  /**
+   * The spellings of one server: host:port as written, and the address:port it stands for when
+   * that is known without asking DNS (an IP literal, or a loopback name such as localhost), so
+   * that 127.0.0.1:6379 and localhost:6379 are seen to be one server.
+   */
+  private static Set<String> sameServer(String host, int port) {
+    Set<String> all = new LinkedHashSet<>();
+    String h = host.toLowerCase(Locale.ROOT);
+    all.add(endpoint(h, port));
+    boolean literal = h.indexOf(':') >= 0 || h.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+    if (literal || h.equals("localhost") || h.endsWith(".localhost")) {
+      try {
+        for (InetAddress a : InetAddress.getAllByName(h)) {
+          all.add(endpoint(a.getHostAddress(), port));
+        }
+      } catch (UnknownHostException e) {
+        // not resolvable here: compared as written; connecting reports it
+      }
     }
     return all;
   }
