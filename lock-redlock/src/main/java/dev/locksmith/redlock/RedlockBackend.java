@@ -177,16 +177,19 @@ final class RedlockBackend implements LockBackend {
     }
 
     /**
-     * Wakes the waiter for a release on any server, but once per release: the same release is
-     * published by every server that held the key, and each extra wake-up would cost a round.
-     * Our own rounds' releases and, after a split vote, everything until the random delay is over
-     * are ignored; the waiter polls then anyway.
+     * Wakes the waiter for a release: on the first server that reports it, and again on the
+     * server whose report completes a majority, since a poll woken by the first report can run
+     * before the release has reached a majority, and then only a later report can wake it (kit
+     * rule 11.3 found that lost wake-up). The other reports of the same release are dropped:
+     * each extra wake-up would cost a round. The release of a round of this attempt's own that
+     * never held the lock wakes it too, since those keys may be what its last poll found busy.
+     * Everything is ignored during the quiet period after a split vote; the waiter polls then anyway.
      */
     private final class AttemptWake implements ReleaseSubscriber.ReleaseWake {
       private final Runnable wake;
-      private final Map<String, Boolean> seen = new LinkedHashMap<>() {
+      private final Map<String, Integer> heard = new LinkedHashMap<>() {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
           return size() > 32;
         }
       };
@@ -204,16 +207,21 @@ final class RedlockBackend implements LockBackend {
 
       @Override
       public void released(String value) {
-        if (value.startsWith(UNHELD) || value.startsWith(ownerId + "#")) {
-          // a round that never held the lock gave back its servers (its contenders retry after a
-          // random delay, and one of them will release loudly), or one of our own rounds did
+        if (value.startsWith(UNHELD) && !value.startsWith(UNHELD + ownerId + "#")) {
+          // another contender's round that never held the lock gave back its servers; it retries
+          // after a random delay, and one of them will release loudly
           return;
         }
-        if (!value.isEmpty()) {
-          synchronized (seen) {
-            if (seen.put(value, Boolean.TRUE) != null) {
-              return; // the same release, heard from another server
-            }
+        if (value.startsWith(ownerId + "#")) {
+          return; // a release by one of our own rounds that held the lock: we let go of it ourselves
+        }
+        if (!value.isEmpty() && !value.startsWith(UNHELD)) {
+          int copies;
+          synchronized (heard) {
+            copies = heard.merge(value, 1, Integer::sum);
+          }
+          if (copies != 1 && copies != quorum) {
+            return; // the same release, heard from another server, neither first nor completing a majority
           }
         }
         run();
@@ -324,7 +332,9 @@ final class RedlockBackend implements LockBackend {
         quietUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
         return Poll.busy(Duration.ofMillis(delay));
       }
-      // held by someone else: their keys expire after busyFor ms at the earliest; a release wakes us sooner
+      // held by someone else: their keys expire after busyFor ms at the earliest; a release wakes us sooner,
+      // so a quiet period left by an earlier split vote ends here, or the release it covers would be missed
+      quietUntil = System.nanoTime();
       return Poll.busy(busyFor == Long.MAX_VALUE ? context.recheck() : Duration.ofMillis(busyFor + 1));
     }
 

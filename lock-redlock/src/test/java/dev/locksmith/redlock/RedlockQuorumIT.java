@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -104,7 +105,9 @@ class RedlockQuorumIT {
             .isLessThan(5000);
         try (Lease l = a.lock("frozen").acquire(Duration.ofSeconds(10))) {
           assertThat(l.fencingToken()).isGreaterThan(before);
-          assertThat(servers.holds(0, "frozen") && servers.holds(1, "frozen")).isTrue();
+          // acquire returns once a majority granted, so the fourth answering server may still be in flight
+          long holding = IntStream.of(0, 1, 3, 4).filter(i -> servers.holds(i, "frozen")).count();
+          assertThat(holding).as("answering servers holding the lease").isGreaterThanOrEqualTo(3);
         }
         servers.pause(0, 4);
         assertThatThrownBy(() -> a.lock("frozen").acquire(Duration.ofSeconds(30)))
