@@ -38,6 +38,7 @@ final class JdbcBackend implements LockBackend {
 
   private final LeaseTable table;
   private final String endpoint;
+  private final Secrets secrets;
   private final Guarantees guarantees;
   private final Duration ioTimeout;
   private final long backoffMinNanos;
@@ -52,10 +53,11 @@ final class JdbcBackend implements LockBackend {
     return t;
   });
 
-  JdbcBackend(LeaseTable table, String endpoint, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
+  JdbcBackend(LeaseTable table, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
       Duration backoffMax, AutoCloseable pool, Runnable onClose) {
     this.table = table;
     this.endpoint = endpoint;
+    this.secrets = secrets;
     this.guarantees = guarantees;
     this.ioTimeout = ioTimeout;
     this.backoffMinNanos = backoffMin.toNanos();
@@ -226,8 +228,8 @@ final class JdbcBackend implements LockBackend {
   }
 
   private BackendUnavailableException unavailable(String what, SQLException e) {
-    return new BackendUnavailableException(what + " on " + endpoint + " failed: " + JdbcLockProvider.describe(e)
-        + " (SQL state " + e.getSQLState() + ", timeout " + Durations.format(ioTimeout) + ")", e);
+    return new BackendUnavailableException(what + " on " + endpoint + " failed: " + JdbcLockProvider.describe(e, secrets)
+        + " (SQL state " + e.getSQLState() + ", timeout " + Durations.format(ioTimeout) + ")", secrets.scrubbed(e));
   }
 
   private static String truncate(String s, int max) {

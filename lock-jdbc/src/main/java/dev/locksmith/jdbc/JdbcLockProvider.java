@@ -17,10 +17,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The JDBC backend: locks as rows of a lease table in MySQL, MariaDB, PostgreSQL or H2, through
@@ -52,6 +55,7 @@ public final class JdbcLockProvider implements LockProvider {
 
   private static final Pattern DRIVER_KEY = Pattern.compile("[A-Za-z][A-Za-z0-9_.\\-]{0,99}");
   private static final AtomicInteger POOLS = new AtomicInteger();
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcLockProvider.class);
 
   /** The application's own DataSource, for {@link JdbcLocks}; null when the pool is opened from the URI. */
   private final DataSource dataSource;
@@ -87,9 +91,11 @@ public final class JdbcLockProvider implements LockProvider {
     LockUri uri = config.uri();
     Dialect dialect = Dialect.forScheme(uri.scheme());
     if (dialect == null) {
-      config.problem("`uri` was '" + uri + "' but this provider serves only " + schemes());
+      config.problem("`uri` was '" + uri + "' but this provider serves only " + new TreeSet<>(schemes()));
       config.check();
     }
+    JdbcUrl url = dataSource != null ? null : JdbcUrl.parse(dialect, uri.raw());
+    Secrets secrets = url != null ? url.secrets : new Secrets();
     String table = config.string(TABLE, DEFAULT_TABLE);
     if (!LeaseTable.IDENTIFIER.matcher(table).matches()) {
       config.problem(TABLE, table, "it must be a plain identifier (letters, digits and '_', not starting with a digit, "
@@ -112,11 +118,16 @@ public final class JdbcLockProvider implements LockProvider {
       if (OPTIONS.contains(key)) {
         continue;
       }
+      if (Secrets.isSecretKey(key)) {
+        secrets.add(e.getValue());
+      }
       String near = nearMiss(key);
+      // the value of a key that may name a secret (pasword=, pass=, auth=) is never echoed
+      String shownValue = Secrets.shown(key, e.getValue());
       if (near != null) {
-        config.problem(key, e.getValue(), "it is not an option; did you mean `" + near + "`? (other keys are passed to the JDBC driver)");
+        config.problem(key, shownValue, "it is not an option; did you mean `" + near + "`? (other keys are passed to the JDBC driver)");
       } else if (!DRIVER_KEY.matcher(key).matches()) {
-        config.problem(key, e.getValue(), "it is not a valid JDBC driver property name (letters, digits, '_', '.', '-')");
+        config.problem(key, shownValue, "it is not a valid JDBC driver property name (letters, digits, '_', '.', '-')");
       } else {
         driverProps.setProperty(key, e.getValue());
       }
@@ -124,63 +135,49 @@ public final class JdbcLockProvider implements LockProvider {
     if (dataSource != null) {
       return openDataSource(config, dialect, dataSource, table, create, ioTimeout, backoffMin, backoffMax, driverProps);
     }
-    if (uri.hosts().isEmpty() && uri.path().isEmpty()) {
-      config.problem("`uri` was '" + uri + "' but it names no database; write it as a JDBC URL such as "
+    String shown = url.shown();
+    if (!url.namesDatabase()) {
+      config.problem("`uri` was '" + shown + "' but it names no database; write it as a JDBC URL such as "
           + example(dialect));
     }
+    if (url.problem() != null) {
+      config.problem("`uri` was '" + shown + "' but " + url.problem() + "; write it as a JDBC URL such as " + example(dialect));
+    }
     if (dialect == Dialect.H2 && driverProps.values().stream().anyMatch(v -> String.valueOf(v).contains(";"))) {
-      config.problem("`uri` was '" + uri + "' but an H2 setting given as a query parameter contains ';'; write H2 settings in the URL as ;KEY=VALUE");
+      config.problem("`uri` was '" + shown + "' but an H2 setting given as a query parameter contains ';'; write H2 settings in the URL as ;KEY=VALUE");
     }
-    String url = jdbcUrl(uri, dialect);
-    if (uri.user() != null && !driverProps.containsKey("user")) {
-      driverProps.setProperty("user", uri.user());
-    }
-    if (uri.password() != null && !driverProps.containsKey("password")) {
-      driverProps.setProperty("password", uri.password());
-    }
-    String driverUrl = url;
-    Driver driver = driver(url);
+    credentials(config, url, driverProps, shown);
+    String driverUrl = url.driverUrl();
+    Driver driver = driver(driverUrl);
     if (driver == null && dialect == Dialect.MARIADB) {
       // MySQL Connector/J speaks to MariaDB too: use it when no MariaDB driver is present.
-      driverUrl = "jdbc:mysql:" + url.substring("jdbc:mariadb:".length());
+      driverUrl = "jdbc:mysql:" + driverUrl.substring("jdbc:mariadb:".length());
       driver = driver(driverUrl);
     }
     if (driver == null) {
-      config.problem("`uri` was '" + uri + "' but no JDBC driver on the class path accepts it; add " + dialect.driverArtifact);
+      config.problem("`uri` was '" + shown + "' but no JDBC driver on the class path accepts it; add " + dialect.driverArtifact);
     }
     config.check();
 
-    String endpoint = endpoint(uri, dialect);
+    String endpoint = url.endpointText();
     boolean durable = !(dialect == Dialect.H2 && isH2Memory(uri));
     boolean shared = dialect != Dialect.H2 || isH2Server(uri);
-    addTimeouts(dialect, driverProps, connectTimeout);
+    addTimeouts(dialect, driverProps, connectTimeout, url.endpoints.size());
     addStatementCache(driver, driverProps);
     String user = driverProps.getProperty("user");
-    String who = user == null ? "" : " as user '" + user + "'";
+    String who = user == null ? "" : " as user '" + secrets.scrub(user) + "'";
+    DataSource connections = new DriverConnections(driver, driverUrl, driverProps, secrets, endpoint);
     // One bounded attempt of our own first: the driver's connect, login and socket timeouts
     // bound it, and wrong credentials fail at once (the pool would retry and sleep between tries).
-    try (java.sql.Connection probe = driver.connect(driverUrl, driverProps)) {
-      if (probe == null) {
-        throw new SQLException("the driver " + driver.getClass().getName() + " does not accept the URL");
-      }
+    long started = System.nanoTime();
+    try (java.sql.Connection probe = connections.getConnection()) {
+      LOG.debug("connected to {} at {}{} in {} ms", dialect.scheme, endpoint, who, (System.nanoTime() - started) / 1_000_000);
     } catch (SQLException e) {
-      throw new BackendUnavailableException("cannot connect to " + dialect.scheme + " at " + endpoint + who + " within "
-          + Durations.format(connectTimeout) + ": " + describe(e), e);
+      throw connectFailed(url, endpoint + who, connectTimeout, e);
     }
     HikariConfig hc = new HikariConfig();
     hc.setPoolName("locksmith-" + dialect.name().toLowerCase(Locale.ROOT) + "-" + POOLS.incrementAndGet());
-    hc.setDriverClassName(driver.getClass().getName());
-    hc.setJdbcUrl(driverUrl);
-    if (user != null) {
-      hc.setUsername(user);
-    }
-    String password = driverProps.getProperty("password");
-    if (password != null) {
-      hc.setPassword(password);
-    }
-    driverProps.remove("user");
-    driverProps.remove("password");
-    hc.setDataSourceProperties(driverProps);
+    hc.setDataSource(connections);
     hc.setMaximumPoolSize(poolSize);
     hc.setMinimumIdle(Math.min(2, poolSize));
     hc.setConnectionTimeout(connectTimeout.toMillis());
@@ -196,7 +193,7 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       throw new BackendUnavailableException("cannot connect to " + dialect.scheme + " at " + endpoint + who + ": "
-          + describe(cause), e);
+          + describe(cause, secrets), cause instanceof SQLException ? secrets.scrubbed((SQLException) cause) : null);
     }
     LeaseTable leases = new LeaseTable(pool, dialect, table, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()),
         () -> {
@@ -208,13 +205,52 @@ public final class JdbcLockProvider implements LockProvider {
       leases.ensureExists(create);
     } catch (SQLException e) {
       pool.close();
-      throw new BackendUnavailableException("preparing lock table " + table + " on " + endpoint + " failed: " + describe(e), e);
+      throw new BackendUnavailableException("preparing lock table " + table + " on " + endpoint + " failed: "
+          + describe(e, secrets), secrets.scrubbed(e));
     } catch (RuntimeException e) {
       pool.close();
       throw e;
     }
-    return new JdbcBackend(leases, endpoint, JdbcBackend.guarantees(durable, shared), ioTimeout, backoffMin, backoffMax,
-        pool, () -> { });
+    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared), ioTimeout, backoffMin,
+        backoffMax, pool, () -> { });
+  }
+
+  /**
+   * User and password from {@code user:password@} become driver properties. A user given both
+   * there and as {@code ?user=} with another value is a problem, not a silent choice (a password
+   * given twice is refused by the core for every scheme).
+   */
+  private static void credentials(BackendConfig config, JdbcUrl url, Properties driverProps, String shown) {
+    if (url.user != null && driverProps.containsKey("user") && !url.user.equals(driverProps.getProperty("user"))) {
+      config.problem("`uri` was '" + shown + "' but it names two users, '" + url.secrets.scrub(url.user) + "' as user@ and '"
+          + url.secrets.scrub(driverProps.getProperty("user")) + "' as ?user=; give the user once");
+    }
+    if (url.user != null) {
+      driverProps.putIfAbsent("user", url.user);
+    }
+    if (url.password != null) {
+      driverProps.putIfAbsent("password", url.password);
+    }
+  }
+
+  /**
+   * The probe's failure, saying which endpoint, within what time, and what is at the port when
+   * the driver's own words do not tell (PostgreSQL says only "Connection attempt timed out.").
+   * The look at the port takes at most a tenth of the connect timeout (and at most 500 ms), so
+   * that the whole failure stays within the time the message states, give or take 20%.
+   */
+  private static BackendUnavailableException connectFailed(JdbcUrl url, String where, Duration timeout, SQLException e) {
+    String state = e.getSQLState() == null ? "" : e.getSQLState();
+    String message = "cannot connect to " + url.dialect.scheme + " at " + where + " within " + Durations.format(timeout)
+        + " (`" + CONNECT_TIMEOUT + "`): " + describe(e, url.secrets).replaceAll("\\.+$", "");
+    boolean credentials = state.startsWith("28") || e.getErrorCode() == 1045;
+    if (!credentials && !url.endpoints.isEmpty()) {
+      Duration budget = Duration.ofMillis(Math.max(100, Math.min(500, timeout.toMillis() / 10)));
+      message += ". What is at the port: " + url.secrets.scrub(PortProbe.diagnose(url.endpoints, url.dialect, budget));
+    } else if (credentials) {
+      message += ". Check the user and password of the URI";
+    }
+    return new BackendUnavailableException(message, url.secrets.scrubbed(e));
   }
 
   private LockBackend openDataSource(BackendConfig config, Dialect dialect, DataSource ds, String table, boolean create,
@@ -235,21 +271,32 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (SQLException e) {
       throw new BackendUnavailableException("preparing lock table " + table + " through " + endpoint + " failed: " + describe(e), e);
     }
-    return new JdbcBackend(leases, endpoint, JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2), ioTimeout,
+    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2), ioTimeout,
         backoffMin, backoffMax, null, () -> { });
   }
 
   /**
    * Connect timeouts for the driver, unless the user set their own. The socket timeout bounds
    * the login handshake (a port that accepts but never answers); each statement then runs under
-   * the I/O timeout, set on the borrowed connection.
+   * the I/O timeout, set on the borrowed connection. Connector/J tries the hosts of a multi-host
+   * URL one after the other and, by default, goes round all of them 120 times: each host gets
+   * its share of the timeout and no second round, so that the whole attempt ends within it.
    */
-  private static void addTimeouts(Dialect dialect, Properties props, Duration connect) {
+  private static void addTimeouts(Dialect dialect, Properties props, Duration connect, int hosts) {
     long connectSeconds = Math.max(1, (connect.toMillis() + 999) / 1000);
-    if (dialect.isMysqlFamily()) {
-      props.putIfAbsent("connectTimeout", Long.toString(connect.toMillis()));
-      props.putIfAbsent("socketTimeout", Long.toString(connect.toMillis()));
+    if (dialect == Dialect.H2 && hosts > 0) {
+      // without it the H2 client waits for ever on a port that accepts but never answers
+      props.putIfAbsent("NETWORK_TIMEOUT", Long.toString(connect.toMillis()));
+    } else if (dialect.isMysqlFamily()) {
+      // the first host is tried once more when the round over all of them begins
+      long perHost = hosts > 1 ? Math.max(100, connect.toMillis() / (hosts + 1)) : connect.toMillis();
+      props.putIfAbsent("connectTimeout", Long.toString(perHost));
+      props.putIfAbsent("socketTimeout", Long.toString(perHost));
+      if (hosts > 1) {
+        props.putIfAbsent("retriesAllDown", "0");
+      }
     } else if (dialect == Dialect.POSTGRESQL) {
+      // loginTimeout bounds the whole login, every host of a multi-host URL included
       props.putIfAbsent("connectTimeout", Long.toString(connectSeconds));
       props.putIfAbsent("loginTimeout", Long.toString(connectSeconds));
       props.putIfAbsent("socketTimeout", Long.toString(connectSeconds));
@@ -277,25 +324,6 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (SQLException e) {
       return null;
     }
-  }
-
-  /** The JDBC URL without user info and without our query: options travel as driver properties. */
-  static String jdbcUrl(LockUri uri, Dialect dialect) {
-    if (uri.hosts().isEmpty()) {
-      return dialect.scheme + ":" + uri.path();
-    }
-    return dialect.scheme + "://" + uri.hosts().stream().map(LockUri.HostPort::toString).collect(Collectors.joining(","))
-        + uri.path();
-  }
-
-  /** host:port of every host, default ports filled in, for messages. */
-  static String endpoint(LockUri uri, Dialect dialect) {
-    if (uri.hosts().isEmpty()) {
-      return "H2 database " + uri.path();
-    }
-    int port = dialect.isMysqlFamily() ? 3306 : dialect == Dialect.POSTGRESQL ? 5432 : 9092;
-    return uri.hosts().stream().map(h -> new StringBuilder().append(h.host().indexOf(':') >= 0 ? "[" + h.host() + "]" : h.host())
-        .append(':').append(h.portOr(port)).toString()).collect(Collectors.joining(","));
   }
 
   private static boolean isH2Memory(LockUri uri) {
@@ -333,18 +361,27 @@ public final class JdbcLockProvider implements LockProvider {
 
   /** The failure's message and its causes', with anything that looks like a secret redacted. */
   static String describe(Throwable e) {
+    return describe(e, new Secrets());
+  }
+
+  /** The failure's message and its causes', with the given secrets and anything that looks like one masked. */
+  static String describe(Throwable e, Secrets secrets) {
     StringBuilder sb = new StringBuilder();
     Throwable t = e;
     for (int depth = 0; t != null && depth < 4; depth++, t = t.getCause()) {
       String m = t.getMessage();
-      if (m == null || sb.indexOf(m) >= 0) {
+      if (m == null) {
+        continue;
+      }
+      m = m.replaceAll("\\s*\n\\s*", " ").trim();
+      if (sb.indexOf(m) >= 0) {
         continue;
       }
       if (sb.length() > 0) {
         sb.append("; caused by: ");
       }
-      sb.append(m.replace('\n', ' '));
+      sb.append(m);
     }
-    return LockUri.redact(sb.length() == 0 ? e.toString() : sb.toString());
+    return secrets.scrub(LockUri.redact(sb.length() == 0 ? e.toString() : sb.toString()));
   }
 }
