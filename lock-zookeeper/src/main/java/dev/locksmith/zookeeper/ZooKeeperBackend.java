@@ -152,6 +152,7 @@ final class ZooKeeperBackend implements LockBackend {
 
   /** Connects, checks that we may create nodes, and starts watching the connection. */
   static ZooKeeperBackend connect(ZooKeeperSettings settings, BackendContext context) {
+    long started = System.nanoTime(); // the connection timeout counts from here, Curator's own start-up included
     int n = BACKENDS.incrementAndGet();
     List<ACL> acls = settings.acl.acls();
     ZKClientConfig zkConfig = new ZKClientConfig();
@@ -188,10 +189,17 @@ final class ZooKeeperBackend implements LockBackend {
     ZooKeeperBackend backend = new ZooKeeperBackend(curator, settings, context, tasks);
     try {
       curator.start();
-      if (!curator.blockUntilConnected(millis(settings.connectionTimeout), TimeUnit.MILLISECONDS)) {
+      long left = settings.connectionTimeout.toNanos() - (System.nanoTime() - started);
+      if (!curator.blockUntilConnected((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), TimeUnit.MILLISECONDS)) {
+        // No session was ever made, so there is none to close: a normal close would send
+        // closeSession and wait a whole request timeout for an answer that cannot come, which
+        // doubled the time the message states. Drop the connection attempt instead, and let
+        // ZooKeeper's threads end in the background: one may sleep up to a second between
+        // reconnect attempts before it sees the close.
+        backend.closeFailedConnect(n);
         throw new BackendUnavailableException("could not connect to ZooKeeper at " + settings.hosts + " within the `"
             + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of " + Durations.format(settings.connectionTimeout) + ": "
-            + diagnose(settings.hosts, settings.connectionTimeout));
+            + diagnose(settings.hosts, diagnosisBudget(settings.connectionTimeout)));
       }
       backend.probe();
       curator.getConnectionStateListenable().addListener(backend.listener);
@@ -216,15 +224,26 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
-  /** Tells a refused connection from a port where something other than ZooKeeper answers. */
-  private static String diagnose(String hosts, Duration timeout) {
+  /** A tenth of the connection timeout, from 50 to 500 ms: the diagnosis must not stretch the stated time by more. */
+  static Duration diagnosisBudget(Duration connectionTimeout) {
+    return Duration.ofMillis(Math.max(50, Math.min(500, connectionTimeout.toMillis() / 10)));
+  }
+
+  /** Tells a refused connection from a port where something other than ZooKeeper answers, within {@code budget} for all hosts. */
+  private static String diagnose(String hosts, Duration budget) {
     List<String> found = new ArrayList<>();
+    long deadline = System.nanoTime() + budget.toNanos();
     for (String hp : hosts.split(",")) {
       int colon = hp.lastIndexOf(':');
       String host = hp.substring(0, colon).replace("[", "").replace("]", "");
       int port = Integer.parseInt(hp.substring(colon + 1));
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (left < 10) {
+        found.add(hp + " not checked (no time left)");
+        continue;
+      }
       try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress(host, port), (int) Math.min(500, Math.max(50, timeout.toMillis())));
+        s.connect(new InetSocketAddress(host, port), (int) left);
         found.add(hp + " accepts connections but did not answer as a ZooKeeper server");
       } catch (IOException e) {
         found.add(hp + " refused or did not answer (" + e.getMessage() + ")");
@@ -601,11 +620,26 @@ final class ZooKeeperBackend implements LockBackend {
     shutDown(true);
   }
 
+  /** Ends a client that never connected without waiting for ZooKeeper's threads; they end within a second. */
+  private void closeFailedConnect(int n) {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    Thread closer = new Thread(() -> release(true), "locksmith-zookeeper-close-" + n);
+    closer.setDaemon(true);
+    closer.start();
+  }
+
   private void shutDown(boolean abandon) {
     if (closed) {
       return;
     }
     closed = true;
+    release(abandon);
+  }
+
+  private void release(boolean abandon) {
     curator.getConnectionStateListenable().removeListener(listener);
     held.clear();
     unwatched.clear();
