@@ -499,8 +499,10 @@ final class EtcdBackend implements LockBackend {
 
   /**
    * The holder is the key under the lock's prefix with the lowest create revision (the token);
-   * its value is the holder's owner id, and its etcd lease's TTL the rest of its lease unless
-   * kept alive. Reads only: a range read and a lease TTL query.
+   * its value is the holder's owner id. One range read. The rest of the holder's lease is not
+   * reported: the key lives on the holding client's etcd lease, which that client keeps alive
+   * whatever the lock's own lease, so its TTL says how long the lock would outlive a vanished
+   * client, not when the holder's lease ends (kit rule 16.4).
    */
   @Override
   public LockState inspect(String name) {
@@ -513,13 +515,7 @@ final class EtcdBackend implements LockBackend {
       return LockState.free();
     }
     var kv = got.getKvs().get(0);
-    LockState held = LockState.held().withFencingToken(kv.getCreateRevision()).withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
-    if (kv.getLease() == 0) {
-      return held;
-    }
-    var ttl = calls.awaitUninterruptibly(client.getLeaseClient().timeToLive(kv.getLease(), io.etcd.jetcd.options.LeaseOption.DEFAULT),
-        settings.requestTimeout, "reading the lease of lock '" + name + "'");
-    return held.withRemaining(Duration.ofSeconds(Math.max(0, ttl.getTTL())));
+    return LockState.held().withFencingToken(kv.getCreateRevision()).withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
   }
 
   /**

@@ -85,6 +85,14 @@ final class EtcdSettings {
           + "` is missing but it must be given together with `" + (config.options().containsKey(TLS_CERT) ? TLS_CERT : TLS_KEY)
           + "`: a client certificate needs its PKCS#8 private key");
     }
+    for (LockUri.HostPort hp : uri.hosts()) {
+      if (hp.host().indexOf(':') >= 0) {
+        // jetcd hands gRPC the target ip:///[addr]:port, which gRPC cannot parse: it threw its own
+        // IllegalArgumentException at the first call
+        config.problem("`uri` was '" + shownUri + "' but its host [" + hp.host() + "] is an IPv6 address, which the etcd"
+            + " client (jetcd) cannot dial; use a host name that resolves to it, such as localhost for ::1");
+      }
+    }
     List<String> eps = new ArrayList<>();
     for (LockUri.HostPort hp : uri.hosts()) {
       String host = hp.host().indexOf(':') >= 0 ? "[" + hp.host() + "]" : hp.host();

@@ -9,10 +9,8 @@ import dev.locksmith.Lease;
 import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockClient;
 import dev.locksmith.Locks;
-import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.auth.AuthRoleAddResponse;
 import io.etcd.jetcd.options.GetOption;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -259,17 +257,7 @@ class EtcdBackendIT {
   @Test
   void wrongCredentialsAreRefusedClearlyAndRightOnesWork() throws Exception {
     try (EtcdCluster secured = EtcdCluster.start(1, "auth")) {
-      try (Client root = Client.builder().endpoints(secured.endpoints()).build()) {
-        ByteSequence rootName = KeyNames.bytes("root");
-        root.getAuthClient().userAdd(rootName, KeyNames.bytes("right-pw")).get(10, TimeUnit.SECONDS);
-        try {
-          AuthRoleAddResponse ignored = root.getAuthClient().roleAdd(rootName).get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-          // the root role may exist already
-        }
-        root.getAuthClient().userGrantRole(rootName, rootName).get(10, TimeUnit.SECONDS);
-        root.getAuthClient().authEnable().get(10, TimeUnit.SECONDS);
-      }
+      secured.enableRootAuth("right-pw");
       String hosts = secured.hosts();
       assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
           assertThatThrownBy(() -> Locks.connect("etcd://root:wrong-pw@" + hosts + "?connect-timeout=2s"))

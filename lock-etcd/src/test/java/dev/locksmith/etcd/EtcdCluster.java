@@ -1,6 +1,7 @@
 package dev.locksmith.etcd;
 
 import dev.locksmith.tck.ServerProcess;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.maintenance.StatusResponse;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -144,6 +146,24 @@ final class EtcdCluster implements AutoCloseable {
   /** @return {@code 127.0.0.1:p1,127.0.0.1:p2,...} for an etcd:// URI */
   String hosts() {
     return members.stream().map(m -> "127.0.0.1:" + m.clientPort).collect(Collectors.joining(","));
+  }
+
+  /**
+   * Adds the user root with this password, gives it the root role and turns authentication on:
+   * from then on every client must log in.
+   */
+  void enableRootAuth(String password) throws Exception {
+    try (Client root = Client.builder().endpoints(endpoints()).build()) {
+      ByteSequence rootName = KeyNames.bytes("root");
+      root.getAuthClient().userAdd(rootName, KeyNames.bytes(password)).get(10, TimeUnit.SECONDS);
+      try {
+        root.getAuthClient().roleAdd(rootName).get(10, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        // the root role may exist already
+      }
+      root.getAuthClient().userGrantRole(rootName, rootName).get(10, TimeUnit.SECONDS);
+      root.getAuthClient().authEnable().get(10, TimeUnit.SECONDS);
+    }
   }
 
   String[] endpoints() {
