@@ -58,7 +58,10 @@ final class Args {
           }
           a.options.put(key, value);
         } else {
-          throw new UsageException("unknown option --" + key);
+          List<String> known = new ArrayList<>();
+          valued.stream().sorted().forEach(k -> known.add("--" + k + " VALUE"));
+          flags.stream().sorted().forEach(k -> known.add("--" + k));
+          throw new UsageException("unknown option --" + key + "; the options are " + String.join(", ", known));
         }
       } else {
         a.positional.add(arg);
@@ -75,40 +78,34 @@ final class Args {
     return options.containsKey(key);
   }
 
-  Duration duration(String key, Duration defaultValue) {
+  /**
+   * @return the option's duration, from {@code min} to {@code max}; {@code defaultValue} when not given
+   */
+  Duration duration(String key, Duration defaultValue, Duration min, Duration max) {
     String v = options.get(key);
     if (v == null) {
       return defaultValue;
     }
-    try {
-      Duration d = Durations.parse(v);
-      if (d.isZero() || d.isNegative()) {
-        throw new IllegalArgumentException("not positive");
-      }
-      return d;
-    } catch (IllegalArgumentException e) {
-      throw new UsageException("--" + key + " was '" + v + "' but it must be a positive duration such as 30s or 500ms");
-    }
-  }
-
-  /** Like {@link #duration}, but zero is allowed (for "try once, do not wait"). */
-  Duration durationOrZero(String key, Duration defaultValue) {
-    String v = options.get(key);
-    if (v == null) {
-      return defaultValue;
-    }
-    if (v.trim().equals("0")) {
+    if (min.isZero() && v.trim().equals("0")) {
       return Duration.ZERO;
     }
     try {
       Duration d = Durations.parse(v);
-      if (!d.isNegative()) {
+      if (d.compareTo(min) >= 0 && d.compareTo(max) <= 0) {
         return d;
       }
     } catch (IllegalArgumentException e) {
       // reported below
     }
-    throw new Args.UsageException("--" + key + " was '" + v + "' but it must be zero or a positive duration such as 30s or 500ms");
+    throw new UsageException("--" + key + " was '" + v + "' but it must be a duration from " + bound(min) + " to " + bound(max)
+        + ", such as 30s or 500ms");
+  }
+
+  private static String bound(Duration d) {
+    if (d.isZero()) {
+      return "0";
+    }
+    return d.toDays() > 0 && d.equals(Duration.ofDays(d.toDays())) ? d.toDays() + "d" : Durations.format(d);
   }
 
   int integer(String key, int defaultValue, int min, int max) {

@@ -3,7 +3,6 @@ package dev.locksmith.cli;
 import dev.locksmith.DistributedLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
-import dev.locksmith.LockConfig;
 import dev.locksmith.LockException;
 import dev.locksmith.LockOptions;
 import dev.locksmith.spi.Durations;
@@ -45,13 +44,20 @@ final class BenchCommand {
       "  --duration D    how long each workload runs, after a warm-up of a third of it (default 3s; 500ms to 10m)",
       "  --threads N     threads of the throughput workload, 1 to 64 (default 8)",
       "  --clients N     clients of the contended workload, 2 to 32 (default 4)",
-      "  --hold D        how long a contended holder keeps the lock, as simulated work (default 1ms; at most 1s)",
+      "  --hold D        how long a contended holder keeps the lock, as simulated work (default 1ms; 1ms to 1s)",
       "",
+      "The last column says how many times slower or faster than local: the backend is, the same way on",
+      "every row: a longer time and a lower rate are both slower.",
       "Figures from one machine at one time: compare the ratios of one run, not figures across runs.",
       "The side-by-side with the raw protocol, Redisson, Curator and jetcd: lock-bench/run-bench.sh in",
       "the source tree.",
       "",
       "Exit status: 0 when every workload ran, 1 if one failed, 69 if the backend cannot be reached.");
+
+  /** The ratio column's heading: every row reads the same way. */
+  static final String RATIO_COLUMN = "backend vs local:";
+  private static final boolean LOWER_IS_BETTER = false;
+  private static final boolean HIGHER_IS_BETTER = true;
 
   private final PrintStream out;
   private final PrintStream err;
@@ -84,56 +90,67 @@ final class BenchCommand {
     if (!args.positional().isEmpty()) {
       throw new Args.UsageException("unexpected argument '" + args.positional().get(0) + "'");
     }
-    Duration duration = args.duration("duration", Duration.ofSeconds(3));
-    if (duration.compareTo(Duration.ofMillis(500)) < 0 || duration.compareTo(Duration.ofMinutes(10)) > 0) {
-      throw new Args.UsageException("--duration was '" + args.get("duration") + "' but it must be from 500ms to 10m");
-    }
+    Duration duration = args.duration("duration", Duration.ofSeconds(3), Duration.ofMillis(500), Duration.ofMinutes(10));
     int threads = args.integer("threads", 8, 1, 64);
     int clients = args.integer("clients", 4, 2, 32);
-    Duration hold = args.duration("hold", Duration.ofMillis(1));
-    if (hold.compareTo(Duration.ofSeconds(1)) > 0) {
-      throw new Args.UsageException("--hold was '" + args.get("hold") + "' but it must be positive and at most 1s");
-    }
-    LockConfig config = Backends.config(args, null);
-    LockConfig baseline = LockConfig.fromUri("local:lockctl-bench-" + ProcessHandle.current().pid());
-    String name = config.uri().toString();
+    Duration hold = args.duration("hold", Duration.ofMillis(1), Duration.ofMillis(1), Duration.ofSeconds(1));
+    Backends.Backend backend = Backends.resolve(args, null);
+    Backends.Backend baseline = Backends.fromUri("the baseline", "local:lockctl-bench-" + ProcessHandle.current().pid());
+    String name = backend.display();
     out.printf(Locale.ROOT, "lockctl bench: %s against local: in the same run; each workload %s after %s of warm-up.%n",
         name, Durations.format(duration), Durations.format(duration.dividedBy(3)));
-    Figures measured = measure(config, name, duration, threads, clients, hold);
+    Figures measured = measure(backend, name, duration, threads, clients, hold);
     Figures base = measure(baseline, "local: (baseline)", duration, threads, clients, hold);
     out.println();
-    out.printf(Locale.ROOT, "| figure | %s | local: | ratio |%n|---|---:|---:|---:|%n", name);
-    row("uncontended acquire + release, p50 (µs)", measured.p50Micros, base.p50Micros);
-    row("uncontended acquire + release, p99 (µs)", measured.p99Micros, base.p99Micros);
-    row(threads + " threads on distinct locks (ops/s)", measured.opsPerSecond, base.opsPerSecond);
-    row(clients + " clients on one lock: hand-offs/s", measured.handoffsPerSecond, base.handoffsPerSecond);
-    row(clients + " clients on one lock: wait p50 (µs)", measured.waitP50Micros, base.waitP50Micros);
-    row(clients + " clients on one lock: wait p99 (µs)", measured.waitP99Micros, base.waitP99Micros);
-    row(clients + " clients on one lock: wait max (µs)", measured.waitMaxMicros, base.waitMaxMicros);
+    out.printf(Locale.ROOT, "| figure | %s | local: | %s |%n|---|---:|---:|---:|%n", name, RATIO_COLUMN);
+    row("uncontended acquire + release, p50 (µs)", measured.p50Micros, base.p50Micros, LOWER_IS_BETTER);
+    row("uncontended acquire + release, p99 (µs)", measured.p99Micros, base.p99Micros, LOWER_IS_BETTER);
+    row(threads + " threads on distinct locks (ops/s)", measured.opsPerSecond, base.opsPerSecond, HIGHER_IS_BETTER);
+    row(clients + " clients on one lock: hand-offs/s", measured.handoffsPerSecond, base.handoffsPerSecond, HIGHER_IS_BETTER);
+    row(clients + " clients on one lock: wait p50 (µs)", measured.waitP50Micros, base.waitP50Micros, LOWER_IS_BETTER);
+    row(clients + " clients on one lock: wait p99 (µs)", measured.waitP99Micros, base.waitP99Micros, LOWER_IS_BETTER);
+    row(clients + " clients on one lock: wait max (µs)", measured.waitMaxMicros, base.waitMaxMicros, LOWER_IS_BETTER);
     out.printf(Locale.ROOT, "| %d clients on one lock: busiest / idlest client's share of %d acquisitions | %.0f%% / %.0f%% | %.0f%% / %.0f%% | |%n",
         clients, measured.acquisitions, measured.busiestShare * 100, measured.idlestShare * 100, base.busiestShare * 100,
         base.idlestShare * 100);
     out.println();
+    out.println("The last column reads the same on every row: how many times slower or faster than local: the backend is;"
+        + " a longer time and a lower rate are both slower.");
     out.println("A fair lock gives each client about 1/" + clients + " of the acquisitions; a lock that barges lets the releasing"
         + " client take it again, with few hand-offs and long waits.");
     return Main.OK;
   }
 
-  private void row(String figure, double value, double baseline) {
-    String ratio = baseline > 0 ? String.format(Locale.ROOT, "%.2fx", value / baseline) : "-";
-    out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", figure, number(value), number(baseline), ratio);
+  private void row(String figure, double value, double baseline, boolean higherIsBetter) {
+    out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", figure, number(value), number(baseline), ratio(value, baseline, higherIsBetter));
+  }
+
+  /**
+   * @return how many times slower or faster than the baseline the backend is, in words, so that
+   *     a time and a rate read the same way: "250x slower" is worse on either kind of row
+   */
+  static String ratio(double value, double baseline, boolean higherIsBetter) {
+    if (value <= 0 || baseline <= 0) {
+      return "-";
+    }
+    double slower = higherIsBetter ? baseline / value : value / baseline;
+    if (slower >= 0.995 && slower < 1.005) {
+      return "as fast";
+    }
+    double factor = slower >= 1 ? slower : 1 / slower;
+    return String.format(Locale.ROOT, factor >= 10 ? "%.0fx %s" : "%.1fx %s", factor, slower >= 1 ? "slower" : "faster");
   }
 
   private static String number(double v) {
     return v >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.1f", v);
   }
 
-  private Figures measure(LockConfig config, String label, Duration duration, int threads, int clients, Duration hold)
+  private Figures measure(Backends.Backend backend, String label, Duration duration, int threads, int clients, Duration hold)
       throws InterruptedException {
     Figures f = new Figures();
     LockOptions options = LockOptions.builder().reentrant(false).build();
     String run = Long.toHexString(System.nanoTime());
-    try (LockClient client = Backends.connect(config)) {
+    try (LockClient client = backend.connect()) {
       progress(label, "uncontended, 1 thread");
       long[] latencies = loop(client, options, 1, "lockctl-bench/" + run + "/u", duration)[0];
       Arrays.sort(latencies);
@@ -148,7 +165,7 @@ final class BenchCommand {
       f.opsPerSecond = ops / (duration.toNanos() / 1e9);
     }
     progress(label, clients + " clients on one lock, holding " + Durations.format(hold));
-    contended(config, options, clients, hold, "lockctl-bench/" + run + "/c", duration, f);
+    contended(backend, options, clients, hold, "lockctl-bench/" + run + "/c", duration, f);
     return f;
   }
 
@@ -188,13 +205,13 @@ final class BenchCommand {
     }
   }
 
-  private static void contended(LockConfig config, LockOptions options, int clients, Duration hold, String name, Duration duration,
+  private static void contended(Backends.Backend backend, LockOptions options, int clients, Duration hold, String name, Duration duration,
       Figures f) throws InterruptedException {
     List<LockClient> opened = new ArrayList<>();
     ExecutorService pool = Executors.newFixedThreadPool(clients);
     try {
       for (int c = 0; c < clients; c++) {
-        opened.add(Backends.connect(config));
+        opened.add(backend.connect());
       }
       long warmEnd = System.nanoTime() + duration.toNanos() / 3;
       long end = warmEnd + duration.toNanos();

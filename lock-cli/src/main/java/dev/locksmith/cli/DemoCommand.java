@@ -2,7 +2,6 @@ package dev.locksmith.cli;
 
 import dev.locksmith.Guarantees;
 import dev.locksmith.LockClient;
-import dev.locksmith.LockConfig;
 import dev.locksmith.LockException;
 import dev.locksmith.spi.Durations;
 import java.io.BufferedReader;
@@ -19,8 +18,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -50,10 +51,15 @@ final class DemoCommand {
       "  --config FILE   a properties file with locksmith.uri and other settings",
       "  --workers N     worker processes, 2 to 8 (default 3)",
       "  --rounds N      turns per worker, 1 to 100 (default 3)",
-      "  --lease D       lease of each turn, renewed while the worker runs (default 1s)",
-      "  --pause D       how long worker-2 is frozen while holding the lock (default 2 x lease + 500ms)",
+      "  --lease D       lease of each turn, renewed while the worker runs, 100ms to 1m (default 1s)",
+      "  --pause D       how long worker-2 is frozen while holding the lock, longer than the lease and at",
+      "                  most 10m (default 2 x lease + 500ms)",
       "",
-      "Exit status: 0 when the fence refused the stale write and no update was lost, 1 otherwise.");
+      "Exit status: 0 when the fence refused the stale write and no update was lost, 1 otherwise,",
+      "2 bad command line, 69 backend unreachable, 78 bad backend configuration.");
+
+  /** A timeline line: the time right-aligned under its heading, then the worker and the event. */
+  private static final String TIMELINE = "%9s  %-9s  %s";
 
   private final PrintStream out;
   private long start;
@@ -184,15 +190,18 @@ final class DemoCommand {
     }
     int workers = args.integer("workers", 3, 2, 8);
     int rounds = args.integer("rounds", 3, 1, 100);
-    Duration lease = args.duration("lease", Duration.ofSeconds(1));
-    Duration pause = args.duration("pause", lease.multipliedBy(2).plusMillis(500));
+    Duration lease = args.duration("lease", Duration.ofSeconds(1), Duration.ofMillis(100), Duration.ofMinutes(1));
+    Duration pause = args.duration("pause", lease.multipliedBy(2).plusMillis(500), Duration.ofMillis(1), Duration.ofMinutes(10));
     if (pause.compareTo(lease) <= 0) {
       throw new Args.UsageException("--pause was '" + args.get("pause") + "' but it must be longer than --lease ("
           + Durations.format(lease) + "), or the frozen worker keeps its lock and there is nothing to see");
     }
     Path h2Dir = null;
+    // The workers get the backend as the demo got it, a URI through their environment rather
+    // than their command line, where anyone on the machine could read its password with ps.
     List<String> backendArgs = new ArrayList<>();
-    LockConfig config;
+    Map<String, String> backendEnv = new HashMap<>();
+    Backends.Backend backend;
     if (args.get("backend") == null && args.get("config") == null && System.getenv("LOCKSMITH_URI") == null
         && System.getProperty("locksmith.uri") == null) {
       try {
@@ -201,18 +210,20 @@ final class DemoCommand {
         throw new LockException("cannot create a temporary directory for the demo's H2 database: " + e.getMessage(), e);
       }
       String uri = "jdbc:h2:file:" + h2Dir.resolve("locks").toAbsolutePath() + ";AUTO_SERVER=TRUE";
-      backendArgs.addAll(List.of("--backend", uri));
-      config = LockConfig.fromUri(uri);
+      backendEnv.put("LOCKSMITH_URI", uri);
+      backend = Backends.fromUri("the demo's embedded database", uri);
     } else {
-      config = Backends.config(args, null);
-      for (String key : List.of("backend", "config")) {
-        if (args.get(key) != null) {
-          backendArgs.addAll(List.of("--" + key, args.get(key)));
-        }
-      }
+      backend = Backends.resolve(args, null);
+      if (args.get("backend") != null) {
+        backendEnv.put("LOCKSMITH_URI", args.get("backend"));
+      } else if (args.get("config") != null) {
+        backendArgs.addAll(List.of("--config", args.get("config")));
+      } else if (System.getProperty("locksmith.uri") != null) {
+        backendEnv.put("LOCKSMITH_URI", System.getProperty("locksmith.uri"));
+      } // else the workers inherit LOCKSMITH_URI and LOCKSMITH_* with the rest of the environment
     }
     try {
-      return run(config, backendArgs, h2Dir != null, workers, rounds, lease, pause);
+      return run(backend, new WorkerBackend(backendArgs, backendEnv), h2Dir != null, workers, rounds, lease, pause);
     } finally {
       if (h2Dir != null) {
         deleteQuietly(h2Dir);
@@ -220,27 +231,27 @@ final class DemoCommand {
     }
   }
 
-  private int run(LockConfig config, List<String> backendArgs, boolean embedded, int workers, int rounds, Duration lease,
+  private int run(Backends.Backend backend, WorkerBackend workerBackend, boolean embedded, int workers, int rounds, Duration lease,
       Duration pause) throws InterruptedException {
     FencedStore store = new FencedStore();
     List<Hold> holds = new CopyOnWriteArrayList<>();
     List<Worker> started = new ArrayList<>();
     // This client opens the backend first: for the embedded H2 database it is the server the
     // workers reach, and it lives until they are done.
-    try (LockClient client = Backends.connect(config); StoreServer server = new StoreServer(store)) {
+    try (LockClient client = backend.connect(); StoreServer server = new StoreServer(store)) {
       if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-        throw new Args.UsageException("--backend " + config.uri() + " keeps its locks inside one process, and the demo's workers"
+        throw new Args.UsageException("--backend " + backend.display() + " keeps its locks inside one process, and the demo's workers"
             + " are separate processes: give a server backend, or leave --backend out for the embedded H2 database");
       }
       out.printf(Locale.ROOT, "Locksmith demo on %s%s: %d worker processes, %d turns each, lock '%s', lease %s, renewed.%n",
-          config.uri(), embedded ? " (embedded, served to the workers by this process)" : "", workers, rounds, LOCK_NAME,
+          backend.display(), embedded ? " (embedded, served to the workers by this process)" : "", workers, rounds, LOCK_NAME,
           Durations.format(lease));
       out.printf(Locale.ROOT, "worker-2 will be frozen (SIGSTOP) for %s while holding the lock, like a long GC pause; its renewal"
           + " freezes with it.%n%n", Durations.format(pause));
-      out.println("    time  worker     event");
+      out.println(String.format(Locale.ROOT, TIMELINE, "time", "worker", "event").stripTrailing());
       start = System.nanoTime();
       for (int w = 1; w <= workers; w++) {
-        started.add(startWorker("worker-" + w, backendArgs, server.port(), rounds, lease, w == 2, holds));
+        started.add(startWorker("worker-" + w, workerBackend, server.port(), rounds, lease, w == 2, holds));
       }
       for (Worker w : started) {
         await(w.ready, w, "to connect to the backend", Duration.ofSeconds(60));
@@ -256,7 +267,8 @@ final class DemoCommand {
       }
       await(victim.holding, victim, "to read the store", Duration.ofSeconds(30));
       signal(victim, "STOP");
-      log(victim.name, "is frozen (SIGSTOP) for " + Durations.format(pause) + ", holding token " + victim.current.token
+      Hold frozen = victim.current;
+      log(victim.name, "is frozen (SIGSTOP) for " + Durations.format(pause) + ", holding token " + frozen.token
           + " (its lease is " + Durations.format(lease) + ")");
       Thread.sleep(pause.toMillis());
       signal(victim, "CONT");
@@ -277,7 +289,7 @@ final class DemoCommand {
           showStderr(w);
         }
       }
-      return summarize(store, holds, failed, workers * rounds);
+      return summarize(store, holds, frozen, failed, workers * rounds);
     } catch (WorkerFailed e) {
       log(e.worker.name, e.getMessage());
       showStderr(e.worker);
@@ -292,13 +304,13 @@ final class DemoCommand {
     }
   }
 
-  private Worker startWorker(String name, List<String> backendArgs, int port, int rounds, Duration lease, boolean freeze,
+  private Worker startWorker(String name, WorkerBackend backend, int port, int rounds, Duration lease, boolean freeze,
       List<Hold> holds) {
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
     cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"));
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker"));
-    cmd.addAll(backendArgs);
+    cmd.addAll(backend.args);
     cmd.addAll(List.of("--store", Integer.toString(port), "--rounds", Integer.toString(rounds), "--lease", Durations.format(lease)));
     if (freeze) {
       cmd.add("--freeze");
@@ -306,7 +318,13 @@ final class DemoCommand {
     try {
       Path err = Files.createTempFile("lockctl-" + name + "-", ".err");
       err.toFile().deleteOnExit();
-      Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(err.toFile());
+      if (!backend.env.isEmpty()) {
+        // only the backend the demo uses, not settings of the environment that --backend overrode
+        pb.environment().keySet().removeIf(k -> k.startsWith("LOCKSMITH_"));
+        pb.environment().putAll(backend.env);
+      }
+      Process p = pb.start();
       Worker w = new Worker(name, p, err);
       Thread reader = new Thread(() -> w.listen(holds), "lockctl-demo-" + name);
       reader.setDaemon(true);
@@ -314,6 +332,17 @@ final class DemoCommand {
       return w;
     } catch (IOException e) {
       throw new LockException("could not start the demo's worker process " + name + " (" + cmd.get(0) + "): " + e.getMessage(), e);
+    }
+  }
+
+  /** How the workers reach the demo's backend: options of their command line and variables of their environment. */
+  private static final class WorkerBackend {
+    final List<String> args;
+    final Map<String, String> env;
+
+    WorkerBackend(List<String> args, Map<String, String> env) {
+      this.args = args;
+      this.env = env;
     }
   }
 
@@ -377,23 +406,38 @@ final class DemoCommand {
     }
   }
 
-  private int summarize(FencedStore store, List<Hold> holds, boolean failed, int turns) {
+  private int summarize(FencedStore store, List<Hold> holds, Hold frozen, boolean failed, int turns) {
     List<Hold> sorted = new ArrayList<>(holds);
     sorted.sort((a, b) -> Long.compare(a.from, b.from));
     boolean increasing = true;
-    int overlaps = 0;
+    int withFrozen = 0;
+    int others = 0;
+    long longestOther = 0;
     for (int i = 1; i < sorted.size(); i++) {
       increasing &= sorted.get(i).token > sorted.get(i - 1).token;
       for (int j = 0; j < i; j++) {
-        if (sorted.get(j).to - sorted.get(i).from > 0) {
-          overlaps++;
+        long overlap = sorted.get(j).to - sorted.get(i).from;
+        if (overlap > 0) {
+          if (sorted.get(j) == frozen || sorted.get(i) == frozen) {
+            withFrozen++;
+          } else {
+            others++;
+            longestOther = Math.max(longestOther, overlap);
+          }
         }
       }
     }
     out.println();
     out.printf(Locale.ROOT, "turns: %d of %d; fencing tokens increased with every new holder: %s%n", holds.size(), turns,
         increasing ? "yes" : "NO");
-    out.printf(Locale.ROOT, "pairs of turns that overlapped (the frozen worker still believed it held the lock): %d%n", overlaps);
+    if (others == 0) {
+      out.printf(Locale.ROOT, "overlaps: %d%s%n", withFrozen, withFrozen == 0 ? ""
+          : ", all with the frozen " + frozen.worker + ", whose lease had expired; the fence refused its late write");
+    } else {
+      out.printf(Locale.ROOT, "overlaps: %d with the frozen %s, whose lease had expired (the fence refused its late write); %d between"
+          + " other turns, by at most %d ms as their events reached the demo (a worker reports a release after making it)%n",
+          withFrozen, frozen.worker, others, TimeUnit.NANOSECONDS.toMillis(longestOther));
+    }
     out.printf(Locale.ROOT, "writes accepted: %d; stale writes refused by the fence: %d; counter = %d (no update lost: %s)%n",
         store.accepted(), store.rejected(), store.value(), store.value() == store.accepted() ? "yes" : "NO");
     boolean ok = !failed && holds.size() == turns && increasing && store.rejected() >= 1 && store.value() == store.accepted();
@@ -405,7 +449,7 @@ final class DemoCommand {
   private void log(String worker, String event) {
     long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     synchronized (out) {
-      out.printf(Locale.ROOT, "%6d ms  %-9s  %s%n", ms, worker, event);
+      out.printf(Locale.ROOT, TIMELINE + "%n", ms + " ms", worker, event);
     }
   }
 

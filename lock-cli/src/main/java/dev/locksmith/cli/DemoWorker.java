@@ -3,7 +3,6 @@ package dev.locksmith.cli;
 import dev.locksmith.DistributedLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
-import dev.locksmith.LockConfig;
 import dev.locksmith.LockOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -49,13 +48,13 @@ final class DemoWorker {
     }
     int port = args.integer("store", 0, 1, 65535);
     int rounds = args.integer("rounds", 3, 1, 100);
-    Duration lease = args.duration("lease", Duration.ofSeconds(1));
+    Duration lease = args.duration("lease", Duration.ofSeconds(1), ExecCommand.MIN_LEASE, ExecCommand.MAX_LEASE);
     boolean freeze = args.flag("freeze");
-    LockConfig config = Backends.config(args, null);
+    Backends.Backend backend = Backends.resolve(args, null);
     // Renewal is on, as in any real service: only freezing the whole process stops it.
     LockOptions options = LockOptions.builder().lease(lease).reentrant(false).build();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    try (LockClient client = Backends.connect(config);
+    try (LockClient client = backend.connect();
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
         BufferedReader storeIn = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
         PrintWriter storeOut = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8)) {

@@ -6,8 +6,6 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.Lease;
 import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockClient;
-import dev.locksmith.LockConfig;
-import dev.locksmith.LockConfigurationException;
 import dev.locksmith.LockOptions;
 import dev.locksmith.spi.Durations;
 import java.io.IOException;
@@ -39,11 +37,11 @@ final class ExecCommand {
       "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
       "  --config FILE   a properties file with locksmith.uri and other settings",
       "  --name NAME     the lock's name (required)",
-      "  --wait D        how long to wait for the lock; 0 tries once (default 30s)",
-      "  --lease D       the lease, renewed while CMD runs (default: the backend's, 30s)",
+      "  --wait D        how long to wait for the lock, at most 7d; 0 tries once (default 30s)",
+      "  --lease D       the lease, renewed while CMD runs, 10ms to 7d (default: the backend's, 30s)",
       "  --on-loss P     if the lease is lost while CMD runs: term = SIGTERM, then SIGKILL after",
       "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
-      "  --grace D       how long CMD may take to exit after SIGTERM (default 10s)",
+      "  --grace D       how long CMD may take to exit after SIGTERM, at most 1h (default 10s)",
       "  --verbose       report waiting, acquiring and releasing on stderr",
       "",
       "SIGINT, SIGTERM and SIGHUP sent to lockctl are forwarded to CMD and its child processes;",
@@ -61,6 +59,11 @@ final class ExecCommand {
       "  1              any other failure");
 
   private static final Set<String> ON_LOSS = Set.of("term", "kill", "none");
+  /** The library's bounds of a lease. */
+  static final Duration MIN_LEASE = Duration.ofMillis(10);
+  static final Duration MAX_LEASE = Duration.ofDays(7);
+  private static final Duration MAX_WAIT = Duration.ofDays(7);
+  private static final Duration MAX_GRACE = Duration.ofHours(1);
 
   private final PrintStream out;
   private final PrintStream err;
@@ -96,33 +99,24 @@ final class ExecCommand {
     if (command.isEmpty()) {
       throw new Args.UsageException("no command: give CMD [ARGS...] after --");
     }
-    Duration wait = args.durationOrZero("wait", Duration.ofSeconds(30));
-    grace = args.duration("grace", Duration.ofSeconds(10));
+    Duration wait = args.duration("wait", Duration.ofSeconds(30), Duration.ZERO, MAX_WAIT);
+    grace = args.duration("grace", Duration.ofSeconds(10), Duration.ofMillis(1), MAX_GRACE);
     String onLoss = args.get("on-loss") == null ? "term" : args.get("on-loss");
     if (!ON_LOSS.contains(onLoss)) {
       throw new Args.UsageException("--on-loss was '" + onLoss + "' but it must be term, kill or none");
     }
     verbose = args.flag("verbose");
-    LockConfig config;
-    try {
-      config = Backends.config(args, null);
-    } catch (LockConfigurationException e) {
-      err.println("lockctl exec: " + e.getMessage());
-      return Main.CONFIG;
-    }
-    LockOptions options;
-    try {
-      options = LockOptions.builder().lease(args.duration("lease", config.defaults().lease())).autoRenew(true).reentrant(false).build();
-    } catch (IllegalArgumentException e) {
-      throw new Args.UsageException("--lease was '" + args.get("lease") + "' but it must be a duration from 10ms to 7d, such as 30s");
-    }
+    Duration lease = args.duration("lease", null, MIN_LEASE, MAX_LEASE);
+    Backends.Backend backend = Backends.resolve(args, null);
+    LockOptions options = LockOptions.builder().lease(lease == null ? backend.config().defaults().lease() : lease).autoRenew(true)
+        .reentrant(false).build();
 
     main = Thread.currentThread();
     Signals.catchTermination(this::onSignal);
     Thread hook = new Thread(this::onShutdown, "lockctl-exec-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
-      return hold(config, name, options, wait, onLoss, command);
+      return hold(backend, name, options, wait, onLoss, command);
     } finally {
       state.lock();
       try {
@@ -138,27 +132,25 @@ final class ExecCommand {
     }
   }
 
-  private int hold(LockConfig config, String name, LockOptions options, Duration wait, String onLoss, List<String> command) {
+  private int hold(Backends.Backend backend, String name, LockOptions options, Duration wait, String onLoss, List<String> command) {
     LockClient client;
     try {
-      client = Backends.connect(config);
+      client = backend.connect();
     } catch (BackendUnavailableException e) {
       err.println("lockctl exec: " + e.getMessage());
       return Main.UNAVAILABLE;
-    } catch (LockConfigurationException e) {
-      err.println("lockctl exec: " + e.getMessage());
-      return Main.CONFIG;
     }
     try (client) {
-      Guarantees g = client.guarantees();
-      if (!g.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-        err.println("lockctl exec: warning: " + config.uri().scheme() + ": locks are in-process; this lock excludes nothing outside this lockctl");
-      }
       DistributedLock lock;
       try {
         lock = client.lock(name, options);
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException("--name: " + e.getMessage());
+      }
+      Guarantees g = client.guarantees();
+      if (!g.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
+        err.println("lockctl exec: warning: " + backend.config().uri().scheme()
+            + ": locks are in-process; this lock excludes nothing outside this lockctl");
       }
       Lease lease;
       try {
@@ -174,7 +166,8 @@ final class ExecCommand {
         if (signalled() != 0) {
           return 128 + signalled();
         }
-        err.println("lockctl exec: lock '" + name + "' is held by someone else; not acquired within " + Durations.format(wait));
+        err.println("lockctl exec: lock '" + name + "' is held by someone else; "
+            + (wait.isZero() ? "tried once, as --wait 0 asks" : "not acquired within " + Durations.format(wait)));
         return Main.TEMPFAIL;
       }
       return runHolding(lease, onLoss, command);

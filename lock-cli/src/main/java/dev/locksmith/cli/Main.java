@@ -4,6 +4,8 @@ import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.LockConfigurationException;
 import dev.locksmith.LockException;
 import dev.locksmith.Locks;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -56,6 +58,9 @@ public final class Main {
       "  126/127  exec: the command could not be run / was not found",
       "  other    exec: the command's own exit status (128+N if it died of signal N)");
 
+  /** The commands a user runs ({@code demo-worker} is the demo's own). */
+  static final List<String> COMMANDS = List.of("demo", "exec", "status", "compare", "bench", "help");
+
   private Main() {}
 
   private static Set<String> schemes() {
@@ -67,6 +72,8 @@ public final class Main {
   }
 
   /**
+   * Runs one command and exits with its status.
+   *
    * @param args the command line
    */
   public static void main(String[] args) {
@@ -83,9 +90,18 @@ public final class Main {
     }
     // gRPC (etcd) and ZooKeeper's client log through java.util.logging; only warnings are worth a user's eye
     java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    PrintStream err = new PrintStream(System.err, true, StandardCharsets.UTF_8);
-    System.exit(run(Arrays.asList(args), out, err));
+    // Everything lockctl prints passes a scrubber that knows the secrets of this command line, so
+    // that no password reaches the terminal or a log, whichever message carries it.
+    Secrets secrets = Secrets.of(Arrays.asList(args), System.getenv(), System.getProperties());
+    PrintStream out = secrets.scrubbing(new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8));
+    PrintStream err = secrets.scrubbing(new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8));
+    System.setOut(out);
+    System.setErr(err);
+    Thread.setDefaultUncaughtExceptionHandler((t, e) -> err.println("lockctl: thread " + t.getName() + " failed: " + oneLine(e)));
+    int status = run(Arrays.asList(args), out, err);
+    out.close(); // writes an unfinished last line, scrubbed
+    err.close();
+    System.exit(status);
   }
 
   static int run(List<String> args, PrintStream out, PrintStream err) {
@@ -117,24 +133,44 @@ public final class Main {
           usage = CompareCommand.USAGE;
           return new CompareCommand(out, err).run(rest);
         default:
-          err.println("lockctl: unknown command '" + command + "'");
-          err.println(HELP);
+          err.println("lockctl: unknown command '" + Secrets.display(command) + "'; the commands are " + String.join(", ", COMMANDS));
+          err.println("run 'lockctl help' for what each does");
           return USAGE;
       }
     } catch (Args.UsageException e) {
       err.println("lockctl " + command + ": " + e.getMessage());
-      err.println(usage);
+      err.println(synopsis(usage));
+      err.println("run 'lockctl " + command + " --help' for every option");
       return USAGE;
+    } catch (Backends.BadConfiguration e) {
+      err.println("lockctl " + command + ": " + e.getMessage());
+      return CONFIG;
     } catch (LockException e) {
       err.println("lockctl " + command + ": " + e.getMessage());
-      if (command.equals("demo")) {
-        return FAILED;
-      }
       return e instanceof BackendUnavailableException ? UNAVAILABLE : e instanceof LockConfigurationException ? CONFIG : FAILED;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       err.println("lockctl " + command + ": interrupted");
       return FAILED;
+    } catch (RuntimeException e) {
+      err.println("lockctl " + command + ": failed: " + oneLine(e));
+      return FAILED;
     }
+  }
+
+  /** @return the usage's first paragraph: the command line(s), without the explanations and options */
+  static String synopsis(String usage) {
+    int blank = usage.indexOf("\n\n");
+    return blank < 0 ? usage : usage.substring(0, blank);
+  }
+
+  /** @return the exception's type and message, and its causes', on one line: a user sees no stack trace */
+  static String oneLine(Throwable e) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable t = e; t != null && b.length() < 1000; t = t.getCause() == t ? null : t.getCause()) {
+      b.append(b.length() == 0 ? "" : "; caused by ").append(t.getClass().getSimpleName())
+          .append(t.getMessage() == null ? "" : ": " + t.getMessage().replace('\n', ' '));
+    }
+    return b.toString();
   }
 }

@@ -4,7 +4,6 @@ import dev.locksmith.DistributedLock;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
-import dev.locksmith.LockConfig;
 import dev.locksmith.LockOptions;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.Durations;
@@ -61,9 +60,9 @@ final class StatusCommand {
           + (args.positional().size() > 1 ? args.positional().get(1) : args.rest().get(0)) + "'");
     }
     String name = args.positional().get(0);
-    LockConfig config = Backends.config(args, null);
+    Backends.Backend backend = Backends.resolve(args, null);
     LockOptions probe = LockOptions.builder().lease(PROBE_LEASE).autoRenew(false).reentrant(false).build();
-    try (LockClient client = Backends.connect(config)) {
+    try (LockClient client = backend.connect()) {
       DistributedLock lock;
       try {
         lock = client.lock(name, probe);
@@ -71,7 +70,7 @@ final class StatusCommand {
         throw new Args.UsageException("NAME: " + e.getMessage());
       }
       out.println("lock:            " + name);
-      out.println("backend:         " + config.uri());
+      out.println("backend:         " + backend.display());
       boolean free;
       LockState state = lock.state();
       if (state.isKnown()) {
@@ -102,7 +101,7 @@ final class StatusCommand {
         }
       }
       if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-        out.println("note:            " + config.uri().scheme() + ": locks are in-process; this lockctl sees only its own");
+        out.println("note:            " + backend.config().uri().scheme() + ": locks are in-process; this lockctl sees only its own");
       }
       return free ? Main.OK : Main.TEMPFAIL;
     }

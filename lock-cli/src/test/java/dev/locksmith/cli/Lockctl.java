@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -38,14 +39,33 @@ final class Lockctl {
    * ignored SIGINT, which the JVM would keep ignoring.
    */
   static Lockctl start(String... args) throws IOException {
+    return start(null, null, Map.of(), args);
+  }
+
+  /**
+   * Starts {@code lockctl args...} as {@link #start(String...)} does, and also
+   *
+   * @param workDir its working directory, or null for this one
+   * @param tmpDir its {@code java.io.tmpdir}, or null for the default
+   * @param env variables to add to its environment ({@code LOCKSMITH_URI} is removed otherwise)
+   */
+  static Lockctl start(Path workDir, Path tmpDir, Map<String, String> env, String... args) throws IOException {
     assertThat(JAR).as("the runnable jar built by mvn package").exists();
     List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP",
-        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java", "-jar", JAR.toString()));
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java"));
+    if (tmpDir != null) {
+      cmd.add("-Djava.io.tmpdir=" + tmpDir);
+    }
+    cmd.addAll(List.of("-jar", JAR.toAbsolutePath().toString()));
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile("lockctl", ".out");
     Path err = Files.createTempFile("lockctl", ".err");
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+    if (workDir != null) {
+      pb.directory(workDir.toFile());
+    }
     pb.environment().remove("LOCKSMITH_URI");
+    pb.environment().putAll(env);
     return new Lockctl(pb.start(), out, err, "lockctl " + String.join(" ", args));
   }
 
@@ -99,6 +119,15 @@ final class Lockctl {
         throw new AssertionError("timed out after " + timeout + " waiting until " + what);
       }
       TimeUnit.MILLISECONDS.sleep(20);
+    }
+  }
+
+  /** @return the names of the files in a directory */
+  static List<String> filesIn(Path dir) throws IOException {
+    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+      List<String> names = new ArrayList<>();
+      files.forEach(f -> names.add(f.getFileName().toString()));
+      return names;
     }
   }
 

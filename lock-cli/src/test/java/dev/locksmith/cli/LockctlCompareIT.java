@@ -6,35 +6,71 @@ import dev.locksmith.tck.ServerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code lockctl compare --quick} against a real redis-server, as a user runs it. */
 class LockctlCompareIT {
+  @TempDir
+  Path root;
 
   @Test
-  void quickComparisonOfARedisServerAgreesWithItsDeclaration() throws Exception {
+  void quickComparisonOfARedisServerAgreesWithItsDeclarationAndWritesTheReportOutsideTheWorkingDirectory() throws Exception {
     Path redis = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
     int port = ServerProcess.freePort();
-    Path dir = Files.createTempDirectory("lockctl-compare");
+    Path work = Files.createDirectories(root.resolve("work"));
+    Path tmp = Files.createDirectories(root.resolve("tmp"));
+    Path out = root.resolve("reports");
     try (ServerProcess server = ServerProcess.start("redis-compare", List.of(redis.toString(), "--port", Integer.toString(port),
-        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"), dir, Map.of(), Duration.ofSeconds(20),
-        ServerProcess.portOpen(port))) {
-      LockctlDemoIT.Result r = LockctlDemoIT.lockctl("compare", "--backend", "redis://127.0.0.1:" + port, "--quick",
-          "--contenders", "2", "--out", dir.toString());
-      assertThat(r.exit).as("exit status; stderr: %s", r.err).isZero();
-      assertThat(r.out).contains("| agrees | redis://127.0.0.1:" + port + " | 1 | holder frozen (SIGSTOP) past its lease, then writes",
-          "| agrees | redis://127.0.0.1:" + port + " | 2 | holder killed (SIGKILL) while holding",
-          "not run: no fault hook 'pauseServer'");
-      assertThat(dir.resolve("fault-comparison.html")).exists();
-      assertThat(Files.readString(dir.resolve("fault-comparison.html"))).contains("<svg");
+        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"), Files.createDirectories(root.resolve("redis")), Map.of(),
+        Duration.ofSeconds(20), ServerProcess.portOpen(port))) {
+      String uri = "redis://127.0.0.1:" + port;
+      Lockctl.Result r = Lockctl.start(work, tmp, Map.of(), "compare", "--backend", uri, "--quick", "--contenders", "2")
+          .finish(Duration.ofSeconds(120));
+      assertThat(r.exit).as("%s", r).isZero();
+      assertThat(r.out).contains("\n" + uri + "\n", "4 agree with the declared guarantee, 0 disagree",
+          "not run: 5: no fault hook 'pauseServer'");
+      assertThat(r.out).containsPattern("(?m)^ 1  holder frozen \\(SIGSTOP\\) past its lease,\\s+F\\s+F\\s+F\\s+agrees$");
+      assertThat(r.out).containsPattern("(?m)^ 2  holder killed \\(SIGKILL\\) while holding\\s+S\\s+S\\s+S\\s+agrees$");
+      assertThat(r.out.lines().filter(l -> l.length() > CompareTable.WIDTH)).as("lines wider than 100 columns").isEmpty();
+      assertThat(scenarioNumbers(r.out)).as("rows by scenario number").isSorted().contains(1, 2, 4, 5, 9, 11);
+
+      assertThat(Lockctl.filesIn(work)).as("nothing written into the working directory").isEmpty();
+      Matcher written = Pattern.compile("(?m)^  (\\S+fault-comparison\\.html)$").matcher(r.out);
+      assertThat(written.find()).as("where the report went, in %s", r.out).isTrue();
+      Path html = Path.of(written.group(1));
+      assertThat(html).startsWith(tmp).exists();
+      assertThat(Files.readString(html)).contains("<svg");
+      assertThat(html.resolveSibling("fault-comparison.md")).exists();
+
+      Lockctl.Result named = Lockctl.start(work, tmp, Map.of(), "compare", "--backend", uri, "--quick", "--contenders", "2",
+          "--out", out.toString()).finish(Duration.ofSeconds(120));
+      assertThat(named.exit).as("%s", named).isZero();
+      assertThat(named.out).contains(out.resolve("fault-comparison.md").toString());
+      assertThat(out.resolve("fault-comparison.html")).exists();
+      assertThat(Lockctl.filesIn(work)).isEmpty();
     }
   }
 
+  /** @return the numbers of the table's rows, in the order printed */
+  private static List<Integer> scenarioNumbers(String out) {
+    List<Integer> numbers = new ArrayList<>();
+    Matcher m = Pattern.compile("(?m)^ ?(\\d{1,2})  \\S").matcher(out);
+    while (m.find()) {
+      numbers.add(Integer.parseInt(m.group(1)));
+    }
+    return numbers;
+  }
+
+
   @Test
   void compareNeedsABackend() throws Exception {
-    LockctlDemoIT.Result r = LockctlDemoIT.lockctl("compare");
+    Lockctl.Result r = Lockctl.run("compare");
     assertThat(r.exit).isEqualTo(2);
     assertThat(r.err).contains("no backend");
   }

@@ -51,6 +51,11 @@ class LockctlDemoIT {
     assertThat(r.out).containsPattern("worker-2 +is frozen \\(SIGSTOP\\)");
     assertThat(r.out).as("the frozen worker is told its lease is lost").containsPattern("worker-2 +lease lost \\((RENEWAL_FAILED|TAKEN|EXPIRED)\\)");
     assertThat(r.out).as("the frozen worker's pid was a process of its own, so SIGSTOP froze only it").doesNotContain("printed:");
+    assertThat(r.out).as("the time column lines up under its heading").contains("\n     time  worker     event\n")
+        .containsPattern("(?m)^ {0,5}\\d{1,6} ms  worker-1   acquired the lock");
+    assertThat(r.out).as("the overlaps are said to be with the frozen holder")
+        .containsPattern("overlaps: [1-9]\\d*(, all)? with the frozen worker-2, whose lease had expired")
+        .doesNotContain("pairs of turns that overlapped");
     assertThat(r.err).isEmpty();
   }
 
@@ -72,24 +77,24 @@ class LockctlDemoIT {
   }
 
   @Test
-  void aWorkerThatCannotReachTheBackendFailsTheDemoWithItsReason() throws Exception {
+  void anUnreachableBackendIs69AndNamesTheEndpoint() throws Exception {
     // The demo's own client connects first, so an unreachable server is reported before any worker starts.
     Result r = lockctl("demo", "--backend", "redis://127.0.0.1:1");
-    assertThat(r.exit).isEqualTo(1);
+    assertThat(r.exit).isEqualTo(69);
     assertThat(r.err).contains("127.0.0.1:1");
   }
 
   @Test
-  void badArgumentsPrintOneLineAndTheUsageWithStatus2() throws Exception {
+  void badArgumentsAre2AndABadBackendIs78() throws Exception {
     Result r = lockctl("demo", "--workers", "zero");
     assertThat(r.exit).isEqualTo(2);
     assertThat(r.err).startsWith("lockctl demo: --workers was 'zero' but it must be a whole number from 2 to 8")
         .contains("usage: lockctl demo");
     Result unknown = lockctl("frobnicate");
     assertThat(unknown.exit).isEqualTo(2);
-    assertThat(unknown.err).contains("unknown command 'frobnicate'");
+    assertThat(unknown.err).contains("unknown command 'frobnicate'", "run 'lockctl help'").doesNotContain("usage:");
     Result badUri = lockctl("demo", "--backend", "nosuch://u:secret@h:1");
-    assertThat(badUri.exit).isEqualTo(1);
+    assertThat(badUri.exit).isEqualTo(78);
     assertThat(badUri.err).contains("no lock provider serves scheme 'nosuch'").doesNotContain("secret");
   }
 

@@ -98,7 +98,7 @@ class LockctlExecIT {
     }
 
     @Test
-    void badCommandLinesPrintOneLineAndTheUsageWithStatus2() throws Exception {
+    void badCommandLinesPrintOneLineAndTheSynopsisWithStatus2() throws Exception {
       String[][] cases = {
           {"exec", "--backend", "local:", "--", "true"},
           {"exec", "--backend", "local:", "--name", "x"},
@@ -111,7 +111,7 @@ class LockctlExecIT {
           "lockctl exec: --name is required",
           "lockctl exec: no command: give CMD [ARGS...] after --",
           "lockctl exec: --on-loss was 'pray' but it must be term, kill or none",
-          "lockctl exec: --wait was 'soon' but it must be zero or a positive duration",
+          "lockctl exec: --wait was 'soon' but it must be a duration from 0 to 7d",
           "lockctl exec: unexpected argument 'true'; put the command after --",
           "lockctl exec: no backend: give --backend URI, --config FILE, or set LOCKSMITH_URI",
       };
@@ -267,7 +267,7 @@ class LockctlExecIT {
       assertThat(r.err).contains("127.0.0.1:" + closed);
       Lockctl.Result bad = Lockctl.run("exec", "--backend", "redis://127.0.0.1:" + closed + "?colour=blue", "--name", "x", "--", "true");
       assertThat(bad.exit).as("%s", bad).isEqualTo(78);
-      assertThat(bad.err).contains("`colour` was 'blue'");
+      assertThat(bad.err).contains("`colour` was '****'");
     }
   }
 
