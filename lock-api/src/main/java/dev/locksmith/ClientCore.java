@@ -224,6 +224,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             // either allLeasesLost saw it, or this catches it
             markLost(lease, LeaseLostException.Reason.SESSION_LOST, "the session ended while the lock was being granted");
           }
+          if (poll.isSessionGrant() && !options.autoRenew() && guarantees.has(Guarantees.Feature.EXTEND)) {
+            serverExpiry(lease);
+          }
           long waited = System.nanoTime() - start;
           emit(() -> events.acquired(name, lease.token, Duration.ofNanos(waited)));
           return new LeaseHandle(this, lease);
@@ -316,6 +319,107 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return byThread.get(new ThreadKey(name, thread));
   }
 
+  /**
+   * A session grant held without auto-renew would stay held by the server until the session
+   * ends; have the server end it with its lease instead, so a holder that vanishes frees it on time.
+   */
+  private void serverExpiry(HeldLease lease) {
+    long left = lease.validUntil - System.nanoTime();
+    if (left <= 0) {
+      return; // the scheduler ends it now
+    }
+    try {
+      if (!backend.extend(lease.backendLease, ceilMillis(left))) {
+        markLost(lease, LeaseLostException.Reason.TAKEN, "the server no longer had it as ours when its expiry was set");
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("lock '{}' (token {}): could not have the server end it with its lease, so a crash of this process "
+          + "leaves it held until the session ends; this client still ends it on time: {}", lease.name, lease.token, e.toString());
+    }
+  }
+
+  private static Duration ceilMillis(long nanos) {
+    return Duration.ofMillis(Math.max(1, (nanos + 999_999) / 1_000_000));
+  }
+
+  // ---------------------------------------------------------------- lease control
+
+  private void requireFeature(Guarantees.Feature feature, String method) {
+    if (!guarantees.has(feature)) {
+      throw new UnsupportedOperationException(method + "() needs feature " + feature + ", which the backend for "
+          + config.uri() + " does not declare (it declares " + guarantees.features() + ")");
+    }
+  }
+
+  /** Moves the server's expiry of a lease held without auto-renew. */
+  boolean extend(HeldLease lease, Duration newLease) {
+    if (newLease == null) {
+      throw new NullPointerException("`lease` was null but it must be a duration from " + Durations.format(LockOptions.MIN_LEASE)
+          + " to 7d");
+    }
+    LockOptions.checkLease(newLease);
+    if (lease.scheduledRenewal || lease.sessionHeld) {
+      throw new IllegalStateException("lease on lock '" + lease.name + "' (token " + lease.token + ") is renewed automatically, "
+          + "so extend() is not for it: take the lock with LockOptions.autoRenew(false) to set its expiry yourself");
+    }
+    requireFeature(Guarantees.Feature.EXTEND, "extend");
+    if (!lease.isValid()) {
+      return false;
+    }
+    long start = System.nanoTime();
+    boolean ours = backend.extend(lease.backendLease, newLease);
+    if (!ours) {
+      markLost(lease, LeaseLostException.Reason.TAKEN, "extend found the server no longer had it as ours");
+      return false;
+    }
+    if (lease.state.get() != HeldLease.State.HELD) {
+      // released or ended by the scheduler while the server moved the expiry: give it back
+      try {
+        backend.release(lease.backendLease);
+      } catch (RuntimeException e) {
+        LOG.warn("lock '{}' (token {}) ended while being extended, and giving it back failed; it expires at the new expiry: {}",
+            lease.name, lease.token, e.toString());
+      }
+      return false;
+    }
+    lease.validUntil = start + newLease.toNanos();
+    scheduleBy(lease.nextDue());
+    return true;
+  }
+
+  /** Gives a lease up and has the server keep the lock for {@code keepNanos}. The caller checked the arguments. */
+  boolean releaseHoldingAfter(HeldLease lease, Duration keep) {
+    int left = lease.exitOnce();
+    if (left != 0) {
+      return left > 0 && lease.isValid();
+    }
+    if (!lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.RELEASED)) {
+      return false;
+    }
+    forget(lease);
+    boolean inTime = System.nanoTime() - lease.validUntil < 0;
+    boolean ours = false;
+    try {
+      // past its lease, the server has let it go: a hold now could only be on a lock that is not ours
+      ours = inTime ? backend.releaseAfter(lease.backendLease, keep) : backend.release(lease.backendLease);
+      return ours && inTime;
+    } finally {
+      wakeWaiters(lease.name);
+      boolean stillHeld = ours && inTime;
+      long heldFor = System.nanoTime() - lease.grantedAt;
+      emit(() -> events.released(lease.name, lease.token, Duration.ofNanos(heldFor), stillHeld));
+    }
+  }
+
+  void checkHoldAfterRelease(HeldLease lease) {
+    requireFeature(Guarantees.Feature.HOLD_AFTER_RELEASE, "releaseAfter");
+    if (lease.holds.get() > 1) {
+      throw new IllegalStateException("lock '" + lease.name + "' is held " + lease.holds.get() + " times by "
+          + (lease.owner == null ? "this lease" : "thread " + lease.owner.getName())
+          + " (reentrantly): releaseAfter() must end the last holding, so release the others first");
+    }
+  }
+
   // ---------------------------------------------------------------- releasing
 
   /** Drops one holding; the last one releases the lock. */
@@ -377,7 +481,11 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     forget(lease);
     LeaseLostException loss = new LeaseLostException(lease.name, lease.token, reason, detail);
-    LOG.warn(loss.getMessage());
+    if (reason == LeaseLostException.Reason.EXPIRED) {
+      LOG.debug(loss.getMessage()); // held without renewal, as asked: running out is the plan, not a fault
+    } else {
+      LOG.warn(loss.getMessage());
+    }
     dispatch(() -> {
       lease.lost.complete(loss);
       events.lost(lease.name, lease.token, loss);

@@ -36,7 +36,18 @@ public final class Guarantees {
     /** Locks are shared by separate processes (false for the in-process {@code local:} backend). */
     SHARED_ACROSS_PROCESSES,
     /** {@link DistributedLock#state()} reads whether a lock is held, and the holder's token, without taking it. */
-    STATE_READS
+    STATE_READS,
+    /**
+     * {@link Lease#extend(java.time.Duration)} moves the server's expiry of a lease held without
+     * auto-renew, owner-checked; and such a lease is ended by the server at its expiry even if
+     * its holder vanishes (for session backends too, not only when the session ends).
+     */
+    EXTEND,
+    /**
+     * {@link Lease#releaseAfter(java.time.Duration)} gives a lease up but has the server keep
+     * the lock held until a time, through the holder's close, crash or killed process.
+     */
+    HOLD_AFTER_RELEASE
   }
 
   /**

@@ -54,6 +54,54 @@ public interface Lease extends AutoCloseable {
   boolean release();
 
   /**
+   * Moves this lease's expiry on the server to {@code lease} from now, longer or shorter, if it
+   * is still ours (owner-checked on the server, in one step). For leases held without
+   * auto-renew ({@link LockOptions#autoRenew()} false): a renewed lease extends itself.
+   * Backends that can do it declare {@link Guarantees.Feature#EXTEND}; the server then ends the
+   * lease at the new expiry even if this process dies.
+   *
+   * <pre>{@code
+   * Lease lease = lock.acquire(Duration.ofSeconds(5));   // options: autoRenew(false), lease 30s
+   * for (Batch b : batches) {
+   *   if (!lease.extend(Duration.ofSeconds(30))) { break; }   // lost it: stop
+   *   b.process(lease.fencingToken());
+   * }
+   * }</pre>
+   *
+   * @param lease from {@link LockOptions#MIN_LEASE} to {@link LockOptions#MAX_LEASE}
+   * @return true if the server now keeps it until then; false if it was no longer ours
+   *     (released, lost, expired or taken), in which case nothing is changed
+   * @throws NullPointerException if {@code lease} is null
+   * @throws IllegalArgumentException if {@code lease} is out of range
+   * @throws IllegalStateException if this lease is renewed automatically
+   * @throws UnsupportedOperationException if the backend does not declare EXTEND
+   * @throws BackendUnavailableException if the server could not be reached; the old expiry stands
+   */
+  boolean extend(java.time.Duration lease);
+
+  /**
+   * Gives this lease up but has the server keep the lock held for {@code keep} from now, then
+   * free it by itself: nobody acquires it sooner, even when this client is closed or its process
+   * is killed right after. For "run at most once per period" jobs (ShedLock's
+   * {@code lockAtLeastFor}). Like {@link #release()}, the lease is no longer valid afterwards
+   * and renewal stops. Backends that can do it declare
+   * {@link Guarantees.Feature#HOLD_AFTER_RELEASE}.
+   *
+   * @param keep how long the server keeps the lock; zero or negative is a plain
+   *     {@link #release()}; at most {@link LockOptions#MAX_LEASE}
+   * @return true if we still held the lock up to this call (and the server keeps it until
+   *     then); false if this lease had already been released, lost or expired
+   * @throws NullPointerException if {@code keep} is null
+   * @throws IllegalArgumentException if {@code keep} is above the maximum
+   * @throws IllegalStateException if the same thread holds this lock more than once
+   *     (reentrantly): release the inner holdings first
+   * @throws UnsupportedOperationException if the backend does not declare HOLD_AFTER_RELEASE
+   * @throws BackendUnavailableException if the server could not be reached; the lock expires at
+   *     the end of its lease
+   */
+  boolean releaseAfter(java.time.Duration keep);
+
+  /**
    * Same as {@link #release()}, except that a server that cannot be reached is logged instead of
    * thrown, so that closing never hides the exception of a try block.
    */

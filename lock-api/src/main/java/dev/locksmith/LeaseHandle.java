@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import dev.locksmith.spi.Durations;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -44,6 +46,37 @@ final class LeaseHandle implements Lease {
       return false;
     }
     return core.releaseHolding(held);
+  }
+
+  @Override
+  public boolean extend(Duration lease) {
+    if (released.get()) {
+      if (lease == null) {
+        throw new NullPointerException("`lease` was null but it must be a duration from 1ms to 7d");
+      }
+      LockOptions.checkLease(lease);
+      return false;
+    }
+    return core.extend(held, lease);
+  }
+
+  @Override
+  public boolean releaseAfter(Duration keep) {
+    if (keep == null) {
+      throw new NullPointerException("`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
+    }
+    if (keep.compareTo(LockOptions.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException("`keep` was '" + Durations.format(keep)
+          + "' but it must be a duration up to 7d (zero or less releases at once)");
+    }
+    if (keep.isZero() || keep.isNegative()) {
+      return release();
+    }
+    core.checkHoldAfterRelease(held);
+    if (!released.compareAndSet(false, true)) {
+      return false;
+    }
+    return core.releaseHoldingAfter(held, keep);
   }
 
   @Override

@@ -316,7 +316,7 @@ public final class LockConfig {
     }
 
     /**
-     * @param lease the default lease, from 10ms to 7d; overrides {@code lease} given as a string
+     * @param lease the default lease, from 1ms to 7d; overrides {@code lease} given as a string
      * @return this builder
      */
     public Builder lease(Duration lease) {
@@ -393,7 +393,7 @@ public final class LockConfig {
         try {
           opts.lease(Durations.parse(leaseText));
         } catch (IllegalArgumentException e) {
-          problems.add("`lease` was '" + leaseText + "' but it must be a duration from 10ms to 7d, such as 30s");
+          problems.add("`lease` was '" + leaseText + "' but it must be a duration from 1ms to 7d, such as 30s");
         }
       }
       Boolean renewText = bool(RENEW, merged.remove(RENEW), problems);

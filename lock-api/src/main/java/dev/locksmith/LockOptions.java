@@ -16,7 +16,7 @@ import java.util.Objects;
  */
 public final class LockOptions {
   /** The shortest lease accepted. */
-  public static final Duration MIN_LEASE = Duration.ofMillis(10);
+  public static final Duration MIN_LEASE = Duration.ofMillis(1);
   /** The longest lease accepted; hold longer with auto-renew instead. */
   public static final Duration MAX_LEASE = Duration.ofDays(7);
 
@@ -69,7 +69,7 @@ public final class LockOptions {
   }
 
   static Duration checkLease(Duration lease) {
-    Objects.requireNonNull(lease, "`lease` was null but it must be a duration from 10ms to 7d");
+    Objects.requireNonNull(lease, "`lease` was null but it must be a duration from 1ms to 7d");
     if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
       throw new IllegalArgumentException("`lease` was '" + Durations.format(lease)
           + "' but it must be a duration from " + Durations.format(MIN_LEASE) + " to 7d");
@@ -106,7 +106,7 @@ public final class LockOptions {
     private Builder() {}
 
     /**
-     * @param lease from 10ms to 7d
+     * @param lease from 1ms to 7d
      * @return this builder
      * @throws NullPointerException if {@code lease} is null
      * @throws IllegalArgumentException if {@code lease} is out of range

@@ -32,7 +32,7 @@ class LockConfigTest {
   void reportsEveryProblemAtOnce() {
     assertThatThrownBy(() -> LockConfig.fromUri("local:?lease=-5s&renew=maybe&recheck=2h"))
         .isInstanceOfSatisfying(LockConfigurationException.class, e -> assertThat(e.problems()).containsExactly(
-            "`lease` was '-5s' but it must be a duration from 10ms to 7d, such as 30s",
+            "`lease` was '-5s' but it must be a duration from 1ms to 7d, such as 30s",
             "`renew` was 'maybe' but it must be true or false",
             "`recheck` was '2h' but it must be a duration from 1ms to 1h, such as 1s"));
   }

@@ -18,7 +18,8 @@ import java.util.List;
 final class LocalBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS)
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND,
+          Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
@@ -77,6 +78,16 @@ final class LocalBackend implements LockBackend {
       }
     }
     return out;
+  }
+
+  @Override
+  public boolean extend(BackendLease lease, java.time.Duration newLease) {
+    return space.renew(lease.name(), lease.ownerId(), newLease.toNanos()) == null;
+  }
+
+  @Override
+  public boolean releaseAfter(BackendLease lease, java.time.Duration keep) {
+    return space.releaseAfter(lease.name(), lease.ownerId(), keep.toNanos());
   }
 
   @Override

@@ -171,6 +171,24 @@ final class LocalSpace {
     }
   }
 
+  /** Gives the lock up but keeps it taken, by nobody's lease, until {@code keepNanos} from now. */
+  boolean releaseAfter(String lock, String ownerId, long keepNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = entry(lock);
+      long now = System.nanoTime();
+      if (!ownerId.equals(e.owner) || expired(e, now)) {
+        return false;
+      }
+      e.owner = "held after release by " + ownerId; // no lease has this owner id: only time frees it
+      e.expiresAt = now + keepNanos;
+      return true;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
   void revoke(String lock) {
     mutex.lock();
     try {

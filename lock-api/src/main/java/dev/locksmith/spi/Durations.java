@@ -73,7 +73,8 @@ public final class Durations {
     }
     long ms = d.toMillis();
     if (ms < 1000 && d.toNanos() % 1_000_000 != 0) {
-      return String.format(Locale.ROOT, "%.3fms", d.toNanos() / 1e6);
+      // exact, never rounded: 999999ns must not read as the 1ms it falls short of
+      return java.math.BigDecimal.valueOf(d.toNanos(), 6).stripTrailingZeros().toPlainString() + "ms";
     }
     if (ms < 1000) {
       return ms + "ms";

@@ -86,6 +86,42 @@ public interface LockBackend extends AutoCloseable {
   boolean release(BackendLease lease);
 
   /**
+   * Moves a held lease's expiry on the server to {@code lease} from now, longer or shorter, in
+   * one owner-checked step. Backends that implement it declare
+   * {@link dev.locksmith.Guarantees.Feature#EXTEND}. The core calls it only for a lease held
+   * without auto-renew that it still counts as valid. For a session grant
+   * ({@link Poll#grantedForSession}) the core also calls it right after the grant, with the
+   * lease asked for, so that the server, not only this client, ends the lock at its expiry;
+   * from then on the lock must be freed at the expiry even if this client vanishes, and waiters
+   * must find it free then.
+   *
+   * @param lease the lease, as handed back by the core
+   * @param newLease the new lease, counted from now
+   * @return true if moved; false if the lease is not ours any more (nothing changed)
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
+   */
+  default boolean extend(BackendLease lease, Duration newLease) {
+    throw new UnsupportedOperationException(this + " does not implement extend");
+  }
+
+  /**
+   * Gives a lease up but keeps the lock held on the server for {@code keep} from now,
+   * owner-checked, in one step. Backends that implement it declare
+   * {@link dev.locksmith.Guarantees.Feature#HOLD_AFTER_RELEASE}. The hold must survive
+   * {@link #close()}, {@link #abandon()} and the death of the process, and the lock must be
+   * free at its end without any further call: a waiter polling then gets it. The core calls it
+   * instead of {@link #release}, under the same conditions.
+   *
+   * @param lease the lease, as handed back by the core
+   * @param keep how long the server keeps the lock, above zero
+   * @return whether it was still ours
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
+   */
+  default boolean releaseAfter(BackendLease lease, Duration keep) {
+    throw new UnsupportedOperationException(this + " does not implement releaseAfter");
+  }
+
+  /**
    * Reads a lock's state without taking it or writing anything. Backends that implement it
    * declare {@link dev.locksmith.Guarantees.Feature#STATE_READS}, and the kit then checks it.
    *

@@ -25,7 +25,7 @@ import java.util.function.Supplier;
 final class Backends {
   /** The valid values of the settings every client reads, for problems the library reports in a foreign exception. */
   private static final Map<String, String> VALID = Map.of(
-      "lease", "a duration from 10ms to 7d, such as 30s",
+      "lease", "a duration from 1ms to 7d, such as 30s",
       "recheck", "a duration from 1ms to 1h, such as 1s",
       "renew", "true or false",
       "reentrant", "true or false");

@@ -38,7 +38,7 @@ final class ExecCommand {
       "  --config FILE   a properties file with locksmith.uri and other settings",
       "  --name NAME     the lock's name (required)",
       "  --wait D        how long to wait for the lock, at most 7d; 0 tries once (default 30s)",
-      "  --lease D       the lease, renewed while CMD runs, 10ms to 7d (default: the backend's, 30s)",
+      "  --lease D       the lease, renewed while CMD runs, 1ms to 7d (default: the backend's, 30s)",
       "  --on-loss P     if the lease is lost while CMD runs: term = SIGTERM, then SIGKILL after",
       "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
       "  --grace D       how long CMD may take to exit after SIGTERM, at most 1h (default 10s)",
@@ -60,7 +60,7 @@ final class ExecCommand {
 
   private static final Set<String> ON_LOSS = Set.of("term", "kill", "none");
   /** The library's bounds of a lease. */
-  static final Duration MIN_LEASE = Duration.ofMillis(10);
+  static final Duration MIN_LEASE = dev.locksmith.LockOptions.MIN_LEASE;
   static final Duration MAX_LEASE = Duration.ofDays(7);
   private static final Duration MAX_WAIT = Duration.ofDays(7);
   private static final Duration MAX_GRACE = Duration.ofHours(1);

@@ -137,16 +137,16 @@ class LockctlBadInputIT {
             "--backend", "`colour` was '****'", "valid settings are"),
         Case.of("two bad settings at once, with a secret", 78,
             a("exec", "--backend", "redis://:" + PLAIN + "@127.0.0.1:6379?lease=-5s&renew=maybe", "--name", "x", "--", "true"),
-            "2 problems", "`lease` was '-5s'", "10ms to 7d", "`renew` was 'maybe'", "true or false"),
+            "2 problems", "`lease` was '-5s'", "1ms to 7d", "`renew` was 'maybe'", "true or false"),
         Case.of("a lease that overflows", 78, a("exec", "--backend", "redis://127.0.0.1:6379?lease=999999999999d", "--name", "x", "--", "true"),
-            "--backend", "`lease` was '999999999999d'", "10ms to 7d"),
+            "--backend", "`lease` was '999999999999d'", "1ms to 7d"),
         Case.of("a recheck that overflows, with a secret", 78,
             a("status", "--backend", "redis://:" + PLAIN + "@127.0.0.1:6379?recheck=999999999999d", "x"),
             "--backend", "`recheck` was '999999999999d'", "1ms to 1h"),
         Case.of("a config file whose URI has a password holding '/'", 78, a("exec", "--config", CONFIG, "--name", "x", "--", "true"),
             "--config", "'redis://:****@127.0.0.1:6379'", "%2F").withConfig("locksmith.uri=redis://:" + SLASHED + "@127.0.0.1:6379"),
         Case.of("a config file with a lease that overflows and a password", 78, a("status", "--config", CONFIG, "x"),
-            "--config", "`lease` was '999999999999d'", "10ms to 7d")
+            "--config", "`lease` was '999999999999d'", "1ms to 7d")
             .withConfig("locksmith.uri=redis://127.0.0.1:6379", "locksmith.password=" + PLAIN, "locksmith.lease=999999999999d"),
         Case.of("a config file that does not exist", 2, a("exec", "--config", "/nonexistent/locksmith.properties", "--name", "x", "--", "true"),
             "--config was '/nonexistent/locksmith.properties'", "readable properties file with locksmith.uri"),
@@ -155,7 +155,7 @@ class LockctlBadInputIT {
 
         // bad durations of lockctl's own options
         Case.of("exec --lease that overflows", 2, a("exec", "--backend", "local:", "--name", "x", "--lease", "999999999999d", "--", "true"),
-            "--lease was '999999999999d'", "10ms to 7d"),
+            "--lease was '999999999999d'", "1ms to 7d"),
         Case.of("exec --wait that overflows", 2, a("exec", "--backend", "local:", "--name", "x", "--wait", "999999999999d", "--", "true"),
             "--wait was '999999999999d'", "from 0 to 7d"),
         Case.of("exec --wait negative", 2, a("exec", "--backend", "local:", "--name", "x", "--wait", "-5s", "--", "true"),
