@@ -93,7 +93,8 @@ final class ZooKeeperBackend implements LockBackend {
           Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
+          + "with renewal off, by the first waiter once the leader's clock passes the lease's expiry")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the session may expire "
           + "before the grant is seen, and the next holder's czxid is greater")
       .promise(Fault.SERVER_RESTART, Promise.SAFE, "ZooKeeper logs every node to disk before acknowledging it, so "
@@ -104,7 +105,8 @@ final class ZooKeeperBackend implements LockBackend {
           + "from the earliest moment the server may expire the session, and LOST is reported; tokens fence the rest")
       .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "nodes are replicated by ZAB; a client reconnects to another "
           + "server within the session timeout and re-checks its node before trusting the lease again")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client; "
+          + "expiries of unrenewed leases and holds are on the leader's wall clock, which a jump there moves")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own node, whose path holds a random "
           + "protection id and our owner id")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "Curator's protected mode finds a node whose create succeeded "
