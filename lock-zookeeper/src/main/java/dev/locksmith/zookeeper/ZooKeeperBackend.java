@@ -621,6 +621,26 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
+  /**
+   * Deletes a head node found expired, only if it is still as it was read: an extend (a write to
+   * it) that reached the leader after that read makes this fail, so it is never undone.
+   *
+   * @param head the node's path
+   * @param read its stat, from the read that showed it expired
+   * @return whether it was deleted; false if it changed or went meanwhile
+   */
+  boolean deleteExpiredHead(String head, Stat read) throws Exception {
+    try {
+      curator.delete().withVersion(read.getVersion()).forPath(head);
+      return true;
+    } catch (KeeperException.BadVersionException e) {
+      LOG.debug("{} changed since it was read (extended): reading it again", head);
+      return false;
+    } catch (KeeperException.NoNodeException e) {
+      return false; // released or deleted by someone else meanwhile
+    }
+  }
+
   private void checkOpen() {
     if (closed) {
       throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
@@ -1097,13 +1117,8 @@ final class ZooKeeperBackend implements LockBackend {
         }
         return Poll.busy(Duration.ofMillis(left));
       }
-      try {
-        curator.delete().withVersion(stat.getVersion()).forPath(head);
+      if (deleteExpiredHead(head, stat)) {
         LOG.debug("deleted {} of lock '{}': it expired {} ms ago by the ZooKeeper leader's clock", head, name, -left);
-      } catch (KeeperException.BadVersionException e) {
-        LOG.debug("{} of lock '{}' changed since it was read (extended): reading it again", head, name);
-      } catch (KeeperException.NoNodeException e) {
-        // released or deleted by someone else meanwhile
       }
       return null;
     }

@@ -250,6 +250,40 @@ class ZooKeeperLeaseControlIT {
   }
 
   /**
+   * The waiter's delete of an expired head carries the version it read: an extend that reached
+   * the leader after that read wins, deterministically, and the extended holder keeps the lock.
+   */
+  @Test
+  void aWaitersDeleteOfAHeadExtendedSinceItsReadFails() throws Exception {
+    String name = lockName();
+    RecordingContext holderSide = new RecordingContext();
+    try (ZooKeeperBackend holder = open(holderSide); ZooKeeperBackend waiter = open(new RecordingContext())) {
+      String owner = holderSide.clientId() + ":1";
+      Poll grant = pollUntilGranted(holder.attempt(name, owner, Duration.ofSeconds(30), () -> { }));
+      BackendLease lease = new BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(30), grant.state());
+      String path = ((ZooKeeperBackend.Held) grant.state()).path;
+      assertThat(holder.extend(lease, Duration.ofMillis(1))).isTrue();
+      Stat read = new Stat();
+      NodeData data = NodeData.parse(admin.getData().storingStatIn(read).forPath(path));
+      await(Duration.ofSeconds(5), "the head expired by the leader's clock", () -> {
+        try {
+          return data.expiresAt(read) <= waiter.leaderNow();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      assertThat(holder.extend(lease, Duration.ofSeconds(30))).as("the holder's extend after the waiter's read").isTrue();
+      assertThat(waiter.deleteExpiredHead(path, read)).as("the waiter's delete with the version it read before the extend")
+          .isFalse();
+      assertThat(admin.checkExists().forPath(path)).as("the extended holder's node").isNotNull();
+      assertThat(holder.inspect(name).isHeld()).as("the lock after the lost delete").isTrue();
+      assertThat(holderSide.sawLoss(owner)).as("a loss reported to the extended holder: %s", holderSide.calls).isFalse();
+      Stat fresh = admin.checkExists().forPath(path);
+      assertThat(waiter.deleteExpiredHead(path, fresh)).as("a delete with the current version (control)").isTrue();
+    }
+  }
+
+  /**
    * The holder extends at about the moment its node expires while the waiter first in line is
    * about to delete it. Whichever reaches the leader first wins, and never both: if the extend
    * answered true the waiter must not get the lock until the holder lets go, and if the waiter
