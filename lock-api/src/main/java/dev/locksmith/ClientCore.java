@@ -183,7 +183,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     if (mine != null && !options.reentrant() && mine.isValid()) {
       if (timeoutNanos == 0) {
-        emit(() -> events.gaveUp(name, Duration.ZERO));
+        emit(() -> events.gaveUp(name, Duration.ZERO, LockEvents.GiveUpReason.TIMEOUT));
         return null; // one attempt finds the lock taken, as for any holder
       }
       // waiting for our own release would never end (or only at the deadline): say so at once
@@ -203,6 +203,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     });
     LockAttempt attempt = null;
     boolean granted = false;
+    LockEvents.GiveUpReason reason = LockEvents.GiveUpReason.TIMEOUT;
     try {
       attempt = backend.attempt(name, ownerId, options.lease(), waiter::wake);
       while (true) {
@@ -241,6 +242,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           waiter.await(sleep);
         }
       }
+    } catch (InterruptedException e) {
+      reason = LockEvents.GiveUpReason.INTERRUPTED;
+      throw e;
+    } catch (CancellationException e) {
+      reason = LockEvents.GiveUpReason.CANCELLED;
+      throw e;
+    } catch (RuntimeException | Error e) {
+      reason = LockEvents.GiveUpReason.ERROR;
+      throw e;
     } finally {
       waiting.computeIfPresent(name, (k, peers) -> {
         peers.remove(waiter);
@@ -255,7 +265,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           }
         }
         long waited = System.nanoTime() - start;
-        emit(() -> events.gaveUp(name, Duration.ofNanos(waited)));
+        LockEvents.GiveUpReason why = reason;
+        emit(() -> events.gaveUp(name, Duration.ofNanos(waited), why));
       }
     }
   }
@@ -660,6 +671,11 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   // ---------------------------------------------------------------- threads
 
   /** Hands a listener event to the event thread, unless nobody listens. Loss signals always go through {@link #dispatch}. */
+  /** For tests: whether a waiter of this client waits for {@code name} now. */
+  boolean isWaitingFor(String name) {
+    return waiting.containsKey(name);
+  }
+
   private void emit(Runnable event) {
     if (listening) {
       dispatch(event);

@@ -27,13 +27,39 @@ public interface LockEvents {
    */
   default void acquired(String name, long fencingToken, Duration waited) {}
 
+  /** Why an acquire gave up, as told to {@link #gaveUp(String, Duration, GiveUpReason)}. */
+  enum GiveUpReason {
+    /** The wait ran out, or a single attempt ({@code tryAcquire()}, a zero timeout) found the lock held. */
+    TIMEOUT,
+    /** The waiting thread was interrupted. */
+    INTERRUPTED,
+    /** The wait was cancelled: {@code acquireAsync}'s future was cancelled or completed by its caller. */
+    CANCELLED,
+    /** The backend or the client failed: server unreachable, client closed while waiting, and the like. */
+    ERROR
+  }
+
   /**
-   * An acquire gave up: timed out, interrupted or cancelled.
+   * An acquire gave up: timed out, interrupted or cancelled. Called by the default
+   * {@link #gaveUp(String, Duration, GiveUpReason)}; a listener that needs the reason overrides
+   * that one instead.
    *
    * @param name the lock
    * @param waited from the call to giving up
    */
   default void gaveUp(String name, Duration waited) {}
+
+  /**
+   * An acquire gave up, and why. The client calls this one; its default calls
+   * {@link #gaveUp(String, Duration)}, so listeners written before it keep working.
+   *
+   * @param name the lock
+   * @param waited from the call to giving up
+   * @param reason why it gave up
+   */
+  default void gaveUp(String name, Duration waited, GiveUpReason reason) {
+    gaveUp(name, waited);
+  }
 
   /**
    * A lease was renewed.

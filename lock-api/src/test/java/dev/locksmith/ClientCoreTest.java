@@ -144,6 +144,98 @@ class ClientCoreTest {
   }
 
   @Test
+  void eventsSayWhyAnAcquireGaveUp() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    LockEvents events = new LockEvents() {
+      @Override
+      public void gaveUp(String name, Duration waited, GiveUpReason reason) {
+        seen.add(name + " " + reason);
+      }
+
+      @Override
+      public void gaveUp(String name, Duration waited) {
+        seen.add(name + " without a reason"); // must not be called when the three-argument one is overridden
+      }
+    };
+    try (LockClient holder = Locks.connect("local:giveup");
+        LockClient c = Locks.connect(LockConfig.builder().uri("local:giveup").events(events).build())) {
+      for (String name : List.of("busy", "timeout", "interrupted", "cancelled", "closed")) {
+        holder.lock(name).acquire(Duration.ofSeconds(1));
+      }
+      assertThat(c.lock("busy").tryAcquire()).isEmpty();
+      assertThatThrownBy(() -> c.lock("timeout").acquire(Duration.ofMillis(20))).isInstanceOf(LockTimeoutException.class);
+
+      Thread waiter = new Thread(() -> {
+        try {
+          c.lock("interrupted").acquire();
+        } catch (InterruptedException expected) {
+          // what the test wants: the event says INTERRUPTED
+        }
+      });
+      waiter.start();
+      awaitWaiting(c, "interrupted");
+      waiter.interrupt();
+      waiter.join(5_000);
+
+      CompletableFuture<Lease> async = c.lock("cancelled").acquireAsync(Duration.ofHours(1));
+      awaitWaiting(c, "cancelled");
+      async.cancel(true);
+      awaitSeen(seen, "cancelled CANCELLED");
+
+      Thread closing = new Thread(() -> {
+        try {
+          c.lock("closed").acquire();
+        } catch (LockException expected) {
+          // the client was closed under the waiter
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      closing.start();
+      awaitWaiting(c, "closed");
+      c.close();
+      closing.join(5_000);
+    }
+    assertThat(seen).containsExactlyInAnyOrder("busy TIMEOUT", "timeout TIMEOUT", "interrupted INTERRUPTED",
+        "cancelled CANCELLED", "closed ERROR");
+  }
+
+  @Test
+  void aListenerWithoutTheReasonStillHearsThatAnAcquireGaveUp() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    LockEvents old = new LockEvents() {
+      @Override
+      public void gaveUp(String name, Duration waited) {
+        seen.add(name);
+      }
+    };
+    try (LockClient holder = Locks.connect("local:giveup-old");
+        LockClient c = Locks.connect(LockConfig.builder().uri("local:giveup-old").events(old).build())) {
+      holder.lock("x").acquire(Duration.ofSeconds(1));
+      assertThat(c.lock("x").tryAcquire()).isEmpty();
+      awaitSeen(seen, "x");
+    }
+    assertThat(seen).containsExactly("x");
+  }
+
+  private static void awaitWaiting(LockClient c, String name) throws InterruptedException {
+    ClientCore core = ((ClientCore) c);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!core.isWaitingFor(name)) {
+      assertThat(System.nanoTime() - deadline).as("a waiter for '" + name + "' within 5 s").isNegative();
+      Thread.sleep(2);
+    }
+  }
+
+  private static void awaitSeen(List<String> seen, String event) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!seen.contains(event)) {
+      assertThat(System.nanoTime() - deadline).as("event '" + event + "' within 5 s, seen " + seen).isNegative();
+      Thread.sleep(2);
+    }
+  }
+
+  @Test
   void tryAcquireKeepsTheInterruptFlag() {
     try (LockClient c = Locks.connect("local:flags")) {
       Thread.currentThread().interrupt();
