@@ -1,0 +1,216 @@
+package dev.locksmith.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockConfig;
+import dev.locksmith.LockEvents;
+import dev.locksmith.LockException;
+import dev.locksmith.LockTimeoutException;
+import dev.locksmith.Locks;
+import dev.locksmith.local.LocalLockProvider;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/** Every meter, tag and count of {@link LockMetrics}, on the local: backend. */
+class LockMetricsTest {
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  private LockClient connect(String space, LockEvents events, Duration lease) {
+    return Locks.connect(LockConfig.builder().uri("local:" + space).lease(lease).events(events).build());
+  }
+
+  private LockMetrics metrics(boolean lockNames) {
+    return LockMetrics.builder(registry).backend("local").client("orders").lockNameTag(lockNames).build();
+  }
+
+  private long acquires(String outcome) {
+    var timer = registry.find(LockMetrics.ACQUIRE).tags("backend", "local", "client", "orders", "outcome", outcome).timer();
+    return timer == null ? 0 : timer.count();
+  }
+
+  private double held() {
+    return registry.get(LockMetrics.HELD).tags("backend", "local", "client", "orders").gauge().value();
+  }
+
+  private long holds(String outcome) {
+    var timer = registry.find(LockMetrics.HOLD).tags("outcome", outcome).timer();
+    return timer == null ? 0 : timer.count();
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as("within 5 s: " + what).isNegative();
+      Thread.sleep(2);
+    }
+  }
+
+  @Test
+  void theAcquireTimerCountsEachOutcomeUnderItsOwnTag() throws Exception {
+    try (LockClient holder = Locks.connect("local:m-outcomes");
+        LockClient c = connect("m-outcomes", metrics(false), Duration.ofSeconds(30))) {
+      for (String name : List.of("busy", "late", "interrupted", "cancelled", "closed")) {
+        holder.lock(name).acquire(Duration.ofSeconds(1));
+      }
+      c.lock("free").acquire(Duration.ofSeconds(1));
+      assertThat(c.lock("busy").tryAcquire()).isEmpty();
+      assertThatThrownBy(() -> c.lock("late").acquire(Duration.ofMillis(10))).isInstanceOf(LockTimeoutException.class);
+      await("acquired 1, timeout 2", () -> acquires("acquired") == 1 && acquires("timeout") == 2);
+
+      Thread waiter = new Thread(() -> {
+        try {
+          c.lock("interrupted").acquire();
+        } catch (InterruptedException expected) {
+          // counted as outcome=interrupted
+        }
+      });
+      waiter.start();
+      Thread.sleep(50); // not a timing assertion: the interrupt lands while waiting or before; both count as interrupted
+      waiter.interrupt();
+      await("interrupted 1", () -> acquires("interrupted") == 1);
+
+      CompletableFuture<Lease> async = c.lock("cancelled").acquireAsync(Duration.ofHours(1));
+      Thread.sleep(50);
+      async.cancel(true);
+      await("cancelled 1", () -> acquires("cancelled") == 1);
+
+      Thread closed = new Thread(() -> {
+        try {
+          c.lock("closed").acquire();
+        } catch (LockException expected) {
+          // counted as outcome=error
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      closed.start();
+      Thread.sleep(50);
+      c.close();
+      closed.join(5_000);
+      await("error 1", () -> acquires("error") == 1);
+    }
+    assertThat(acquires("acquired")).isEqualTo(1);
+    assertThat(acquires("timeout")).isEqualTo(2);
+    assertThat(acquires("interrupted")).isEqualTo(1);
+    assertThat(acquires("cancelled")).isEqualTo(1);
+    assertThat(registry.get(LockMetrics.ACQUIRE).tags("outcome", "timeout").timer().totalTime(TimeUnit.MILLISECONDS))
+        .as("the 10 ms acquire waited at least 10 ms").isGreaterThanOrEqualTo(10);
+  }
+
+  @Test
+  void theGaugeFollowsLeasesHeldAndTheHoldTimerTheirEnd() throws Exception {
+    try (LockClient c = connect("m-gauge", metrics(false), Duration.ofMillis(300))) { // renewed often: a revoke is seen soon
+      assertThat(held()).as("the gauge before any lease").isZero();
+      Lease a = c.lock("a").acquire(Duration.ofSeconds(1));
+      Lease b = c.lock("b").acquire(Duration.ofSeconds(1));
+      Lease again = c.lock("a").acquire(Duration.ofSeconds(1)); // reentrant: the same lease, not another
+      await("2 held", () -> held() == 2);
+      again.release();
+      a.release();
+      await("1 held", () -> held() == 1);
+      assertThat(holds("released")).isEqualTo(1);
+      LocalLockProvider.revoke("m-gauge", "b");
+      b.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
+      await("0 held", () -> held() == 0);
+      await("one hold ended by loss", () -> holds("lost") == 1);
+      assertThat(registry.get(LockMetrics.LOST).tags("reason", "taken").counter().count()).isEqualTo(1);
+      assertThat(b.release()).isFalse();
+      Thread.sleep(50); // a release of a lost lease must not be counted: give a wrong event time to land
+      assertThat(held()).as("the gauge after releasing a lost lease").isZero();
+      assertThat(holds("released") + holds("lapsed")).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void closingTheClientCountsItsLeasesLostAsClientClosed() throws Exception {
+    LockClient c = connect("m-close", metrics(false), Duration.ofSeconds(30));
+    c.lock("x").acquire(Duration.ofSeconds(1));
+    c.close();
+    await("lost client_closed", () -> registry.find(LockMetrics.LOST).tags("reason", "client_closed").counter() != null);
+    assertThat(registry.get(LockMetrics.LOST).tags("reason", "client_closed").counter().count()).isEqualTo(1);
+    assertThat(held()).isZero();
+  }
+
+  @Test
+  void renewalsAreCountedBySuccess() throws Exception {
+    try (LockClient c = connect("m-renew", metrics(false), Duration.ofMillis(150))) {
+      Lease lease = c.lock("r").acquire(Duration.ofSeconds(1));
+      await("two renewals", () -> {
+        var counter = registry.find(LockMetrics.RENEWALS).tags("outcome", "success").counter();
+        return counter != null && counter.count() >= 2;
+      });
+      assertThat(registry.find(LockMetrics.RENEWALS).tags("outcome", "failure").counter()).isNull();
+      lease.release();
+    }
+  }
+
+  @Test
+  void theLockNameIsATagOnlyWhenAskedFor() throws Exception {
+    try (LockClient c = connect("m-names-off", metrics(false), Duration.ofSeconds(30))) {
+      c.lock("order-1").acquire(Duration.ofSeconds(1)).release();
+      await("hold recorded", () -> holds("released") == 1);
+    }
+    assertThat(registry.getMeters()).isNotEmpty().allSatisfy(m -> assertThat(tagKeys(m)).doesNotContain("lock"));
+
+    MeterRegistry named = new SimpleMeterRegistry();
+    LockMetrics withNames = LockMetrics.builder(named).backend("local").client("orders").lockNameTag(true).build();
+    try (LockClient c = connect("m-names-on", withNames, Duration.ofSeconds(30))) {
+      Lease lease = c.lock("order-1").acquire(Duration.ofSeconds(1));
+      await("per-lock gauge at 1", () -> named.find(LockMetrics.HELD).tags("lock", "order-1").gauge() != null
+          && named.find(LockMetrics.HELD).tags("lock", "order-1").gauge().value() == 1);
+      lease.release();
+      await("acquire and hold tagged", () -> named.find(LockMetrics.HOLD).tags("lock", "order-1", "outcome", "released").timer() != null);
+      assertThat(named.get(LockMetrics.ACQUIRE).tags("lock", "order-1", "outcome", "acquired", "backend", "local", "client", "orders")
+          .timer().count()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void anotherListenerStillHearsEveryEvent() throws Exception {
+    List<String> heard = new CopyOnWriteArrayList<>();
+    LockMetrics chained = LockMetrics.builder(registry).then(new LockEvents() {
+      @Override
+      public void acquired(String name, long token, Duration waited) {
+        heard.add("acquired " + name);
+      }
+
+      @Override
+      public void released(String name, long token, Duration held, boolean stillHeld) {
+        heard.add("released " + name);
+      }
+    }).build();
+    try (LockClient c = connect("m-then", chained, Duration.ofSeconds(30))) {
+      c.lock("t").acquire(Duration.ofSeconds(1)).release();
+      await("both events passed on", () -> heard.size() == 2);
+    }
+    assertThat(heard).containsExactly("acquired t", "released t");
+    assertThat(registry.get(LockMetrics.ACQUIRE).tags("backend", "unknown", "client", "default").timer().count()).isEqualTo(1);
+  }
+
+  @Test
+  void badArgumentsAreNamed() {
+    assertThatThrownBy(() -> LockMetrics.builder(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`registry` was null");
+    assertThatThrownBy(() -> LockMetrics.builder(registry).backend(" ")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`backend` was ' '");
+    assertThatThrownBy(() -> LockMetrics.builder(registry).client(null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`client` was null");
+    assertThatThrownBy(() -> LockMetrics.builder(registry).then(null)).isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`events` was null");
+  }
+
+  private static List<String> tagKeys(Meter m) {
+    return m.getId().getTags().stream().map(Tag::getKey).toList();
+  }
+}
