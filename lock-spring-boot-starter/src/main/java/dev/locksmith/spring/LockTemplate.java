@@ -1,0 +1,85 @@
+package dev.locksmith.spring;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Runs code under a lock without annotations. A bean of the starter; or {@code new
+ * LockTemplate(client)}.
+ *
+ * <pre>{@code
+ * long total = locks.locked("stock:" + sku, Duration.ofSeconds(5), lease -> inventory.take(sku, 1, lease.fencingToken()));
+ * }</pre>
+ */
+public final class LockTemplate {
+  private final LockClient client;
+
+  /**
+   * @param client the client whose locks are used
+   * @throws NullPointerException if {@code client} is null
+   */
+  public LockTemplate(LockClient client) {
+    this.client = Objects.requireNonNull(client, "`client` was null but it must be the LockClient to lock with");
+  }
+
+  /**
+   * Waits up to {@code wait} for the lock, runs {@code work} with the lease, and releases it.
+   *
+   * @param name the lock
+   * @param wait how long to wait; zero tries once
+   * @param work what to run while holding it; it gets the lease (for its fencing token)
+   * @param <T> what {@code work} returns
+   * @return what {@code work} returned
+   * @throws LockBusyException if the lock was not acquired in time
+   * @throws LockException if the thread was interrupted while waiting (the interrupt flag is set
+   *     again), or the backend failed
+   */
+  public <T> T locked(String name, Duration wait, Function<Lease, T> work) {
+    return run(name, wait, work, () -> {
+      throw new LockBusyException(name, wait, "LockTemplate.locked");
+    });
+  }
+
+  /**
+   * Like {@link #locked}, but a busy lock is an empty result instead of an exception.
+   *
+   * @param name the lock
+   * @param wait how long to wait; zero tries once
+   * @param work what to run while holding it
+   * @param <T> what {@code work} returns
+   * @return what {@code work} returned; empty if the lock was busy (or {@code work} returned null)
+   */
+  public <T> Optional<T> tryLocked(String name, Duration wait, Function<Lease, T> work) {
+    return Optional.ofNullable(run(name, wait, work, () -> null));
+  }
+
+  private <T> T run(String name, Duration wait, Function<Lease, T> work, Supplier<T> busy) {
+    Objects.requireNonNull(name, "`name` was null but it must be a lock name");
+    Objects.requireNonNull(wait, "`wait` was null but it must be a duration, zero to try once");
+    Objects.requireNonNull(work, "`work` was null but it must be the code to run under the lock");
+    Optional<Lease> lease;
+    try {
+      lease = client.lock(name).tryAcquire(wait);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LockException("interrupted while waiting for lock '" + name + "'", e);
+    }
+    if (lease.isEmpty()) {
+      return busy.get();
+    }
+    try (Lease held = lease.get()) {
+      CurrentLease.push(held);
+      try {
+        return work.apply(held);
+      } finally {
+        CurrentLease.pop();
+      }
+    }
+  }
+}

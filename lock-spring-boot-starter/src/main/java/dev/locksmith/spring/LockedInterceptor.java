@@ -1,0 +1,147 @@
+package dev.locksmith.spring;
+
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockException;
+import dev.locksmith.LockTimeoutException;
+import java.lang.reflect.InvocationTargetException;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.expression.BeanResolver;
+
+/** The advice of {@link Locked} methods: acquire, run, release; or what onBusy says. */
+final class LockedInterceptor implements MethodInterceptor {
+  private final LockedOperations operations;
+  private final ObjectProvider<LockClient> clients;
+  private final BeanResolver beans;
+  private volatile LockClient client;
+
+  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, BeanResolver beans) {
+    this.operations = operations;
+    this.clients = clients;
+    this.beans = beans;
+  }
+
+  private LockClient client() {
+    LockClient c = client;
+    if (c == null) {
+      c = clients.getObject(); // resolved on first use: the advisor is created before most beans
+      client = c;
+    }
+    return c;
+  }
+
+  @Override
+  public Object invoke(MethodInvocation invocation) throws Throwable {
+    Object target = invocation.getThis();
+    Class<?> targetClass = target == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(target);
+    LockedOperation op = operations.get(invocation.getMethod(), targetClass);
+    if (op == null) {
+      return invocation.proceed();
+    }
+    Object[] args = invocation.getArguments();
+    String name = op.lockName(target, args, beans);
+    LockClient c = client();
+    DistributedLock lock = c.lock(name, op.options(c.config().defaults()));
+    if (op.returns == LockedOperation.Returns.FUTURE) {
+      return invokeAsync(invocation, op, lock, target, args);
+    }
+    Optional<Lease> acquired;
+    try {
+      acquired = lock.tryAcquire(op.wait);
+    } catch (InterruptedException e) {
+      return interrupted(op, name, e);
+    }
+    if (acquired.isEmpty()) {
+      return busy(op, name, target, args);
+    }
+    try (Lease lease = acquired.get()) {
+      fillLease(op, args, lease);
+      CurrentLease.push(lease);
+      try {
+        return invocation.proceed();
+      } finally {
+        CurrentLease.pop();
+      }
+    }
+  }
+
+  private Object invokeAsync(MethodInvocation invocation, LockedOperation op, DistributedLock lock, Object target,
+      Object[] args) throws Throwable {
+    CompletableFuture<Lease> pending = lock.acquireAsync(op.wait);
+    Lease lease;
+    try {
+      lease = pending.get();
+    } catch (InterruptedException e) {
+      pending.cancel(true); // withdraws the waiter; a lease granted meanwhile is released
+      return interrupted(op, lock.name(), e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof LockTimeoutException) {
+        return busy(op, lock.name(), target, args);
+      }
+      throw e.getCause();
+    }
+    Object result;
+    fillLease(op, args, lease);
+    CurrentLease.push(lease);
+    try {
+      result = invocation.proceed();
+    } catch (Throwable t) {
+      lease.close();
+      throw t;
+    } finally {
+      CurrentLease.pop();
+    }
+    if (result == null) {
+      lease.close();
+      return null;
+    }
+    // the caller sees completion only after the lease is released
+    return ((CompletionStage<?>) result).toCompletableFuture().whenComplete((r, e) -> lease.close());
+  }
+
+  private static void fillLease(LockedOperation op, Object[] args, Lease lease) {
+    for (int i : op.leaseParams) {
+      args[i] = lease;
+    }
+  }
+
+  private static Object interrupted(LockedOperation op, String name, InterruptedException e) throws InterruptedException {
+    for (Class<?> declared : op.method.getExceptionTypes()) {
+      if (declared.isAssignableFrom(InterruptedException.class)) {
+        throw e;
+      }
+    }
+    Thread.currentThread().interrupt();
+    throw new LockException("interrupted while waiting for lock '" + name + "' of " + op.where, e);
+  }
+
+  private static Object busy(LockedOperation op, String name, Object target, Object[] args) throws Throwable {
+    switch (op.onBusy) {
+      case SKIP:
+        switch (op.returns) {
+          case OPTIONAL:
+            return Optional.empty();
+          case FUTURE:
+            return CompletableFuture.completedFuture(null);
+          default:
+            return null;
+        }
+      case FALLBACK:
+        try {
+          return op.fallback.invoke(target, args);
+        } catch (InvocationTargetException e) {
+          throw e.getCause();
+        }
+      default:
+        throw new LockBusyException(name, op.wait, op.where);
+    }
+  }
+}

@@ -1,0 +1,280 @@
+package dev.locksmith.spring;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LockOptions;
+import dev.locksmith.spi.Durations;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
+
+/** One {@link Locked} method, parsed and checked once: what the advice does on each call. */
+final class LockedOperation {
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+
+  enum Returns { VOID, OPTIONAL, FUTURE, PRIMITIVE, OTHER }
+
+  final Method method;
+  final Class<?> targetClass;
+  final String where;
+  final String name;
+  final String keySource;
+  final Expression key;
+  final Duration lease;
+  final Duration wait;
+  final Boolean renew;
+  final Boolean reentrant;
+  final Locked.OnBusy onBusy;
+  final Method fallback;
+  final Returns returns;
+  final int[] leaseParams;
+  private volatile LockOptions options;
+
+  private LockedOperation(Method method, Class<?> targetClass, Locked a, List<String> problems) {
+    this.method = method;
+    this.targetClass = targetClass;
+    this.where = targetClass.getName() + "." + method.getName() + "(" + params(method) + ")";
+    this.name = a.name();
+    if (name.isEmpty()) {
+      problems.add("`name` was '' but it must be the lock's name (or prefix), such as \"pay\"");
+    }
+    int mod = method.getModifiers();
+    if (Modifier.isPrivate(mod) || Modifier.isFinal(mod) || Modifier.isStatic(mod)) {
+      problems.add("the method is " + (Modifier.isPrivate(mod) ? "private" : Modifier.isFinal(mod) ? "final" : "static")
+          + ", so no proxy can intercept it and it would run without the lock; make it public (or protected) and not final or static");
+    }
+    this.keySource = a.key();
+    this.key = keySource.isEmpty() ? null : parseKey(method, keySource, problems);
+    this.lease = a.lease().isEmpty() ? null : duration("lease", a.lease(), LockOptions.MIN_LEASE, LockOptions.MAX_LEASE, problems);
+    this.wait = duration("waitFor", a.waitFor(), Duration.ZERO, Duration.ofDays(365), problems);
+    this.renew = bool("renew", a.renew(), problems);
+    this.reentrant = bool("reentrant", a.reentrant(), problems);
+    this.onBusy = a.onBusy();
+    this.returns = returns(method, problems);
+    if (onBusy == Locked.OnBusy.SKIP && returns == Returns.PRIMITIVE) {
+      problems.add("onBusy = SKIP returns null, but the method returns " + method.getReturnType()
+          + "; return a wrapper type or Optional, or use THROW or FALLBACK");
+    }
+    this.fallback = fallback(method, targetClass, a, problems);
+    List<Integer> leases = new ArrayList<>();
+    Class<?>[] types = method.getParameterTypes();
+    for (int i = 0; i < types.length; i++) {
+      if (types[i] == Lease.class) {
+        leases.add(i);
+      }
+    }
+    this.leaseParams = leases.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /**
+   * @return the operation
+   * @throws IllegalStateException naming the method and listing every problem of its annotation
+   */
+  static LockedOperation of(Method method, Class<?> targetClass, Locked a) {
+    List<String> problems = new ArrayList<>();
+    LockedOperation op = new LockedOperation(method, targetClass, a, problems);
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("@Locked on " + op.where + " is not valid: " + String.join("; ", problems));
+    }
+    return op;
+  }
+
+  private static String params(Method m) {
+    StringBuilder b = new StringBuilder();
+    for (Class<?> t : m.getParameterTypes()) {
+      b.append(b.length() == 0 ? "" : ", ").append(t.getSimpleName());
+    }
+    return b.toString();
+  }
+
+  private static Expression parseKey(Method method, String source, List<String> problems) {
+    Expression e;
+    try {
+      e = PARSER.parseExpression(source);
+    } catch (ParseException ex) {
+      problems.add("`key` was '" + source + "' but it is not a valid SpEL expression (" + ex.getSimpleMessage()
+          + "); write a literal key as a quoted string, such as \"'room#5'\"");
+      return null;
+    }
+    String[] names = NAMES.getParameterNames(method);
+    Set<String> known = new HashSet<>(List.of("root", "this"));
+    for (int i = 0; i < method.getParameterCount(); i++) {
+      known.add("p" + i);
+      known.add("a" + i);
+      if (names != null) {
+        known.add(names[i]);
+      }
+    }
+    Set<String> unknown = new HashSet<>();
+    if (e instanceof SpelExpression spel) {
+      collectVariables(spel.getAST(), known, unknown);
+    }
+    if (!unknown.isEmpty()) {
+      problems.add("`key` was '" + source + "' but it uses " + unknown + ", which "
+          + (unknown.size() == 1 ? "is" : "are") + " not an argument of the method; arguments are "
+          + (names == null ? "#p0.. (compile with -parameters to use names)" : List.of(names))
+          + ", plus #root.method, #root.args, #root.target");
+    }
+    return e;
+  }
+
+  private static void collectVariables(SpelNode node, Set<String> known, Set<String> unknown) {
+    if (node instanceof VariableReference) {
+      String v = node.toStringAST().substring(1);
+      if (!known.contains(v)) {
+        unknown.add("#" + v);
+      }
+    }
+    for (int i = 0; i < node.getChildCount(); i++) {
+      collectVariables(node.getChild(i), known, unknown);
+    }
+  }
+
+  private static Duration duration(String attr, String text, Duration min, Duration max, List<String> problems) {
+    try {
+      Duration d = text.equals("0") ? Duration.ZERO : Durations.parse(text);
+      if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+        problems.add("`" + attr + "` was '" + text + "' but it must be from " + Durations.format(min) + " to " + Durations.format(max));
+      }
+      return d;
+    } catch (IllegalArgumentException e) {
+      problems.add("`" + attr + "` was '" + text + "' but it must be a duration such as 500ms, 5s or 1m");
+      return Duration.ZERO;
+    }
+  }
+
+  private static Boolean bool(String attr, String text, List<String> problems) {
+    if (text.isEmpty()) {
+      return null;
+    }
+    if (text.equals("true") || text.equals("false")) {
+      return Boolean.valueOf(text);
+    }
+    problems.add("`" + attr + "` was '" + text + "' but it must be true, false or empty (the client's default)");
+    return null;
+  }
+
+  private static Returns returns(Method method, List<String> problems) {
+    Class<?> r = method.getReturnType();
+    if (r == void.class) {
+      return Returns.VOID;
+    }
+    if (r.isPrimitive()) {
+      return Returns.PRIMITIVE;
+    }
+    if (r == Optional.class) {
+      return Returns.OPTIONAL;
+    }
+    if (isReactive(r)) {
+      problems.add("it returns " + r.getName() + ", a reactive type: the lock would be released when the publisher is returned,"
+          + " before its work runs; return CompletableFuture or a plain value");
+      return Returns.OTHER;
+    }
+    if (CompletionStage.class.isAssignableFrom(r)) {
+      if (!r.isAssignableFrom(java.util.concurrent.CompletableFuture.class)) {
+        problems.add("it returns " + r.getName() + "; only CompletableFuture and CompletionStage are held until they complete");
+      }
+      return Returns.FUTURE;
+    }
+    if (Future.class.isAssignableFrom(r)) {
+      problems.add("it returns " + r.getName() + ", whose completion cannot be awaited without blocking: the lock would be"
+          + " released before the work ends; return CompletableFuture");
+      return Returns.OTHER;
+    }
+    return Returns.OTHER;
+  }
+
+  private static boolean isReactive(Class<?> type) {
+    for (Class<?> c : ClassUtils.getAllInterfacesForClassAsSet(type)) {
+      if (c.getName().equals("org.reactivestreams.Publisher") || c.getName().equals("java.util.concurrent.Flow$Publisher")) {
+        return true;
+      }
+    }
+    return type.getName().equals("org.reactivestreams.Publisher") || type.getName().startsWith("kotlinx.coroutines.flow.");
+  }
+
+  private static Method fallback(Method method, Class<?> targetClass, Locked a, List<String> problems) {
+    if (a.onBusy() != Locked.OnBusy.FALLBACK) {
+      if (!a.fallback().isEmpty()) {
+        problems.add("`fallback` was '" + a.fallback() + "' but onBusy is " + a.onBusy() + "; set onBusy = FALLBACK or remove it");
+      }
+      return null;
+    }
+    if (a.fallback().isEmpty()) {
+      problems.add("onBusy = FALLBACK but `fallback` was ''; name a method of " + targetClass.getSimpleName()
+          + " with parameters (" + params(method) + ")");
+      return null;
+    }
+    Method f = ClassUtils.getMethodIfAvailable(targetClass, a.fallback(), method.getParameterTypes());
+    if (f == null) {
+      problems.add("`fallback` was '" + a.fallback() + "' but " + targetClass.getSimpleName() + " has no method "
+          + a.fallback() + "(" + params(method) + ")");
+      return null;
+    }
+    if (!ClassUtils.isAssignable(method.getReturnType(), f.getReturnType())) {
+      problems.add("`fallback` '" + a.fallback() + "' returns " + f.getReturnType().getName() + " but the method returns "
+          + method.getReturnType().getName());
+    }
+    f.setAccessible(true);
+    return f;
+  }
+
+  /**
+   * @return the lock name for this call
+   * @throws IllegalArgumentException if the key is null or empty
+   */
+  String lockName(Object target, Object[] args, BeanResolver beans) {
+    if (key == null) {
+      return name;
+    }
+    LockedRoot root = new LockedRoot(method, args, target, targetClass);
+    MethodBasedEvaluationContext ctx = new MethodBasedEvaluationContext(root, method, args, NAMES);
+    if (beans != null) {
+      ctx.setBeanResolver(beans);
+    }
+    Object value = key.getValue(ctx);
+    String text = value == null ? null : value.toString();
+    if (text == null || text.isEmpty()) {
+      throw new IllegalArgumentException("@Locked key '" + keySource + "' of " + where + " evaluated to "
+          + (text == null ? "null" : "''") + " but it must be a non-empty lock key; check the arguments of this call");
+    }
+    return name + ":" + text;
+  }
+
+  LockOptions options(LockOptions defaults) {
+    LockOptions o = options;
+    if (o == null) {
+      LockOptions.Builder b = defaults.toBuilder();
+      if (lease != null) {
+        b.lease(lease);
+      }
+      if (renew != null) {
+        b.autoRenew(renew);
+      }
+      if (reentrant != null) {
+        b.reentrant(reentrant);
+      }
+      o = b.build();
+      options = o;
+    }
+    return o;
+  }
+}

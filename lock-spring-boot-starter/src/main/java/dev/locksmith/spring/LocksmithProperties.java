@@ -1,0 +1,163 @@
+package dev.locksmith.spring;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * {@code locksmith.*} settings: the same ones as {@code LockConfig}. Unset values fall back to
+ * the URI's query parameters, then to the library's defaults.
+ */
+@ConfigurationProperties(prefix = "locksmith")
+public class LocksmithProperties {
+  /** The advice's default order: just before the transaction advice (whose default is the lowest precedence), so it runs outside it. */
+  public static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 100;
+
+  /** Lock URI, such as redis://localhost:6379, jdbc:postgresql://db/app or local: (in-process, the default). */
+  private String uri = "local:";
+  /** Default lease of locks, from 1ms to 7d; unset for the URI's or 30s. */
+  private Duration lease;
+  /** Whether leases are renewed in the background while held; unset for the URI's or true. */
+  private Boolean renew;
+  /** Whether locks are reentrant per thread; unset for the URI's or true. */
+  private Boolean reentrant;
+  /** Longest a waiter sleeps when no release notification reaches it, from 1ms to 1h. */
+  private Duration recheck;
+  /** Name of the client, the "client" tag of its metrics. */
+  private String clientName = "default";
+  /** Backend options, such as locksmith.options.namespace=app or locksmith.options.password=...; checked by the backend. */
+  private Map<String, String> options = new LinkedHashMap<>();
+  /** Metrics settings. */
+  private final Metrics metrics = new Metrics();
+  /** {@code @Locked} settings. */
+  private final Annotation annotation = new Annotation();
+
+  /** @return the lock URI */
+  public String getUri() {
+    return uri;
+  }
+
+  /** @param uri the lock URI */
+  public void setUri(String uri) {
+    this.uri = uri;
+  }
+
+  /** @return the default lease, or null */
+  public Duration getLease() {
+    return lease;
+  }
+
+  /** @param lease the default lease */
+  public void setLease(Duration lease) {
+    this.lease = lease;
+  }
+
+  /** @return whether leases are renewed, or null */
+  public Boolean getRenew() {
+    return renew;
+  }
+
+  /** @param renew whether leases are renewed */
+  public void setRenew(Boolean renew) {
+    this.renew = renew;
+  }
+
+  /** @return whether locks are reentrant, or null */
+  public Boolean getReentrant() {
+    return reentrant;
+  }
+
+  /** @param reentrant whether locks are reentrant */
+  public void setReentrant(Boolean reentrant) {
+    this.reentrant = reentrant;
+  }
+
+  /** @return the recheck bound, or null */
+  public Duration getRecheck() {
+    return recheck;
+  }
+
+  /** @param recheck the recheck bound */
+  public void setRecheck(Duration recheck) {
+    this.recheck = recheck;
+  }
+
+  /** @return the client's name */
+  public String getClientName() {
+    return clientName;
+  }
+
+  /** @param clientName the client's name */
+  public void setClientName(String clientName) {
+    this.clientName = clientName;
+  }
+
+  /** @return the backend options */
+  public Map<String, String> getOptions() {
+    return options;
+  }
+
+  /** @param options the backend options */
+  public void setOptions(Map<String, String> options) {
+    this.options = options;
+  }
+
+  /** @return the metrics settings */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** @return the annotation settings */
+  public Annotation getAnnotation() {
+    return annotation;
+  }
+
+  /** {@code locksmith.metrics.*}. */
+  public static class Metrics {
+    /** Whether Micrometer meters are registered when a MeterRegistry bean exists. */
+    private boolean enabled = true;
+    /** Whether meters carry the lock name as tag "lock"; off since lock names are often unbounded. */
+    private boolean lockNameTag;
+
+    /** @return whether meters are registered */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /** @param enabled whether meters are registered */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /** @return whether the lock name is a tag */
+    public boolean isLockNameTag() {
+      return lockNameTag;
+    }
+
+    /** @param lockNameTag whether the lock name is a tag */
+    public void setLockNameTag(boolean lockNameTag) {
+      this.lockNameTag = lockNameTag;
+    }
+  }
+
+  /** {@code locksmith.annotation.*}. */
+  public static class Annotation {
+    /**
+     * Order of the @Locked advice among other advice; lower runs further outside. The default
+     * runs outside @Transactional at its default order, so locks are released after the commit.
+     */
+    private int order = DEFAULT_ORDER;
+
+    /** @return the advice's order */
+    public int getOrder() {
+      return order;
+    }
+
+    /** @param order the advice's order */
+    public void setOrder(int order) {
+      this.order = order;
+    }
+  }
+}

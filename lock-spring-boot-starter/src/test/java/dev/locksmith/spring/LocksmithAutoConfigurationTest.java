@@ -1,0 +1,144 @@
+package dev.locksmith.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.LockClient;
+import dev.locksmith.Locks;
+import dev.locksmith.micrometer.LockMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The client bean, its properties and its metrics. */
+class LocksmithAutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class));
+
+  @Test
+  void oneClientFromThePropertiesClosedWithTheContext() {
+    LockClient[] seen = new LockClient[1];
+    runner.withPropertyValues("locksmith.uri=local:auto", "locksmith.lease=12s", "locksmith.renew=false", "locksmith.reentrant=false")
+        .run(ctx -> {
+          assertThat(ctx).hasSingleBean(LockClient.class).hasSingleBean(LockTemplate.class);
+          LockClient client = ctx.getBean(LockClient.class);
+          seen[0] = client;
+          assertThat(client.config().uri().scheme()).isEqualTo("local");
+          assertThat(client.config().defaults().lease()).isEqualTo(Duration.ofSeconds(12));
+          assertThat(client.config().defaults().autoRenew()).isFalse();
+          assertThat(client.config().defaults().reentrant()).isFalse();
+        });
+    assertThatThrownBy(() -> seen[0].lock("after-close")).as("the client after the context closed")
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void theDefaultsAreTheLibrarysOnLocal() {
+    runner.run(ctx -> {
+      LockClient client = ctx.getBean(LockClient.class);
+      assertThat(client.config().uri().scheme()).isEqualTo("local");
+      assertThat(client.config().defaults().autoRenew()).isTrue();
+      assertThat(client.config().defaults().reentrant()).isTrue();
+    });
+  }
+
+  @Configuration
+  static class OwnClient {
+    static final LockClient MINE = Locks.connect("local:mine");
+
+    @Bean
+    LockClient myClient() {
+      return MINE;
+    }
+  }
+
+  @Test
+  void theApplicationsOwnClientWins() {
+    runner.withUserConfiguration(OwnClient.class).run(ctx -> {
+      assertThat(ctx).hasSingleBean(LockClient.class);
+      assertThat(ctx.getBean(LockClient.class)).isSameAs(OwnClient.MINE);
+      assertThat(ctx.getBean(LockTemplate.class)).isNotNull();
+    });
+  }
+
+  private static String failure(Throwable t) {
+    StringBuilder all = new StringBuilder();
+    for (; t != null; t = t.getCause()) {
+      all.append(t.getMessage()).append('\n');
+    }
+    return all.toString();
+  }
+
+  @Test
+  void badValuesFailTheStartNamingThePropertyWithSecretsRedacted() {
+    runner.withPropertyValues("locksmith.uri=local:bad", "locksmith.lease=0ms").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.lease` was '0ms'").contains("from 1ms to 7d");
+    });
+    runner.withPropertyValues("locksmith.uri=local:bad", "locksmith.options.no-such-option=1").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.options.no-such-option`");
+    });
+    runner.withPropertyValues("locksmith.uri=nosuch://admin:hunter2@db.example:1/x").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      String message = failure(ctx.getStartupFailure());
+      assertThat(message).contains("locksmith.uri").contains("nosuch").doesNotContain("hunter2");
+    });
+    runner.withPropertyValues("locksmith.uri=local:", "locksmith.client-name= ").run(ctx -> {
+      assertThat(ctx).hasFailed();
+      assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.client-name` was '").contains("it must be a name for the client");
+    });
+  }
+
+  @Configuration
+  static class Registry {
+    @Bean
+    MeterRegistry registry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Test
+  void metricsAreRecordedWhenAMeterRegistryExists() {
+    runner.withUserConfiguration(Registry.class).withPropertyValues("locksmith.uri=local:metrics", "locksmith.client-name=orders")
+        .run(ctx -> {
+          ctx.getBean(LockTemplate.class).locked("m", Duration.ZERO, lease -> "ok");
+          MeterRegistry registry = ctx.getBean(MeterRegistry.class);
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+          while (registry.find(LockMetrics.ACQUIRE).tags("outcome", "acquired").timer() == null) {
+            assertThat(System.nanoTime() - deadline).as("the acquire timer within 5 s").isNegative();
+            Thread.sleep(2);
+          }
+          assertThat(registry.get(LockMetrics.ACQUIRE).tags("backend", "local", "client", "orders", "outcome", "acquired")
+              .timer().count()).isEqualTo(1);
+        });
+    runner.withUserConfiguration(Registry.class).withPropertyValues("locksmith.uri=local:metrics", "locksmith.metrics.enabled=false")
+        .run(ctx -> {
+          ctx.getBean(LockTemplate.class).locked("m", Duration.ZERO, lease -> "ok");
+          Thread.sleep(50); // nothing should arrive; give a wrong registration time to land
+          assertThat(ctx.getBean(MeterRegistry.class).find(LockMetrics.ACQUIRE).timer()).isNull();
+        });
+  }
+
+  @Test
+  void theTemplateRunsUnderTheLockAndSaysWhenBusy() {
+    runner.withPropertyValues("locksmith.uri=local:template").run(ctx -> {
+      LockTemplate locks = ctx.getBean(LockTemplate.class);
+      LockClient other = Locks.connect("local:template");
+      boolean heldInside = locks.locked("t", Duration.ZERO, lease -> other.lock("t").tryAcquire().isEmpty());
+      assertThat(heldInside).as("held inside").isTrue();
+      var held = other.lock("t").acquire(Duration.ofSeconds(1));
+      assertThatThrownBy(() -> locks.locked("t", Duration.ZERO, lease -> "ran")).isInstanceOf(LockBusyException.class);
+      assertThat(locks.tryLocked("t", Duration.ZERO, lease -> "ran")).isEmpty();
+      held.release();
+      assertThat(locks.tryLocked("t", Duration.ZERO, lease -> "ran")).contains("ran");
+      other.close();
+    });
+  }
+}
