@@ -57,7 +57,8 @@ public class LocksmithAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
-    LockConfig config = config(properties, events.getIfUnique(() -> LockEvents.NONE), beans);
+    LockConfig config = config(properties, events.getIfUnique(() -> LockEvents.NONE), beans,
+        beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique());
     try {
       return Locks.connect(config);
     } catch (LockConfigurationException e) {
@@ -66,7 +67,7 @@ public class LocksmithAutoConfiguration {
     }
   }
 
-  static LockConfig config(LocksmithProperties p, LockEvents events, BeanFactory beans) {
+  static LockConfig config(LocksmithProperties p, LockEvents events, BeanFactory beans, HeldLeaseTracker tracker) {
     List<String> problems = new ArrayList<>();
     if (p.getUri() == null || p.getUri().isBlank()) {
       problems.add("`locksmith.uri` was empty but it must be a lock URI such as redis://localhost:6379 or local:");
@@ -103,6 +104,9 @@ public class LocksmithAutoConfiguration {
     if (p.getMetrics().isEnabled() && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
         && ClassUtils.isPresent("dev.locksmith.micrometer.LockMetrics", null)) {
       events = MetricsSupport.withMetrics(events, beans, plain.uri().scheme(), name, p.getMetrics().isLockNameTag());
+    }
+    if (tracker != null) {
+      events = tracker.then(events);
     }
     return b.events(events).build();
   }
@@ -149,6 +153,34 @@ public class LocksmithAutoConfiguration {
     // read from the Environment: the advisor is made before @ConfigurationProperties beans can be bound
     int order = env.getProperty("locksmith.annotation.order", Integer.class, LocksmithProperties.DEFAULT_ORDER);
     return new LockedAdvisor(new LockedInterceptor(operations, client, new BeanFactoryResolver(beans)), order);
+  }
+
+  /** The actuator endpoint listing held leases, when Spring Boot's actuator is present. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+  static class EndpointConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    HeldLeaseTracker locksmithHeldLeaseTracker() {
+      return new HeldLeaseTracker();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LocksmithEndpoint locksmithEndpoint(LockClient client, HeldLeaseTracker tracker) {
+      return new LocksmithEndpoint(client, tracker);
+    }
+  }
+
+  /** The health indicator "locksmith", on Spring Boot 4's health module. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+  static class HealthConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(name = "locksmithHealthIndicator")
+    LocksmithHealthIndicator locksmithHealthIndicator(LockClient client) {
+      return new LocksmithHealthIndicator(client);
+    }
   }
 
   /** Makes sure an auto-proxy creator exists and proxies classes, as Spring Boot's own AOP setup does. */
