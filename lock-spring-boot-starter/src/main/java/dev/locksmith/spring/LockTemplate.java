@@ -19,13 +19,19 @@ import java.util.function.Supplier;
  */
 public final class LockTemplate {
   private final LockClient client;
+  private final LockObserver observer;
 
   /**
    * @param client the client whose locks are used
    * @throws NullPointerException if {@code client} is null
    */
   public LockTemplate(LockClient client) {
+    this(client, LockObserver.PLAIN);
+  }
+
+  LockTemplate(LockClient client, LockObserver observer) {
     this.client = Objects.requireNonNull(client, "`client` was null but it must be the LockClient to lock with");
+    this.observer = observer;
   }
 
   /**
@@ -65,7 +71,7 @@ public final class LockTemplate {
     Objects.requireNonNull(work, "`work` was null but it must be the code to run under the lock");
     Optional<Lease> lease;
     try {
-      lease = client.lock(name).tryAcquire(wait);
+      lease = observer.tryAcquire(client.lock(name), wait);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new LockException("interrupted while waiting for lock '" + name + "'", e);
@@ -74,11 +80,19 @@ public final class LockTemplate {
       return busy.get();
     }
     try (Lease held = lease.get()) {
+      LockObserver.Hold hold = observer.hold(held);
+      RuntimeException failure = null;
       CurrentLease.push(held);
-      try {
+      try (AutoCloseable scope = hold.openScope()) {
         return work.apply(held);
+      } catch (RuntimeException e) {
+        failure = e;
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException("closing an observation scope failed", e); // scopes do not throw checked exceptions
       } finally {
         CurrentLease.pop();
+        hold.stop(failure);
       }
     }
   }

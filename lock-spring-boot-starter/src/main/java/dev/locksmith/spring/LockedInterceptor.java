@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -21,18 +22,23 @@ final class LockedInterceptor implements MethodInterceptor {
   private final LockedOperations operations;
   private final ObjectProvider<LockClient> clients;
   private final BeanResolver beans;
+  private final Function<LockClient, LockObserver> observers;
   private volatile LockClient client;
+  private volatile LockObserver observer;
 
-  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, BeanResolver beans) {
+  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, BeanResolver beans,
+      Function<LockClient, LockObserver> observers) {
     this.operations = operations;
     this.clients = clients;
     this.beans = beans;
+    this.observers = observers;
   }
 
   private LockClient client() {
     LockClient c = client;
     if (c == null) {
       c = clients.getObject(); // resolved on first use: the advisor is created before most beans
+      observer = observers.apply(c);
       client = c;
     }
     return c;
@@ -55,7 +61,7 @@ final class LockedInterceptor implements MethodInterceptor {
     }
     Optional<Lease> acquired;
     try {
-      acquired = lock.tryAcquire(op.wait);
+      acquired = observer.tryAcquire(lock, op.wait);
     } catch (InterruptedException e) {
       return interrupted(op, name, e);
     }
@@ -63,12 +69,18 @@ final class LockedInterceptor implements MethodInterceptor {
       return busy(op, name, target, args);
     }
     try (Lease lease = acquired.get()) {
+      LockObserver.Hold hold = observer.hold(lease);
+      Throwable failure = null;
       fillLease(op, args, lease);
       CurrentLease.push(lease);
-      try {
+      try (AutoCloseable scope = hold.openScope()) {
         return invocation.proceed();
+      } catch (Throwable t) {
+        failure = t;
+        throw t;
       } finally {
         CurrentLease.pop();
+        hold.stop(failure);
       }
     }
   }
@@ -89,22 +101,28 @@ final class LockedInterceptor implements MethodInterceptor {
       throw e.getCause();
     }
     Object result;
+    LockObserver.Hold hold = observer.hold(lease);
     fillLease(op, args, lease);
     CurrentLease.push(lease);
-    try {
+    try (AutoCloseable scope = hold.openScope()) {
       result = invocation.proceed();
     } catch (Throwable t) {
       lease.close();
+      hold.stop(t);
       throw t;
     } finally {
       CurrentLease.pop();
     }
     if (result == null) {
       lease.close();
+      hold.stop(null);
       return null;
     }
     // the caller sees completion only after the lease is released
-    return ((CompletionStage<?>) result).toCompletableFuture().whenComplete((r, e) -> lease.close());
+    return ((CompletionStage<?>) result).toCompletableFuture().whenComplete((r, e) -> {
+      lease.close();
+      hold.stop(e);
+    });
   }
 
   private static void fillLease(LockedOperation op, Object[] args, Lease lease) {

@@ -130,8 +130,8 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
-  public LockTemplate lockTemplate(LockClient client) {
-    return new LockTemplate(client);
+  public LockTemplate lockTemplate(LockClient client, BeanFactory beans, LocksmithProperties properties) {
+    return new LockTemplate(client, observer(beans, client, properties.getClientName()));
   }
 
   @Bean
@@ -152,7 +152,18 @@ public class LocksmithAutoConfiguration {
       BeanFactory beans, org.springframework.core.env.Environment env) {
     // read from the Environment: the advisor is made before @ConfigurationProperties beans can be bound
     int order = env.getProperty("locksmith.annotation.order", Integer.class, LocksmithProperties.DEFAULT_ORDER);
-    return new LockedAdvisor(new LockedInterceptor(operations, client, new BeanFactoryResolver(beans)), order);
+    String clientName = env.getProperty("locksmith.client-name", "default");
+    return new LockedAdvisor(new LockedInterceptor(operations, client, new BeanFactoryResolver(beans),
+        c -> observer(beans, c, clientName)), order);
+  }
+
+  /** Observations of acquire and hold when Micrometer's observation API, lock-micrometer and an ObservationRegistry bean are present. */
+  static LockObserver observer(BeanFactory beans, LockClient client, String clientName) {
+    if (!ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", null)
+        || !ClassUtils.isPresent("dev.locksmith.micrometer.LockObservations", null)) {
+      return LockObserver.PLAIN;
+    }
+    return ObservationSupport.observer(beans, client.config().uri().scheme(), clientName);
   }
 
   /** The actuator endpoint listing held leases, when Spring Boot's actuator is present. */

@@ -8,7 +8,13 @@ import dev.locksmith.Locks;
 import dev.locksmith.micrometer.LockMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import dev.locksmith.LockEvents;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -142,5 +148,88 @@ class LocksmithAutoConfigurationTest {
       assertThat(locks.tryLocked("t", Duration.ZERO, lease -> "ran")).contains("ran");
       other.close();
     });
+  }
+
+  /** A locked bean, to observe the advice. */
+  public static class Job {
+    @Locked(name = "job")
+    public String run() {
+      return "ran";
+    }
+  }
+
+  @Configuration
+  static class Observed {
+    static final List<String> STOPPED = new CopyOnWriteArrayList<>();
+
+    @Bean
+    ObservationRegistry observationRegistry() {
+      ObservationRegistry registry = ObservationRegistry.create();
+      registry.observationConfig().observationHandler(new ObservationHandler<Observation.Context>() {
+        @Override
+        public boolean supportsContext(Observation.Context context) {
+          return true;
+        }
+
+        @Override
+        public void onStop(Observation.Context c) {
+          STOPPED.add(c.getName() + " " + c.getHighCardinalityKeyValue("lock").getValue() + " "
+              + c.getLowCardinalityKeyValue("client").getValue());
+        }
+      });
+      return registry;
+    }
+
+    @Bean
+    Job job() {
+      return new Job();
+    }
+  }
+
+  @Test
+  void theAdviceAndTheTemplateAreObservedWhenAnObservationRegistryExists() {
+    Observed.STOPPED.clear();
+    runner.withUserConfiguration(Observed.class).withPropertyValues("locksmith.uri=local:observed", "locksmith.client-name=jobs")
+        .run(ctx -> {
+          assertThat(ctx.getBean(Job.class).run()).isEqualTo("ran");
+          ctx.getBean(LockTemplate.class).locked("t", Duration.ZERO, lease -> "ok");
+        });
+    assertThat(Observed.STOPPED).containsExactly("locksmith.lock.acquire job jobs", "locksmith.lock.hold job jobs",
+        "locksmith.lock.acquire t jobs", "locksmith.lock.hold t jobs");
+  }
+
+  @Configuration
+  static class OwnEvents {
+    static final List<String> HEARD = new CopyOnWriteArrayList<>();
+
+    @Bean
+    LockEvents myEvents() {
+      return new LockEvents() {
+        @Override
+        public void acquired(String name, long token, Duration waited) {
+          HEARD.add("acquired " + name);
+        }
+      };
+    }
+
+    @Bean
+    MeterRegistry registry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Test
+  void theApplicationsLockEventsBeanHearsTheClientAlongsideMetricsAndTheEndpoint() {
+    OwnEvents.HEARD.clear();
+    runner.withUserConfiguration(OwnEvents.class).withPropertyValues("locksmith.uri=local:own-events").run(ctx -> {
+      ctx.getBean(LockTemplate.class).locked("e", Duration.ZERO, lease -> "ok");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (OwnEvents.HEARD.isEmpty()) {
+        assertThat(System.nanoTime() - deadline).as("the event within 5 s").isNegative();
+        Thread.sleep(2);
+      }
+      assertThat(ctx.getBean(MeterRegistry.class).find(LockMetrics.ACQUIRE).timer()).isNotNull();
+    });
+    assertThat(OwnEvents.HEARD).containsExactly("acquired e");
   }
 }
