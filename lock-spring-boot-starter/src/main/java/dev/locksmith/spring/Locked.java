@@ -66,6 +66,12 @@ public @interface Locked {
    */
   String fallback() default "";
 
+  /**
+   * @return the name of a client declared as {@code locksmith.clients.<name>.uri}; empty (the
+   *     default) for the application's {@code LockClient} bean
+   */
+  String client() default "";
+
   /** What a {@link Locked} method does when the lock is busy. */
   enum OnBusy {
     /** Throw {@link LockBusyException}. */

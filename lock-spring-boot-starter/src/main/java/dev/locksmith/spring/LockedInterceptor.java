@@ -10,7 +10,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.function.Function;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiFunction;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -22,26 +24,28 @@ final class LockedInterceptor implements MethodInterceptor {
   private final LockedOperations operations;
   private final ObjectProvider<LockClient> clients;
   private final BeanResolver beans;
-  private final Function<LockClient, LockObserver> observers;
-  private volatile LockClient client;
-  private volatile LockObserver observer;
+  private final ObjectProvider<LockClients> named;
+  private final BiFunction<LockClient, String, LockObserver> observers;
+  /** Per client name ("" for the default client): the client and its observer, resolved on first use. */
+  private final Map<String, Using> using = new ConcurrentHashMap<>();
 
-  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, BeanResolver beans,
-      Function<LockClient, LockObserver> observers) {
+  private record Using(LockClient client, LockObserver observer) {}
+
+  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, ObjectProvider<LockClients> named,
+      BeanResolver beans, BiFunction<LockClient, String, LockObserver> observers) {
     this.operations = operations;
     this.clients = clients;
+    this.named = named;
     this.beans = beans;
     this.observers = observers;
   }
 
-  private LockClient client() {
-    LockClient c = client;
-    if (c == null) {
-      c = clients.getObject(); // resolved on first use: the advisor is created before most beans
-      observer = observers.apply(c);
-      client = c;
-    }
-    return c;
+  private Using using(String clientName) {
+    // resolved on first use: the advisor is created before most beans
+    return using.computeIfAbsent(clientName, k -> {
+      LockClient c = k.isEmpty() ? clients.getObject() : named.getObject().get(k);
+      return new Using(c, observers.apply(c, k.isEmpty() ? null : k));
+    });
   }
 
   @Override
@@ -54,10 +58,12 @@ final class LockedInterceptor implements MethodInterceptor {
     }
     Object[] args = invocation.getArguments();
     String name = op.lockName(target, args, beans);
-    LockClient c = client();
+    Using u = using(op.client);
+    LockClient c = u.client();
+    LockObserver observer = u.observer();
     DistributedLock lock = c.lock(name, op.options(c.config().defaults()));
     if (op.returns == LockedOperation.Returns.FUTURE) {
-      return invokeAsync(invocation, op, lock, target, args);
+      return invokeAsync(invocation, op, lock, observer, target, args);
     }
     Optional<Lease> acquired;
     try {
@@ -85,8 +91,8 @@ final class LockedInterceptor implements MethodInterceptor {
     }
   }
 
-  private Object invokeAsync(MethodInvocation invocation, LockedOperation op, DistributedLock lock, Object target,
-      Object[] args) throws Throwable {
+  private Object invokeAsync(MethodInvocation invocation, LockedOperation op, DistributedLock lock, LockObserver observer,
+      Object target, Object[] args) throws Throwable {
     CompletableFuture<Lease> pending = lock.acquireAsync(op.wait);
     Lease lease;
     try {

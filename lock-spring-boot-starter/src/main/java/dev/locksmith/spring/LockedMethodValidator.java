@@ -3,6 +3,7 @@ package dev.locksmith.spring;
 import java.lang.reflect.Method;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -12,9 +13,11 @@ import org.springframework.util.ReflectionUtils;
  */
 final class LockedMethodValidator implements BeanPostProcessor {
   private final LockedOperations operations;
+  private final Environment env;
 
-  LockedMethodValidator(LockedOperations operations) {
+  LockedMethodValidator(LockedOperations operations, Environment env) {
     this.operations = operations;
+    this.env = env;
   }
 
   @Override
@@ -25,7 +28,11 @@ final class LockedMethodValidator implements BeanPostProcessor {
     }
     for (Method m : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
       if (LockedOperations.find(m, type) != null) {
-        operations.get(m, type); // throws, naming the method, when the annotation is not valid
+        LockedOperation op = operations.get(m, type); // throws, naming the method, when the annotation is not valid
+        if (!op.client.isEmpty() && !env.containsProperty("locksmith.clients." + op.client + ".uri")) {
+          throw new IllegalStateException("@Locked on " + op.where + " is not valid: `client` was '" + op.client
+              + "' but no client has that name; declare it with locksmith.clients." + op.client + ".uri");
+        }
       }
     }
     return bean;

@@ -43,6 +43,7 @@ final class LockedOperation {
   final Boolean renew;
   final Boolean reentrant;
   final Locked.OnBusy onBusy;
+  final String client;
   final Method fallback;
   final Returns returns;
   final int[] leaseParams;
@@ -68,6 +69,7 @@ final class LockedOperation {
     this.renew = bool("renew", a.renew(), problems);
     this.reentrant = bool("reentrant", a.reentrant(), problems);
     this.onBusy = a.onBusy();
+    this.client = a.client();
     this.returns = returns(method, problems);
     if (onBusy == Locked.OnBusy.SKIP && returns == Returns.PRIMITIVE) {
       problems.add("onBusy = SKIP returns null, but the method returns " + method.getReturnType()

@@ -57,49 +57,86 @@ public class LocksmithAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
-    LockConfig config = config(properties, events.getIfUnique(() -> LockEvents.NONE), beans,
+    Settings s = new Settings("locksmith.", properties.getUri(), properties.getLease(), properties.getRenew(),
+        properties.getReentrant(), properties.getRecheck(), properties.getOptions(), properties.getClientName());
+    return connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans,
         beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique());
+  }
+
+  /**
+   * @param properties {@code locksmith.clients.*}
+   * @param events the application's own {@link LockEvents} bean, if it has exactly one
+   * @param beans for the optional {@code MeterRegistry}
+   * @return the named clients (none unless declared); each closed with the context
+   * @throws IllegalStateException naming every bad property, secrets redacted
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public LockClients lockClients(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
+    java.util.Map<String, LockClient> clients = new java.util.LinkedHashMap<>();
+    try {
+      for (Map.Entry<String, LocksmithProperties.Client> e : properties.getClients().entrySet()) {
+        LocksmithProperties.Client c = e.getValue();
+        Settings s = new Settings("locksmith.clients." + e.getKey() + ".", c.getUri(), c.getLease(), c.getRenew(),
+            c.getReentrant(), c.getRecheck(), c.getOptions(), e.getKey());
+        clients.put(e.getKey(), connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, null));
+      }
+    } catch (RuntimeException e) {
+      clients.values().forEach(LockClient::close);
+      throw e;
+    }
+    return new LockClients(clients);
+  }
+
+  /** One client's settings, from {@code locksmith.*} or {@code locksmith.clients.<name>.*}. */
+  record Settings(String prefix, String uri, java.time.Duration lease, Boolean renew, Boolean reentrant,
+      java.time.Duration recheck, Map<String, String> options, String clientName) {}
+
+  private static LockClient connect(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans,
+      HeldLeaseTracker tracker) {
+    LockConfig config = config(s, p, events, beans, tracker);
     try {
       return Locks.connect(config);
     } catch (LockConfigurationException e) {
-      throw new IllegalStateException("Locksmith could not connect with locksmith.uri=" + LockUri.redact(properties.getUri())
-          + ": " + prefixed(e.getMessage()), e);
+      throw new IllegalStateException("Locksmith could not connect with " + s.prefix() + "uri=" + LockUri.redact(s.uri())
+          + ": " + prefixed(s.prefix(), e.getMessage()), e);
     }
   }
 
-  static LockConfig config(LocksmithProperties p, LockEvents events, BeanFactory beans, HeldLeaseTracker tracker) {
+  static LockConfig config(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans, HeldLeaseTracker tracker) {
     List<String> problems = new ArrayList<>();
-    if (p.getUri() == null || p.getUri().isBlank()) {
-      problems.add("`locksmith.uri` was empty but it must be a lock URI such as redis://localhost:6379 or local:");
+    if (s.uri() == null || s.uri().isBlank()) {
+      problems.add("`" + s.prefix() + "uri` was " + (s.uri() == null ? "missing" : "empty")
+          + " but it must be a lock URI such as redis://localhost:6379 or local:");
     }
-    String name = p.getClientName();
+    String name = s.clientName();
     if (name == null || name.isBlank()) {
       problems.add("`locksmith.client-name` was '" + name + "' but it must be a name for the client, such as orders");
     }
     if (!problems.isEmpty()) {
       throw new IllegalStateException("Invalid Locksmith settings: " + String.join("; ", problems));
     }
-    LockConfig.Builder b = LockConfig.builder().uri(p.getUri());
-    for (Map.Entry<String, String> o : p.getOptions().entrySet()) {
+    LockConfig.Builder b = LockConfig.builder().uri(s.uri());
+    for (Map.Entry<String, String> o : s.options().entrySet()) {
       b.option(o.getKey(), o.getValue() == null ? "" : o.getValue());
     }
-    if (p.getLease() != null) {
-      b.option("lease", Durations.format(p.getLease()));
+    if (s.lease() != null) {
+      b.option("lease", Durations.format(s.lease()));
     }
-    if (p.getRenew() != null) {
-      b.option("renew", p.getRenew().toString());
+    if (s.renew() != null) {
+      b.option("renew", s.renew().toString());
     }
-    if (p.getReentrant() != null) {
-      b.option("reentrant", p.getReentrant().toString());
+    if (s.reentrant() != null) {
+      b.option("reentrant", s.reentrant().toString());
     }
-    if (p.getRecheck() != null) {
-      b.option("recheck", Durations.format(p.getRecheck()));
+    if (s.recheck() != null) {
+      b.option("recheck", Durations.format(s.recheck()));
     }
     LockConfig plain;
     try {
       plain = b.build();
     } catch (LockConfigurationException e) {
-      throw new IllegalStateException("Invalid Locksmith settings: " + prefixed(e.getMessage()), e);
+      throw new IllegalStateException("Invalid Locksmith settings: " + prefixed(s.prefix(), e.getMessage()), e);
     }
     if (p.getMetrics().isEnabled() && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
         && ClassUtils.isPresent("dev.locksmith.micrometer.LockMetrics", null)) {
@@ -112,12 +149,12 @@ public class LocksmithAutoConfiguration {
   }
 
   /** Names settings as the application writes them: `lease` becomes `locksmith.lease`, a backend option `locksmith.options.x`. */
-  static String prefixed(String message) {
+  static String prefixed(String prefix, String message) {
     Matcher m = NAMED.matcher(message);
     StringBuilder out = new StringBuilder();
     while (m.find()) {
       String key = m.group(1);
-      String named = key.startsWith("locksmith.") ? key : CORE.contains(key) ? "locksmith." + key : "locksmith.options." + key;
+      String named = key.startsWith("locksmith.") ? key : CORE.contains(key) ? prefix + key : prefix + "options." + key;
       m.appendReplacement(out, Matcher.quoteReplacement("`" + named + "`"));
     }
     m.appendTail(out);
@@ -142,8 +179,9 @@ public class LocksmithAutoConfiguration {
 
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  static LockedMethodValidator locksmithLockedMethodValidator(LockedOperations operations) {
-    return new LockedMethodValidator(operations);
+  static LockedMethodValidator locksmithLockedMethodValidator(LockedOperations operations,
+      org.springframework.core.env.Environment env) {
+    return new LockedMethodValidator(operations, env);
   }
 
   @Bean
@@ -153,8 +191,8 @@ public class LocksmithAutoConfiguration {
     // read from the Environment: the advisor is made before @ConfigurationProperties beans can be bound
     int order = env.getProperty("locksmith.annotation.order", Integer.class, LocksmithProperties.DEFAULT_ORDER);
     String clientName = env.getProperty("locksmith.client-name", "default");
-    return new LockedAdvisor(new LockedInterceptor(operations, client, new BeanFactoryResolver(beans),
-        c -> observer(beans, c, clientName)), order);
+    return new LockedAdvisor(new LockedInterceptor(operations, client, beans.getBeanProvider(LockClients.class),
+        new BeanFactoryResolver(beans), (c, name) -> observer(beans, c, name == null ? clientName : name)), order);
   }
 
   /** Observations of acquire and hold when Micrometer's observation API, lock-micrometer and an ObservationRegistry bean are present. */

@@ -29,6 +29,8 @@ public class LocksmithProperties {
   private String clientName = "default";
   /** Backend options, such as locksmith.options.namespace=app or locksmith.options.password=...; checked by the backend. */
   private Map<String, String> options = new LinkedHashMap<>();
+  /** Further clients by name, each with its own uri, lease, renew, reentrant, recheck and options; @Locked(client = "name") uses one. */
+  private Map<String, Client> clients = new LinkedHashMap<>();
   /** Metrics settings. */
   private final Metrics metrics = new Metrics();
   /** {@code @Locked} settings. */
@@ -104,6 +106,16 @@ public class LocksmithProperties {
     this.options = options;
   }
 
+  /** @return the named clients */
+  public Map<String, Client> getClients() {
+    return clients;
+  }
+
+  /** @param clients the named clients */
+  public void setClients(Map<String, Client> clients) {
+    this.clients = clients;
+  }
+
   /** @return the metrics settings */
   public Metrics getMetrics() {
     return metrics;
@@ -112,6 +124,82 @@ public class LocksmithProperties {
   /** @return the annotation settings */
   public Annotation getAnnotation() {
     return annotation;
+  }
+
+  /** {@code locksmith.clients.<name>.*}: one more client, the same settings as the default one's. */
+  public static class Client {
+    /** Lock URI of this client (required). */
+    private String uri;
+    /** Default lease of this client's locks. */
+    private Duration lease;
+    /** Whether this client's leases are renewed while held. */
+    private Boolean renew;
+    /** Whether this client's locks are reentrant per thread. */
+    private Boolean reentrant;
+    /** Longest a waiter of this client sleeps without a release notification. */
+    private Duration recheck;
+    /** Backend options of this client. */
+    private Map<String, String> options = new LinkedHashMap<>();
+
+    /** @return the lock URI */
+    public String getUri() {
+      return uri;
+    }
+
+    /** @param uri the lock URI */
+    public void setUri(String uri) {
+      this.uri = uri;
+    }
+
+    /** @return the default lease, or null */
+    public Duration getLease() {
+      return lease;
+    }
+
+    /** @param lease the default lease */
+    public void setLease(Duration lease) {
+      this.lease = lease;
+    }
+
+    /** @return whether leases are renewed, or null */
+    public Boolean getRenew() {
+      return renew;
+    }
+
+    /** @param renew whether leases are renewed */
+    public void setRenew(Boolean renew) {
+      this.renew = renew;
+    }
+
+    /** @return whether locks are reentrant, or null */
+    public Boolean getReentrant() {
+      return reentrant;
+    }
+
+    /** @param reentrant whether locks are reentrant */
+    public void setReentrant(Boolean reentrant) {
+      this.reentrant = reentrant;
+    }
+
+    /** @return the recheck bound, or null */
+    public Duration getRecheck() {
+      return recheck;
+    }
+
+    /** @param recheck the recheck bound */
+    public void setRecheck(Duration recheck) {
+      this.recheck = recheck;
+    }
+
+    /** @return the backend options */
+    public Map<String, String> getOptions() {
+      return options;
+    }
+
+    /** @param options the backend options */
+    public void setOptions(Map<String, String> options) {
+      this.options = options;
+    }
   }
 
   /** {@code locksmith.metrics.*}. */

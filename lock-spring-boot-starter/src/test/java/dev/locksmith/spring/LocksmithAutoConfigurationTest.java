@@ -232,4 +232,55 @@ class LocksmithAutoConfigurationTest {
     });
     assertThat(OwnEvents.HEARD).containsExactly("acquired e");
   }
+
+  /** Locks through a named client. */
+  public static class NamedJob {
+    static final LockClient ORDERS_SPACE = Locks.connect("local:named-orders");
+    static final LockClient DEFAULT_SPACE = Locks.connect("local:named-default");
+
+    @Locked(name = "n", client = "orders")
+    public String run() {
+      return (ORDERS_SPACE.lock("n").tryAcquire().isEmpty() ? "held in orders" : "FREE in orders")
+          + (DEFAULT_SPACE.lock("n").tryAcquire().isPresent() ? ", free in default" : ", HELD in default");
+    }
+  }
+
+  @Configuration
+  static class NamedApp {
+    @Bean
+    NamedJob namedJob() {
+      return new NamedJob();
+    }
+  }
+
+  @Test
+  void namedClientsAreDeclaredUnderClientsAndUsedByName() {
+    LockClients[] seen = new LockClients[1];
+    runner.withUserConfiguration(NamedApp.class).withPropertyValues("locksmith.uri=local:named-default",
+        "locksmith.clients.orders.uri=local:named-orders", "locksmith.clients.orders.lease=5s",
+        "locksmith.clients.reports.uri=local:named-reports").run(ctx -> {
+          assertThat(ctx).hasNotFailed();
+          LockClients clients = ctx.getBean(LockClients.class);
+          seen[0] = clients;
+          assertThat(clients.names()).containsExactly("orders", "reports");
+          assertThat(clients.get("orders").config().defaults().lease()).isEqualTo(Duration.ofSeconds(5));
+          assertThat(ctx.getBean(LockClient.class).config().uri().toString()).isEqualTo("local:named-default");
+          assertThatThrownBy(() -> clients.get("nope")).isInstanceOf(IllegalArgumentException.class)
+              .hasMessageContaining("[orders, reports]");
+          assertThat(ctx.getBean(NamedJob.class).run()).isEqualTo("held in orders, free in default");
+        });
+    assertThatThrownBy(() -> seen[0].get("orders").lock("after")).as("a named client after the context closed")
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void badNamedClientsFailTheStartNamingTheirProperties() {
+    runner.withPropertyValues("locksmith.clients.orders.lease=0ms", "locksmith.clients.orders.uri=local:x").run(ctx ->
+        assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.clients.orders.lease` was '0ms'"));
+    runner.withPropertyValues("locksmith.clients.orders.lease=5s").run(ctx ->
+        assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.clients.orders.uri` was missing"));
+    runner.withUserConfiguration(NamedApp.class).run(ctx ->
+        assertThat(failure(ctx.getStartupFailure())).contains("NamedJob.run()").contains("`client` was 'orders'")
+            .contains("locksmith.clients.orders.uri"));
+  }
 }
