@@ -27,6 +27,7 @@ import java.util.stream.Stream;
 final class Databases {
   private static String mariadb;
   private static String postgres;
+  private static String redis;
 
   private Databases() {}
 
@@ -87,6 +88,21 @@ final class Databases {
       postgres = url;
     }
     return postgres;
+  }
+
+  /** @return a redis:// URI of a redis-server without persistence */
+  static synchronized String redis() throws Exception {
+    if (redis == null) {
+      Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
+      Path dir = Files.createTempDirectory("locksmith-boot-redis-");
+      int port = ServerProcess.freePort();
+      ServerProcess server = ServerProcess.start("redis", List.of(binary.toString(), "--port", Integer.toString(port), "--bind",
+          "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no", "--dir", dir.toString()),
+          dir, Map.of(), Duration.ofSeconds(20), ServerProcess.portOpen(port));
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
+      redis = "redis://127.0.0.1:" + port;
+    }
+    return redis;
   }
 
   private static boolean canConnect(String url, String user) {

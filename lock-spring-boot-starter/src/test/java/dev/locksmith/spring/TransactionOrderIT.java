@@ -9,7 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import javax.sql.DataSource;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -28,6 +28,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * The lock advice runs outside {@code @Transactional} by default, so the lock is released after
  * the commit: real concurrent read-modify-write transactions on PostgreSQL and MariaDB lose no
  * update. With the transaction advice ordered outside the lock, the same code loses updates.
+ * The lock itself is held on {@code local:}, on the same database through lock-jdbc, and on a
+ * real Redis.
  */
 class TransactionOrderIT {
   static final int THREADS = 4;
@@ -92,7 +94,21 @@ class TransactionOrderIT {
     }
   }
 
-  private static int run(String database, Class<?> config) throws Exception {
+  private static String lockUri(String backend, String database, String url, String user) throws Exception {
+    switch (backend) {
+      case "local":
+        return "local:tx-" + database + "-" + System.nanoTime();
+      case "jdbc":
+        // the lock table in the same database; MariaDB through its own URL scheme
+        return url.replace("jdbc:mysql:", "jdbc:mariadb:") + "?user=" + user;
+      case "redis":
+        return Databases.redis() + "?namespace=tx" + System.nanoTime();
+      default:
+        throw new IllegalArgumentException(backend);
+    }
+  }
+
+  private static int run(String database, String backend, Class<?> config) throws Exception {
     String url = database.equals("postgresql") ? Databases.postgres() : Databases.mariadb();
     String user = database.equals("postgresql") ? "postgres" : "root";
     dataSource = new DriverManagerDataSource(url, user, "");
@@ -102,7 +118,7 @@ class TransactionOrderIT {
     jdbc.update("INSERT INTO counters (id, v) VALUES (1, 0)");
     int[] result = new int[1];
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-        .withPropertyValues("locksmith.uri=local:tx-" + database + "-" + config.getSimpleName())
+        .withPropertyValues("locksmith.uri=" + lockUri(backend, database, url, user))
         .withUserConfiguration(config).run(ctx -> {
           assertThat(ctx).hasNotFailed();
           Counter counter = ctx.getBean(Counter.class);
@@ -128,18 +144,18 @@ class TransactionOrderIT {
     return result[0];
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"postgresql", "mariadb"})
-  void withTheDefaultOrderNoUpdateIsLost(String database) throws Exception {
-    assertThat(run(database, DefaultOrder.class)).as("increments on " + database + " with the lock outside the transaction")
-        .isEqualTo(THREADS * EACH);
+  @ParameterizedTest(name = "{0} transactions, lock on {1}")
+  @CsvSource({"postgresql, local", "mariadb, local", "postgresql, jdbc", "mariadb, jdbc", "postgresql, redis", "mariadb, redis"})
+  void withTheDefaultOrderNoUpdateIsLost(String database, String backend) throws Exception {
+    assertThat(run(database, backend, DefaultOrder.class))
+        .as("increments on " + database + " with the lock (" + backend + ") outside the transaction").isEqualTo(THREADS * EACH);
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"postgresql", "mariadb"})
-  void withTheTransactionOutsideTheLockUpdatesAreLost(String database) throws Exception {
-    assertThat(run(database, TransactionOutside.class))
-        .as("increments on " + database + " with the lock released inside the transaction (the trap this order avoids)")
+  @ParameterizedTest(name = "{0} transactions, lock on {1}")
+  @CsvSource({"postgresql, local", "mariadb, local", "postgresql, jdbc", "mariadb, redis"})
+  void withTheTransactionOutsideTheLockUpdatesAreLost(String database, String backend) throws Exception {
+    assertThat(run(database, backend, TransactionOutside.class))
+        .as("increments on " + database + " with the lock (" + backend + ") released inside the transaction (the trap this order avoids)")
         .isLessThan(THREADS * EACH);
   }
 }
