@@ -55,7 +55,8 @@ final class EtcdBackend implements LockBackend {
           Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"
+          + " and a lock held without renewal (or a hold after release) when its own etcd lease does")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
           "our key is re-checked by a linearizable read after every wait (etcd issue 11456), and its create revision fences a late holder")
       .promise(Fault.SERVER_RESTART, Promise.SAFE, "etcd writes keys and revisions to its WAL before answering, so a restarted member keeps them")
@@ -547,10 +548,11 @@ final class EtcdBackend implements LockBackend {
 
   /**
    * The holder is the key under the lock's prefix with the lowest create revision (the token);
-   * its value is the holder's owner id. One range read. The rest of the holder's lease is not
-   * reported: the key lives on the holding client's etcd lease, which that client keeps alive
-   * whatever the lock's own lease, so its TTL says how long the lock would outlive a vanished
-   * client, not when the holder's lease ends (kit rule 16.4).
+   * its value is the holder's owner id, or a hold's value during a hold after release (held). One
+   * range read. The rest of the holder's lease is not reported: a renewed lock's key lives on the
+   * holding client's etcd lease, which that client keeps alive whatever the lock's own lease, so
+   * its TTL says how long the lock would outlive a vanished client, not when the holder's lease
+   * ends (kit rule 16.4); a key on a lease of its own would be told in whole seconds only.
    */
   @Override
   public LockState inspect(String name) {
