@@ -226,7 +226,7 @@ class EtcdLeaseControlIT {
       long took = System.nanoTime() - asked;
       LOG.info("a hold of {} ms with its client alive was free after {} ms", keep.toMillis(), TimeUnit.NANOSECONDS.toMillis(took));
       assertThat(next).isPresent();
-      assertThat(took).as("ns until free").isGreaterThanOrEqualTo(keep.toNanos()).isLessThan(keep.plusMillis(300).toNanos());
+      assertThat(took).as("ns until free").isGreaterThanOrEqualTo(keep.toNanos()).isLessThan(keep.plusMillis(500).toNanos());
       awaitLeaseGone(holdLease);
       // the holder takes the lock again after its hold: its key name is free again
       assertThat(next.get().release()).isTrue();
