@@ -243,11 +243,8 @@ final class RedisBackend implements LockBackend {
     String owner = value instanceof byte[] ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(value);
     long ttl = ((Number) reply.get(1)).longValue();
     long fence = ((Number) reply.get(2)).longValue();
-    if (owner.startsWith(RedisScripts.HOLD_PREFIX)) {
-      // held after release: taken until the key expires, by no lease, so no holder and no holder's token
-      LockState hold = LockState.held();
-      return ttl >= 0 ? hold.withRemaining(Duration.ofMillis(ttl)) : hold;
-    }
+    // held after release, the owner is the hold's value, which names the lease that set it but is
+    // no lease's owner id, and the fence is still that lease's token: the same as local: reports
     LockState held = LockState.held().withHolder(owner);
     if (fence > 0) {
       held = held.withFencingToken(fence);

@@ -169,8 +169,9 @@ class RedisLeaseControlIT {
 
       LockState state = a.inspect(name);
       assertThat(state.isHeld()).as("state during the hold: %s", state).isTrue();
-      assertThat(state.holder()).as("holder during the hold: no lease holds it").isEmpty();
-      assertThat(state.fencingToken()).as("token during the hold: no holder, so no holder's token").isEmpty();
+      assertThat(state.holder()).as("holder during the hold: the hold's value, no lease's owner id")
+          .hasValue(RedisScripts.HOLD_PREFIX + "h-a:1");
+      assertThat(state.fencingToken()).as("token during the hold: that of the lease that set it").hasValue(held.fencingToken());
       assertThat(state.remaining()).as("remaining during the hold").hasValueSatisfying(
           left -> assertThat(left).isPositive().isLessThanOrEqualTo(keep));
 

@@ -227,7 +227,7 @@ public final class RedisScripts {
    * KEYS: owner key, fence key. Reads only, in one atomic step: an empty reply when the lock is
    * free, else {owner id, remaining ms of the lease (-1 without a TTL), fence counter}, whose
    * fence is the holder's token because the fence only moves when the lock is taken. During a
-   * hold after release the owner is the hold's value ({@link #HOLD_PREFIX}): held, by no lease.
+   * hold after release the owner is the hold's value ({@link #HOLD_PREFIX}), no lease's owner id.
    */
   public static final Script STATE = new Script("state",
       "local owner = redis.call('GET', KEYS[1])\n"
