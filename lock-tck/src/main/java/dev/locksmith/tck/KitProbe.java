@@ -160,6 +160,21 @@ final class KitProbe {
     }
 
     @Override
+    public String toString() {
+      return backend.toString();
+    }
+
+    @Override
+    public boolean extend(BackendLease lease, java.time.Duration newLease) {
+      return backend.extend(lease, newLease);
+    }
+
+    @Override
+    public boolean releaseAfter(BackendLease lease, java.time.Duration keep) {
+      return backend.releaseAfter(lease, keep);
+    }
+
+    @Override
     public boolean release(BackendLease lease) {
       Consumer<String> hook = onRelease;
       if (hook != null) {

@@ -312,6 +312,49 @@ public abstract class LockCompatibilityKit {
     awaitParked(t, what);
   }
 
+  private final java.util.Map<Process, String> childLines = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Starts a {@link HoldingProcess} that takes {@code name} and prints {@code HELD <token>}.
+   *
+   * @param extra more arguments for it (a hold after release, in ms)
+   * @return the process, once it printed that line (kept in {@link #childLines})
+   */
+  private Process holdInChild(String name, String... extra) throws Exception {
+    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"),
+        HoldingProcess.class.getName(), name, Long.toString(limits().lease().toMillis())));
+    command.addAll(List.of(extra));
+    ProcessBuilder pb = new ProcessBuilder(command);
+    pb.environment().put("LOCKSMITH_URI", uri());
+    pb.redirectErrorStream(true);
+    Process child = pb.start();
+    processes.add(child);
+    BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> {
+      StringBuilder seen = new StringBuilder();
+      try {
+        for (String line; (line = out.readLine()) != null; ) {
+          if (line.startsWith("HELD ")) {
+            return line;
+          }
+          seen.append(line).append('\n');
+        }
+      } catch (Exception e) {
+        seen.append(e);
+      }
+      throw new IllegalStateException("the holding process ended without taking the lock; it printed:\n" + seen);
+    });
+    try {
+      childLines.put(child, held.get(60, TimeUnit.SECONDS));
+    } catch (TimeoutException e) {
+      throw new AssertionError("the holding process did not take the lock within 60 s");
+    } catch (ExecutionException e) {
+      throw new AssertionError(e.getCause().getMessage());
+    }
+    return child;
+  }
+
   private static long ms(long nanos) {
     return TimeUnit.NANOSECONDS.toMillis(nanos);
   }
@@ -672,36 +715,8 @@ public abstract class LockCompatibilityKit {
     void rule3_3_killedProcessFreesItsLock() throws Exception {
       requireFeature(Feature.SHARED_ACROSS_PROCESSES, "3.3");
       String name = name("killed");
-      String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-      ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-          HoldingProcess.class.getName(), name, Long.toString(limits().lease().toMillis()));
-      pb.environment().put("LOCKSMITH_URI", uri());
-      pb.redirectErrorStream(true);
-      Process child = pb.start();
-      processes.add(child);
-      BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-      CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> {
-        StringBuilder seen = new StringBuilder();
-        try {
-          for (String line; (line = out.readLine()) != null; ) {
-            if (line.startsWith("HELD ")) {
-              return line;
-            }
-            seen.append(line).append('\n');
-          }
-        } catch (Exception e) {
-          seen.append(e);
-        }
-        throw new IllegalStateException("the holding process ended without taking the lock; it printed:\n" + seen);
-      });
-      String line;
-      try {
-        line = held.get(60, TimeUnit.SECONDS);
-      } catch (TimeoutException e) {
-        throw new AssertionError("the holding process did not take the lock within 60 s");
-      } catch (ExecutionException e) {
-        throw new AssertionError(e.getCause().getMessage());
-      }
+      Process child = holdInChild(name);
+      String line = childLines.get(child);
       assertThat(client().lock(name).tryAcquire()).as("the lock while the child process holds it").isEmpty();
       long start = System.nanoTime();
       child.destroyForcibly(); // SIGKILL: no shutdown hook, no release
@@ -1661,6 +1676,237 @@ public abstract class LockCompatibilityKit {
       try (Lease lease = client().lock(name).acquire(Duration.ofSeconds(10))) {
         assertThat(client().lock(name).state()).isEqualTo(LockState.unknown());
       }
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 17: lease control")
+  class LeaseControl {
+    private LockOptions unrenewed(Duration lease) {
+      return LockOptions.builder().lease(lease).autoRenew(false).reentrant(true).build();
+    }
+
+    @Test
+    @DisplayName("17.1 MUST: extend() to a longer lease keeps the lock past its old expiry, and a release still frees it at once")
+    void rule17_1_extendLonger() throws Exception {
+      requireFeature(Feature.EXTEND, "17.1");
+      String name = name("extend-longer");
+      Duration lease = limits().lease();
+      Lease held = client(unrenewed(lease)).lock(name).acquire(Duration.ofSeconds(10));
+      long granted = System.nanoTime();
+      Thread.sleep(lease.dividedBy(2).toMillis());
+      assertThat(held.extend(lease.multipliedBy(4))).as("lease control broken: extend() of a lease held for half its lease").isTrue();
+      // watch well past the old expiry, and past the slack a vanished holder would get
+      Duration watch = lease.plus(lease).plus(lease.dividedBy(2)).minusNanos(System.nanoTime() - granted);
+      Optional<Lease> intruder = client().lock(name).tryAcquire(watch);
+      assertThat(intruder).withFailMessage("lease control broken: another client got the lock %d ms after the grant, although "
+          + "extend(%d ms) at %d ms had moved its expiry to %d ms: the server's expiry did not move", ms(System.nanoTime() - granted),
+          lease.multipliedBy(4).toMillis(), lease.dividedBy(2).toMillis(), lease.multipliedBy(4).plus(lease.dividedBy(2)).toMillis())
+          .isEmpty();
+      assertThat(held.isValid()).as("lease control broken: isValid() of an extended lease within its new expiry").isTrue();
+      assertThat(held.release()).as("lease control broken: release() of an extended lease").isTrue();
+      assertThat(client().lock(name).tryAcquire(limits().tolerance())).as("the lock after the extended lease was released").isPresent();
+    }
+
+    @Test
+    @DisplayName("17.2 MUST: extend() to a shorter lease frees the lock at the new expiry, not sooner and not much later")
+    void rule17_2_extendShorter() throws Exception {
+      requireFeature(Feature.EXTEND, "17.2");
+      String name = name("extend-shorter");
+      Duration shorter = limits().lease().multipliedBy(5).dividedBy(4);
+      Duration soon = limits().tolerance().dividedBy(4);
+      Lease held = client(unrenewed(limits().lease().multipliedBy(20))).lock(name).acquire(Duration.ofSeconds(10));
+      LockClient watcher = client();
+      long asked = System.nanoTime();
+      assertThat(held.extend(shorter)).as("lease control broken: extend() to a shorter lease").isTrue();
+      long answered = System.nanoTime();
+      Optional<Lease> next = watcher.lock(name).tryAcquire(shorter.plus(limits().tolerance()).plus(limits().tolerance()));
+      long got = System.nanoTime();
+      assertThat(next).withFailMessage("lease control broken: a lease shortened to %d ms still held the lock after %d ms: "
+          + "extend() must move the server's expiry both ways", shorter.toMillis(), ms(got - answered)).isPresent();
+      assertThat(ms(got - asked)).withFailMessage("lease control broken: the lock was free %d ms after extend(%d ms) was called: "
+          + "the server ended it early", ms(got - asked), shorter.toMillis()).isGreaterThanOrEqualTo(shorter.toMillis() - 15);
+      assertThat(ms(got - answered)).withFailMessage("lease control broken: a lease shortened to %d ms was free only %d ms after "
+          + "extend() returned (bound: + %d ms)", shorter.toMillis(), ms(got - answered), soon.toMillis())
+          .isLessThanOrEqualTo(shorter.plus(soon).toMillis());
+      assertThat(held.isValid()).as("isValid() of the shortened lease after its new expiry").isFalse();
+    }
+
+    @Test
+    @DisplayName("17.3 MUST: extend() of a released lease, or of one the server gave to another client, answers false and leaves the new holder's expiry alone")
+    void rule17_3_extendOfALeaseNoLongerOurs() throws Exception {
+      requireFeature(Feature.EXTEND, "17.3");
+      String name = name("extend-released");
+      Lease released = client(unrenewed(limits().lease())).lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(released.release()).isTrue();
+      assertThat(released.extend(Duration.ofSeconds(30))).as("lease control broken: extend() after release()").isFalse();
+
+      // a long lease without renewal: the client believes it holds the lock throughout, so its extend
+      // reaches the server and only the server's owner check protects the new holder
+      String taken = name("extend-taken");
+      Lease stale = client(longLease()).lock(taken).acquire(Duration.ofSeconds(10));
+      hook("17.3", () -> faults().revoke(taken));
+      Lease taker = client(unrenewed(limits().lease())).lock(taken).acquire(Duration.ofSeconds(10));
+      long takenAt = System.nanoTime();
+      assertThat(stale.extend(Duration.ofSeconds(30))).withFailMessage("lease control broken: extend() by a holder whose lock the "
+          + "server had given to another client answered true: extend must check the owner on the server").isFalse();
+      assertThat(taker.isValid()).as("ownership broken: the taker's lease after the old holder's extend()").isTrue();
+      // the failed extend must not have moved the taker's expiry: a third client gets the lock when the taker's lease ends
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      Optional<Lease> third = client().lock(taken).tryAcquire(bound.plus(limits().tolerance()).minusNanos(System.nanoTime() - takenAt));
+      assertThat(third).withFailMessage("lease control broken: the taker's lease of %d ms without renewal still held the lock %d ms "
+          + "after it was taken: the old holder's extend() moved someone else's expiry", limits().lease().toMillis(),
+          ms(System.nanoTime() - takenAt)).isPresent();
+      assertThat(ms(System.nanoTime() - takenAt)).as("ms until the taker's lease ended").isLessThanOrEqualTo(bound.toMillis());
+    }
+
+    @Test
+    @DisplayName("17.4 MUST: extend() of an auto-renewed lease and bad durations throw at once, changing nothing")
+    void rule17_4_extendMisuse() throws Exception {
+      requireFeature(Feature.EXTEND, "17.4");
+      String name = name("extend-misuse");
+      Lease renewed = client().lock(name).acquire(Duration.ofSeconds(10));
+      assertThatThrownBy(() -> renewed.extend(Duration.ofSeconds(5))).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+      Lease unrenewed = client(unrenewed(limits().lease().multipliedBy(10))).lock(name("extend-args")).acquire(Duration.ofSeconds(10));
+      assertThatThrownBy(() -> unrenewed.extend(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`lease`");
+      assertThatThrownBy(() -> unrenewed.extend(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`lease`");
+      assertThatThrownBy(() -> unrenewed.extend(Duration.ofDays(8))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`lease`");
+      assertThatThrownBy(() -> unrenewed.releaseAfter(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`keep`");
+      assertThatThrownBy(() -> unrenewed.releaseAfter(Duration.ofDays(8))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`keep`");
+      assertThat(renewed.isValid() && unrenewed.isValid()).as("both leases after the refused calls").isTrue();
+      assertThat(renewed.release() && unrenewed.release()).as("both leases released after the refused calls").isTrue();
+    }
+
+    /** Takes {@code name}, gives it up with a hold of {@code keep}, and returns [asked, answered] in nanos. */
+    private long[] holdAfterRelease(LockClient holder, String name, Duration keep) throws Exception {
+      Lease lease = holder.lock(name).acquire(Duration.ofSeconds(10));
+      long asked = System.nanoTime();
+      assertThat(lease.releaseAfter(keep)).as("lease control broken: releaseAfter() of a lease just taken").isTrue();
+      long answered = System.nanoTime();
+      assertThat(lease.isValid()).as("isValid() after releaseAfter()").isFalse();
+      assertThat(lease.release()).as("release() after releaseAfter()").isFalse();
+      return new long[] {asked, answered};
+    }
+
+    private void assertHeldUntil(String name, Duration keep, long[] at, Duration late, String how) throws Exception {
+      Optional<Lease> next = client().lock(name).tryAcquire(keep.plus(late).plus(limits().tolerance()));
+      long got = System.nanoTime();
+      assertThat(next).withFailMessage("lease control broken: a hold of %d ms after release (%s) still held the lock %d ms later",
+          keep.toMillis(), how, ms(got - at[1])).isPresent();
+      assertThat(ms(got - at[0])).withFailMessage("lease control broken: a hold of %d ms after release (%s) let another client "
+          + "take the lock after only %d ms", keep.toMillis(), how, ms(got - at[0])).isGreaterThanOrEqualTo(keep.toMillis() - 15);
+      assertThat(ms(got - at[1])).withFailMessage("lease control broken: a hold of %d ms after release (%s) was free only %d ms "
+          + "later (bound: + %d ms)", keep.toMillis(), how, ms(got - at[1]), late.toMillis())
+          .isLessThanOrEqualTo(keep.plus(late).toMillis());
+    }
+
+    @Test
+    @DisplayName("17.5 MUST: releaseAfter(keep) keeps the lock held until keep, then frees it by itself")
+    void rule17_5_holdAfterRelease() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.5");
+      String name = name("hold");
+      Duration keep = limits().lease().multipliedBy(5).dividedBy(4);
+      long[] at = holdAfterRelease(client(unrenewed(limits().lease().multipliedBy(10))), name, keep);
+      assertHeldUntil(name, keep, at, limits().tolerance().dividedBy(4), "holder alive");
+    }
+
+    @Test
+    @DisplayName("17.6 MUST: a hold after release survives closing the holder's client")
+    void rule17_6_holdSurvivesClose() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.6");
+      String name = name("hold-close");
+      Duration keep = limits().lease().multipliedBy(2);
+      LockClient holder = client();
+      long[] at = holdAfterRelease(holder, name, keep);
+      holder.close();
+      assertHeldUntil(name, keep, at, limits().expirySlack().plus(limits().tolerance()), "holder's client closed");
+    }
+
+    @Test
+    @DisplayName("17.7 MUST: a hold after release survives the holder vanishing (abandon: nothing released, connections dropped)")
+    void rule17_7_holdSurvivesAbandon() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.7");
+      String name = name("hold-abandon");
+      Duration keep = limits().lease().multipliedBy(2);
+      LockClient holder = client();
+      long[] at = holdAfterRelease(holder, name, keep);
+      ((Abandonable) holder).abandon();
+      assertHeldUntil(name, keep, at, limits().expirySlack().plus(limits().tolerance()), "holder abandoned");
+    }
+
+    @Test
+    @DisplayName("17.8 MUST: a hold after release survives SIGKILL of the holding process")
+    void rule17_8_holdSurvivesKill() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.8");
+      requireFeature(Feature.SHARED_ACROSS_PROCESSES, "17.8");
+      String name = name("hold-killed");
+      Duration keep = limits().lease().multipliedBy(3);
+      Process child = holdInChild(name, Long.toString(keep.toMillis()));
+      long seen = System.nanoTime();
+      child.destroyForcibly();
+      assertThat(child.waitFor(10, TimeUnit.SECONDS)).as("child exited after SIGKILL").isTrue();
+      assertThat(client().lock(name).tryAcquire()).withFailMessage("lease control broken: the hold of %d ms a process set before it "
+          + "was killed was gone %d ms later", keep.toMillis(), ms(System.nanoTime() - seen)).isEmpty();
+      Duration late = limits().expirySlack().plus(limits().tolerance());
+      Optional<Lease> next = client().lock(name).tryAcquire(keep.plus(late).plus(limits().tolerance()));
+      assertThat(next).withFailMessage("lease control broken: the hold of %d ms of a killed process still held the lock %d ms later",
+          keep.toMillis(), ms(System.nanoTime() - seen)).isPresent();
+      assertThat(ms(System.nanoTime() - seen)).as("ms until the killed process's hold ended").isLessThanOrEqualTo(keep.plus(late).toMillis());
+    }
+
+    @Test
+    @DisplayName("17.9 MUST: a lease without auto-renew whose holder vanishes is ended by the server at its expiry, not at a session's end")
+    void rule17_9_unrenewedLeaseOfAVanishedHolderEndsOnTheServer() throws Exception {
+      requireFeature(Feature.EXTEND, "17.9");
+      String name = name("unrenewed-vanished");
+      LockClient holder = client(expiring());
+      holder.lock(name).acquire(Duration.ofSeconds(10));
+      long start = System.nanoTime();
+      ((Abandonable) holder).abandon();
+      Duration slack = limits().expirySlack().compareTo(Duration.ofSeconds(2)) < 0 ? limits().expirySlack() : Duration.ofSeconds(2);
+      Duration bound = limits().lease().plus(slack).plus(limits().tolerance());
+      Optional<Lease> next = client().lock(name).tryAcquire(bound.plus(limits().tolerance()));
+      assertThat(next).withFailMessage("lease control broken: a lease of %d ms without renewal whose holder vanished still held the "
+          + "lock %d ms later: the server must end it at its expiry, not when a session times out", limits().lease().toMillis(),
+          ms(System.nanoTime() - start)).isPresent();
+      assertThat(ms(System.nanoTime() - start)).as("ms until a vanished holder's unrenewed lease ended (bound: lease + %d ms slack + "
+          + "tolerance)", slack.toMillis()).isLessThanOrEqualTo(bound.toMillis());
+    }
+
+    @Test
+    @DisplayName("17.10 MUST: releaseAfter() of a lease the server gave to another client answers false and puts no hold on the new holder's lock")
+    void rule17_10_holdOfALeaseNoLongerOurs() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.10");
+      String name = name("hold-foreign");
+      Lease stale = client(longLease()).lock(name).acquire(Duration.ofSeconds(10));
+      hook("17.10", () -> faults().revoke(name));
+      Lease taker = client().lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(stale.releaseAfter(Duration.ofSeconds(30))).withFailMessage("lease control broken: releaseAfter() by a holder whose "
+          + "lock the server had given to another client answered true: it must check the owner on the server").isFalse();
+      assertThat(taker.isValid()).as("ownership broken: the taker's lease after the old holder's releaseAfter()").isTrue();
+      assertThat(taker.release()).as("ownership broken: the taker's release after the old holder's releaseAfter()").isTrue();
+      assertThat(client().lock(name).tryAcquire(limits().tolerance())).withFailMessage("lease control broken: the taker released the "
+          + "lock, but it stayed held: the old holder's releaseAfter() put a hold on a lock that was no longer its own").isPresent();
+    }
+
+    @Test
+    @DisplayName("17.11 MUST: releaseAfter() of a lock held twice by one thread throws and keeps it held; releaseAfter(0) is release()")
+    void rule17_11_holdMisuse() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.11");
+      String name = name("hold-reentrant");
+      DistributedLock lock = client().lock(name);
+      Lease outer = lock.acquire(Duration.ofSeconds(10));
+      Lease inner = lock.acquire(Duration.ofSeconds(10));
+      assertThatThrownBy(() -> inner.releaseAfter(Duration.ofSeconds(5))).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+      assertThat(client().lock(name).tryAcquire()).as("the lock after a refused releaseAfter()").isEmpty();
+      assertThat(inner.release()).as("the inner holding's release after the refused releaseAfter()").isTrue();
+      assertThat(outer.releaseAfter(Duration.ZERO)).as("releaseAfter(0) of the last holding").isTrue();
+      assertThat(client().lock(name).tryAcquire(limits().tolerance())).as("the lock after releaseAfter(0)").isPresent();
     }
   }
 }

@@ -11,6 +11,7 @@ import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
 import dev.locksmith.tck.LockCompatibilityKit.MutualExclusion;
 import dev.locksmith.tck.LockCompatibilityKit.Ownership;
 import dev.locksmith.tck.LockCompatibilityKit.Renewal;
+import dev.locksmith.tck.LockCompatibilityKit.LeaseControl;
 import dev.locksmith.tck.LockCompatibilityKit.StateReads;
 import dev.locksmith.tck.LockCompatibilityKit.WakeUp;
 import dev.locksmith.tck.MemoryBackends.Defect;
@@ -72,6 +73,15 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(Defect.NAME_LATIN1, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by one Cyrillic letter"),
         Arguments.of(Defect.NAME_191, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by the 192nd character"),
         Arguments.of(Defect.NAME_200, BadInput.class, "rule12_6_nearlyEqualNamesAreDistinct", "differ only by the 201st character"),
+        // 17. lease control
+        Arguments.of(Defect.EXTEND_CLIENT_ONLY, LeaseControl.class, "rule17_1_extendLonger", "the server's expiry did not move"),
+        Arguments.of(Defect.EXTEND_ONLY_LONGER, LeaseControl.class, "rule17_2_extendShorter", "must move the server's expiry both ways"),
+        Arguments.of(Defect.EXTEND_NO_OWNER_CHECK, LeaseControl.class, "rule17_3_extendOfALeaseNoLongerOurs", "extend must check the owner on the server"),
+        Arguments.of(Defect.HOLD_IS_RELEASE, LeaseControl.class, "rule17_5_holdAfterRelease", "let another client take the lock after only"),
+        Arguments.of(Defect.HOLD_IN_CLIENT, LeaseControl.class, "rule17_6_holdSurvivesClose", "holder's client closed"),
+        Arguments.of(Defect.HOLD_NO_OWNER_CHECK, LeaseControl.class, "rule17_10_holdOfALeaseNoLongerOurs", "it must check the owner on the server"),
+        Arguments.of(Defect.SESSION_EXTEND_IGNORED, LeaseControl.class, "rule17_9_unrenewedLeaseOfAVanishedHolderEndsOnTheServer",
+            "not when a session times out"),
         // 14. loss detection
         Arguments.of(Defect.SESSION_UNBOUNDED, LossDetection.class, "rule14_3_unreachableServerIsSignalled", "loss detection broken: the server was unreachable"),
         // 16. state reads

@@ -117,6 +117,21 @@ final class MemoryBackends {
     NAME_191,
     /** Names cut to 200 characters. */
     NAME_200,
+    // lease control
+    /** Extend moves the expiry of whoever holds the lock. */
+    EXTEND_NO_OWNER_CHECK,
+    /** Extend only ever lengthens a lease: a shorter one keeps the old expiry. */
+    EXTEND_ONLY_LONGER,
+    /** Extend answers true without telling the server. */
+    EXTEND_CLIENT_ONLY,
+    /** A hold after release is a plain release. */
+    HOLD_IS_RELEASE,
+    /** The hold after release is kept by the client, and dropped when it closes or vanishes. */
+    HOLD_IN_CLIENT,
+    /** A hold after release is set whoever holds the lock. */
+    HOLD_NO_OWNER_CHECK,
+    /** A session backend whose extend answers true but leaves the lock to the session: a vanished holder keeps it. */
+    SESSION_EXTEND_IGNORED,
     // sessions
     /** Held by a session that never reports an unreachable server: a lease taken before a cut is never lost. */
     SESSION_UNBOUNDED,
@@ -126,7 +141,7 @@ final class MemoryBackends {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.STATE_READS)
+          Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
@@ -256,6 +271,7 @@ final class MemoryBackends {
           return leaseNanos + 2_000_000_000L;
         case SESSION_UNBOUNDED:
         case SESSION_BOUNDED:
+        case SESSION_EXTEND_IGNORED:
           return Duration.ofDays(7).toNanos(); // held while the session lives: freed by release or session end
         default:
           return leaseNanos;
@@ -431,6 +447,65 @@ final class MemoryBackends {
       }
     }
 
+    /** Moves a held lease's expiry to {@code leaseNanos} from now. */
+    boolean extend(String key, String ownerId, long leaseNanos) {
+      available();
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        long now = System.nanoTime();
+        boolean mine = owns(e, ownerId) || (defect == Defect.EXTEND_NO_OWNER_CHECK && e.owner != null);
+        if (!mine || expired(e, now)) {
+          return false;
+        }
+        if (defect != Defect.SESSION_EXTEND_IGNORED) {
+          long to = now + leaseNanos;
+          e.expiresAt = defect == Defect.EXTEND_ONLY_LONGER && e.expiresAt - to > 0 ? e.expiresAt : to;
+        }
+        return true;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Gives a lease up but keeps the lock taken, by no lease, for {@code keepNanos}. */
+    boolean releaseAfter(String key, String ownerId, long keepNanos) {
+      available();
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        long now = System.nanoTime();
+        boolean mine = owns(e, ownerId) && !expired(e, now);
+        if (defect == Defect.HOLD_NO_OWNER_CHECK && e.owner != null) {
+          mine = true;
+        }
+        if (!mine) {
+          return false;
+        }
+        e.owner = "hold of " + ownerId;
+        e.expiresAt = now + keepNanos;
+        return true;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Ends a hold after release that is still in place (only for the HOLD_IN_CLIENT defect). */
+    void dropHold(String key, String ownerId) {
+      mutex.lock();
+      try {
+        Entry e = entry(key);
+        if (("hold of " + ownerId).equals(e.owner)) {
+          e.owner = null;
+          if (head(e) != null) {
+            head(e).wake();
+          }
+        }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
     boolean release(String key, String ownerId) {
       available();
       if (defect == Defect.READ_THEN_DELETE) {
@@ -582,6 +657,7 @@ final class MemoryBackends {
     private final BackendContext context;
     private final AtomicLong polls = new AtomicLong();
     private final Set<String> sessionHeld = ConcurrentHashMap.newKeySet();
+    private final Map<String, String> clientHolds = new ConcurrentHashMap<>();
     private volatile long confirmedAt = System.nanoTime();
     private final Thread heartbeat;
 
@@ -598,7 +674,8 @@ final class MemoryBackends {
     }
 
     private boolean session() {
-      return server.defect == Defect.SESSION_UNBOUNDED || server.defect == Defect.SESSION_BOUNDED;
+      return server.defect == Defect.SESSION_UNBOUNDED || server.defect == Defect.SESSION_BOUNDED
+          || server.defect == Defect.SESSION_EXTEND_IGNORED;
     }
 
     /** Each answered heartbeat moves the bound of every lease of the session. */
@@ -684,6 +761,28 @@ final class MemoryBackends {
     }
 
     @Override
+    public boolean extend(BackendLease lease, Duration newLease) {
+      if (server.defect == Defect.EXTEND_CLIENT_ONLY) {
+        return true;
+      }
+      return server.extend(server.key(lease.name()), lease.ownerId(), newLease.toNanos());
+    }
+
+    @Override
+    public boolean releaseAfter(BackendLease lease, Duration keep) {
+      sessionHeld.remove(lease.ownerId());
+      String key = server.key(lease.name());
+      if (server.defect == Defect.HOLD_IS_RELEASE) {
+        return server.release(key, lease.ownerId());
+      }
+      boolean ours = server.releaseAfter(key, lease.ownerId(), keep.toNanos());
+      if (ours && server.defect == Defect.HOLD_IN_CLIENT) {
+        clientHolds.put(key, lease.ownerId());
+      }
+      return ours;
+    }
+
+    @Override
     public boolean release(BackendLease lease) {
       sessionHeld.remove(lease.ownerId());
       return server.release(server.key(lease.name()), lease.ownerId());
@@ -699,8 +798,10 @@ final class MemoryBackends {
       close();
       if (session()) {
         // the server ends the session after its timeout (1 s here, the kit's expiry slack)
+        // SESSION_EXTEND_IGNORED has a 10 s session, as ZooKeeper's default: rule 17.9 must not wait for it
+        long sessionMicros = server.defect == Defect.SESSION_EXTEND_IGNORED ? 10_000_000 : 1_000_000;
         Thread t = new Thread(() -> {
-          roundTrip(1_000_000);
+          roundTrip(sessionMicros);
           server.endSession(context.clientId());
         });
         t.setDaemon(true);
@@ -710,6 +811,8 @@ final class MemoryBackends {
 
     @Override
     public void close() {
+      clientHolds.forEach(server::dropHold); // the HOLD_IN_CLIENT defect: the hold lived in this client
+      clientHolds.clear();
       if (heartbeat != null) {
         heartbeat.interrupt(); // the server outlives its clients; the session ends with them
       }

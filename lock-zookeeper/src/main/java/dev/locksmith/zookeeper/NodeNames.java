@@ -16,9 +16,19 @@ final class NodeNames {
   /** Our part of a waiter's node name; Curator puts its protection prefix before it, ZooKeeper the sequence after. */
   static final String LOCK_MARK = "lock-";
   private static final int SEQUENCE_DIGITS = 10;
+  /**
+   * The persistent node that keeps a lock held after its holder gave it up with a hold
+   * ({@code releaseAfter}). It has no sequence number and no protection prefix, so it can never be
+   * a waiter's node, and it sorts before every waiter: while it stands, nobody is first.
+   */
+  static final String HOLD = "hold";
 
-  /** Orders waiter nodes by the sequence number ZooKeeper appended; odd names last, by name. */
-  static final Comparator<String> BY_SEQUENCE = Comparator.comparingLong(NodeNames::sequence)
+  /**
+   * Orders a lock's children: the {@link #HOLD} node first, then waiter nodes by the sequence
+   * number ZooKeeper appended; odd names last, by name.
+   */
+  static final Comparator<String> BY_SEQUENCE = Comparator.comparing((String node) -> !HOLD.equals(node))
+      .thenComparingLong(NodeNames::sequence)
       .thenComparing(Comparator.naturalOrder());
 
   private NodeNames() {}

@@ -18,7 +18,6 @@ import dev.locksmith.spi.Renewal;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,12 +38,14 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.Watcher;
@@ -66,6 +67,14 @@ import org.slf4j.LoggerFactory;
  * <p>Held locks live as long as the session: SUSPENDED puts every lease in doubt until the
  * earliest moment the server may have expired the session; RECONNECTED lifts the doubt for each
  * lease whose node is still there and still ours; LOST (or a deleted node) is a lost lease.
+ *
+ * <p><b>Lease control.</b> {@link #extend} writes an expiry into the holder's node ("expires
+ * <i>n</i> ms after this write"), and {@link #releaseAfter} replaces the holder's node, in one
+ * multi, by a persistent {@link NodeNames#HOLD} node that says the same. Both are judged by the
+ * ZooKeeper leader's clock: a write's mtime is set by the leader, and the waiter first in line
+ * learns the leader's time now from a write of its own (see {@link #leaderNow()}), then deletes
+ * an expired head with a versioned delete, so an extend that lands first wins. Nothing on a
+ * client clock decides that a lock is free.
  */
 final class ZooKeeperBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
@@ -75,13 +84,17 @@ final class ZooKeeperBackend implements LockBackend {
    * back within this time of the grant is reported lost at most about twice this late.
    */
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
+  /** Reads of a lock's children in one poll: an expired head deleted, or one gone between two reads, costs a round. */
+  private static final int ROUNDS = 4;
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND,
+          Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
+          + "with renewal off, by the first waiter once the leader's clock passes the lease's expiry")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the session may expire "
           + "before the grant is seen, and the next holder's czxid is greater")
       .promise(Fault.SERVER_RESTART, Promise.SAFE, "ZooKeeper logs every node to disk before acknowledging it, so "
@@ -92,7 +105,8 @@ final class ZooKeeperBackend implements LockBackend {
           + "from the earliest moment the server may expire the session, and LOST is reported; tokens fence the rest")
       .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "nodes are replicated by ZAB; a client reconnects to another "
           + "server within the session timeout and re-checks its node before trusting the lease again")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client")
+      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client; "
+          + "expiries of unrenewed leases and holds are on the leader's wall clock, which a jump there moves")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own node, whose path holds a random "
           + "protection id and our owner id")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "Curator's protected mode finds a node whose create succeeded "
@@ -113,6 +127,8 @@ final class ZooKeeperBackend implements LockBackend {
   private final AtomicLong connectionEpoch = new AtomicLong();
   private final ScheduledExecutorService tasks;
   private final ConnectionStateListener listener = this::stateChanged;
+  /** This client's scratch node, written to learn the leader's clock ({@link #leaderNow()}). */
+  private final String clockPath;
   private volatile boolean connected = true;
   private volatile boolean closed;
 
@@ -126,6 +142,11 @@ final class ZooKeeperBackend implements LockBackend {
     final Watcher ownWatcher;
     /** {@link System#nanoTime()} of the grant. */
     final long grantedAt;
+    /**
+     * Whether the node carries an expiry ({@link #extend}): a waiter deletes it once the
+     * leader's clock passes it, and that deletion is the lease running out, not a takeover.
+     */
+    volatile boolean expiring;
 
     Held(String name, String ownerId, String path, long token, Watcher ownWatcher, long grantedAt) {
       this.name = name;
@@ -134,6 +155,16 @@ final class ZooKeeperBackend implements LockBackend {
       this.token = token;
       this.ownWatcher = ownWatcher;
       this.grantedAt = grantedAt;
+    }
+
+    /** Why a deletion of our node behind our back ends the lease: its expiry, if it had one, else a takeover. */
+    LeaseLostException.Reason deletedReason() {
+      return expiring ? LeaseLostException.Reason.EXPIRED : LeaseLostException.Reason.TAKEN;
+    }
+
+    String deletedDetail() {
+      return expiring ? "its node " + path + " was deleted on the server once its expiry had passed by the ZooKeeper "
+          + "leader's clock" : "its node " + path + " was deleted on the server";
     }
 
     @Override
@@ -148,6 +179,7 @@ final class ZooKeeperBackend implements LockBackend {
     this.settings = settings;
     this.context = context;
     this.tasks = tasks;
+    this.clockPath = "/.clock-" + NodeNames.encode(context.clientId());
   }
 
   /** Connects, checks that we may create nodes, and starts watching the connection. */
@@ -393,7 +425,7 @@ final class ZooKeeperBackend implements LockBackend {
       }
       if (stat == null || stat.getCzxid() != h.token || stat.getEphemeralOwner() != session) {
         if (held.remove(h.ownerId, h)) {
-          context.leaseLost(h.ownerId, stat == null ? LeaseLostException.Reason.TAKEN : LeaseLostException.Reason.SESSION_LOST,
+          context.leaseLost(h.ownerId, stat == null ? h.deletedReason() : LeaseLostException.Reason.SESSION_LOST,
               stat == null ? "its node " + h.path + " was gone after reconnecting"
                   : "its node " + h.path + " belonged to an earlier session after reconnecting");
           if (stat != null && stat.getCzxid() == h.token) {
@@ -455,7 +487,7 @@ final class ZooKeeperBackend implements LockBackend {
     try {
       curator.checkExists().usingWatcher(h.ownWatcher).inBackground((c, e) -> {
         if (e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(h.ownerId, h)) {
-          context.leaseLost(h.ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+          context.leaseLost(h.ownerId, h.deletedReason(), h.deletedDetail());
         } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
           // no watch: a reconnect re-checks (and watches) the node; until then a deletion is found by that check
           LOG.debug("watching {} failed ({}); the node is re-checked after reconnecting", h,
@@ -512,9 +544,13 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * The holder is the lowest child of the lock's parent node: its czxid is the holder's token and
-   * its data the holder's owner id. The lock lives as long as the holder's session, so there is
-   * no remaining lease to report. Reads only.
+   * The head is the lowest child of the lock's parent node: the {@link NodeNames#HOLD} node if
+   * there is one, else the holder's node, whose czxid is the holder's token and whose data names
+   * the holder's owner id. A head without an expiry lives as long as its session, so no
+   * remaining lease is reported. A head with one is held until the leader's clock passes it and
+   * free after; telling which takes a write to this client's scratch node
+   * ({@link #leaderNow()}), the only write a state read makes, and only for such a head. A hold
+   * reports no token and no holder: no lease holds it.
    */
   @Override
   public LockState inspect(String name) {
@@ -531,22 +567,243 @@ final class ZooKeeperBackend implements LockBackend {
           return LockState.free();
         }
         children.sort(NodeNames.BY_SEQUENCE);
+        String head = children.get(0);
         Stat stat = new Stat();
+        byte[] bytes;
         try {
-          byte[] owner = curator.getData().storingStatIn(stat).forPath(parent + "/" + children.get(0));
-          LockState held = LockState.held().withFencingToken(stat.getCzxid());
-          return owner == null || owner.length == 0 ? held : held.withHolder(new String(owner, StandardCharsets.UTF_8));
+          bytes = curator.getData().storingStatIn(stat).forPath(parent + "/" + head);
         } catch (KeeperException.NoNodeException e) {
-          // the holder released between the two reads: read the children again
+          continue; // the holder released between the two reads: read the children again
         }
+        NodeData data = NodeData.parse(bytes);
+        boolean hold = NodeNames.HOLD.equals(head);
+        LockState held = hold ? LockState.held() : LockState.held().withFencingToken(stat.getCzxid());
+        if (!hold && !data.owner.isEmpty()) {
+          held = held.withHolder(data.owner);
+        }
+        if (!data.expires()) {
+          return held;
+        }
+        long left = data.expiresAt(stat) - leaderNow();
+        return left <= 0 ? LockState.free() : held.withRemaining(Duration.ofMillis(left));
       }
       return LockState.held(); // the lock changed hands on every read: held, by whom is not settled
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException("interrupted while reading lock '" + name + "' on ZooKeeper at " + settings.hosts, e);
+    } catch (LockException e) {
+      throw e;
     } catch (Exception e) {
       throw new BackendUnavailableException("could not read lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
     }
+  }
+
+  /**
+   * The ZooKeeper leader's clock now, in epoch milliseconds: the mtime of a write to this
+   * client's ephemeral scratch node (created by the first call, and again after a new session).
+   * The leader stamps every write it proposes with its own wall clock, so this is comparable
+   * with the mtime of any head node, whichever server each client talks to.
+   */
+  long leaderNow() throws Exception {
+    checkOpen();
+    byte[] none = new byte[0];
+    try {
+      return curator.setData().forPath(clockPath, none).getMtime();
+    } catch (KeeperException.NoNodeException e) {
+      Stat stat = new Stat();
+      try {
+        curator.create().storingStatIn(stat).creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL)
+            .forPath(clockPath, none);
+        return stat.getMtime();
+      } catch (KeeperException.NodeExistsException raced) {
+        return curator.setData().forPath(clockPath, none).getMtime(); // another thread of this client created it
+      }
+    }
+  }
+
+  /**
+   * Deletes a head node found expired, only if it is still as it was read: an extend (a write to
+   * it) that reached the leader after that read makes this fail, so it is never undone.
+   *
+   * @param head the node's path
+   * @param read its stat, from the read that showed it expired
+   * @return whether it was deleted; false if it changed or went meanwhile
+   */
+  boolean deleteExpiredHead(String head, Stat read) throws Exception {
+    try {
+      curator.delete().withVersion(read.getVersion()).forPath(head);
+      return true;
+    } catch (KeeperException.BadVersionException e) {
+      LOG.debug("{} changed since it was read (extended): reading it again", head);
+      return false;
+    } catch (KeeperException.NoNodeException e) {
+      return false; // released or deleted by someone else meanwhile
+    }
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
+    }
+  }
+
+  /** Milliseconds, rounded up: a lease is never made shorter than asked. */
+  private static long ceilMillis(Duration d) {
+    long ms = d.toMillis();
+    return Math.max(1, d.minusMillis(ms).isZero() ? ms : ms + 1);
+  }
+
+  // ------------------------------------------------------------------ lease control
+
+  /**
+   * Writes "expires {@code newLease} after this write" into our own node: a setData on its path,
+   * which holds Curator's random protection id and our owner id, so it succeeds only while the
+   * node is still ours. A waiter's delete of an expired node is versioned by what it read, so
+   * whichever of the two the leader orders first wins: an extend that lands first makes the
+   * delete fail, a delete that lands first makes this answer false.
+   */
+  @Override
+  public boolean extend(BackendLease lease, Duration newLease) {
+    Held h = (Held) lease.state();
+    checkOpen();
+    h.expiring = true; // before the write: a waiter's delete racing it is the lease running out
+    try {
+      Stat stat = curator.setData().forPath(h.path, NodeData.expiring(h.ownerId, ceilMillis(newLease)));
+      return stat.getCzxid() == h.token;
+    } catch (KeeperException.NoNodeException e) {
+      return false; // expired and deleted by a waiter, revoked, or gone with our session
+    } catch (KeeperException.NoAuthException e) {
+      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to write " + h.path + " (NoAuth)", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException("interrupted while extending lock '" + h.name + "' on ZooKeeper at "
+          + settings.hosts + "; the old expiry may stand", e);
+    } catch (Exception e) {
+      throw new BackendUnavailableException("could not extend lock '" + h.name + "' on ZooKeeper at " + settings.hosts
+          + " within the `" + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of " + Durations.format(settings.connectionTimeout)
+          + "; the old expiry may stand: " + e, e);
+    }
+  }
+
+  /**
+   * One multi: create the persistent {@link NodeNames#HOLD} node ("expires {@code keep} after
+   * this write") and delete our own node. If our node is gone, the multi fails as a whole and
+   * nothing is held for us. A hold node left from before (it can only be there if something other
+   * than this backend took the lock past it) is replaced in the same multi, by a versioned delete,
+   * once it has expired or if it would end before ours; otherwise it stands and only our node goes.
+   */
+  @Override
+  public boolean releaseAfter(BackendLease lease, Duration keep) {
+    Held h = (Held) lease.state();
+    held.remove(h.ownerId, h); // our own delete must not be reported as a loss
+    checkOpen();
+    String hold = ZKPaths.makePath(ZKPaths.getPathAndNode(h.path).getPath(), NodeNames.HOLD);
+    long keepMillis = ceilMillis(keep);
+    byte[] data = NodeData.expiring(h.ownerId, keepMillis);
+    List<CuratorOp> ops = List.of();
+    try {
+      int staleVersion = -1; // the version of an old hold node to replace; -1: none
+      for (int round = 0; round < ROUNDS; round++) {
+        ops = new ArrayList<>(3);
+        if (staleVersion >= 0) {
+          ops.add(curator.transactionOp().delete().withVersion(staleVersion).forPath(hold));
+        }
+        ops.add(curator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(hold, data));
+        ops.add(curator.transactionOp().delete().forPath(h.path));
+        try {
+          curator.transaction().forOperations(ops);
+          return true;
+        } catch (KeeperException e) {
+          int failed = failedOp(e);
+          boolean onOwnNode = failed == ops.size() - 1;
+          boolean onCreate = failed == ops.size() - 2;
+          if (onOwnNode && e.code() == KeeperException.Code.NONODE) {
+            return false; // not ours any more: expired and deleted by a waiter, or revoked
+          }
+          if (!onCreate || e.code() != KeeperException.Code.NODEEXISTS) {
+            if (failed == 0 && staleVersion >= 0) {
+              staleVersion = -1; // the old hold changed or went meanwhile: look again
+              continue;
+            }
+            throw e;
+          }
+        }
+        // a hold node stands already
+        Stat stat = new Stat();
+        NodeData existing;
+        try {
+          existing = NodeData.parse(curator.getData().storingStatIn(stat).forPath(hold));
+        } catch (KeeperException.NoNodeException gone) {
+          continue;
+        }
+        if (existing.owner.equals(h.ownerId) && curator.checkExists().forPath(h.path) == null) {
+          return true; // ours: a retry after a connection loss found our own multi done
+        }
+        long now = leaderNow();
+        if (!existing.expires() || existing.expiresAt(stat) >= now + keepMillis) {
+          // it outlasts ours: keep it, and give up our node as long as it stands unchanged
+          try {
+            curator.transaction().forOperations(curator.transactionOp().check().withVersion(stat.getVersion()).forPath(hold),
+                curator.transactionOp().delete().forPath(h.path));
+            return true;
+          } catch (KeeperException e) {
+            if (failedOp(e) == 1 && e.code() == KeeperException.Code.NONODE) {
+              return false;
+            }
+            continue;
+          }
+        }
+        staleVersion = stat.getVersion();
+      }
+      throw new BackendUnavailableException("could not set the hold on lock '" + h.name + "' on ZooKeeper at " + settings.hosts
+          + ": its hold node changed on every one of " + ROUNDS + " tries");
+    } catch (InterruptedException e) {
+      // the node must not outlive the interrupt: finish in the background (a multi that was done
+      // already fails there as a whole, changing nothing), keep the flag
+      holdInBackground(h, ops);
+      Thread.currentThread().interrupt();
+      return true;
+    } catch (KeeperException.NoAuthException e) {
+      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to create " + hold + " or delete "
+          + h.path + " (NoAuth)", e);
+    } catch (LockException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException("could not release lock '" + h.name + "' with a hold of " + Durations.format(keep)
+          + " on ZooKeeper at " + settings.hosts + "; its node stays until its expiry or session ends: " + e, e);
+    }
+  }
+
+  private void holdInBackground(Held h, List<CuratorOp> ops) {
+    if (closed || ops.isEmpty()) {
+      return;
+    }
+    try {
+      curator.transaction().inBackground((c, e) -> {
+        if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
+          LOG.debug("the hold on {} set in the background failed ({}); the node goes at its expiry or with the session", h,
+              KeeperException.Code.get(e.getResultCode()));
+        }
+      }).forOperations(ops);
+    } catch (Exception e) {
+      LOG.debug("setting the hold on {} in the background failed: {}", h, e.toString());
+    }
+  }
+
+  /** @return the index of the operation a failed multi failed on, or -1 if it does not say */
+  private static int failedOp(KeeperException e) {
+    List<OpResult> results = e.getResults();
+    if (results != null) {
+      for (int i = 0; i < results.size(); i++) {
+        if (results.get(i) instanceof OpResult.ErrorResult) {
+          int err = ((OpResult.ErrorResult) results.get(i)).getErr();
+          if (err != KeeperException.Code.OK.intValue() && err != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+            return i;
+          }
+        }
+      }
+    }
+    return -1;
   }
 
   /**
@@ -682,6 +939,11 @@ final class ZooKeeperBackend implements LockBackend {
     private Stat created = new Stat();
     private boolean createInFlight;
     private String watched;
+    /**
+     * When the head we watch expires, by this client's clock, as a {@link System#nanoTime()}
+     * value; 0 if it has no expiry. Only tells when to ask the leader again, never that it passed.
+     */
+    private long headExpiresAt;
     private long lastCheckedAt;
     private volatile boolean predecessorChanged = true;
     private final Watcher predecessorWatcher = this::predecessorEvent;
@@ -692,7 +954,7 @@ final class ZooKeeperBackend implements LockBackend {
       this.ownerId = ownerId;
       this.wake = wake;
       this.parent = "/" + NodeNames.encode(name);
-      this.data = ownerId.getBytes(StandardCharsets.UTF_8);
+      this.data = NodeData.plain(ownerId);
     }
 
     private void predecessorEvent(WatchedEvent event) {
@@ -708,13 +970,13 @@ final class ZooKeeperBackend implements LockBackend {
       }
       if (event.getType() == EventType.NodeDeleted) {
         if (held.remove(ownerId, h)) {
-          context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+          context.leaseLost(ownerId, h.deletedReason(), h.deletedDetail());
         }
       } else if (event.getType() != EventType.None) {
         try {
           curator.checkExists().usingWatcher(ownWatcher).inBackground((c, e) -> {
             if (e.getStat() == null && e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(ownerId, h)) {
-              context.leaseLost(ownerId, LeaseLostException.Reason.TAKEN, "its node " + h.path + " was deleted on the server");
+              context.leaseLost(ownerId, h.deletedReason(), h.deletedDetail());
             }
           }).forPath(h.path);
         } catch (Exception e) {
@@ -731,7 +993,14 @@ final class ZooKeeperBackend implements LockBackend {
       long now = System.nanoTime();
       long recheck = context.recheck().toNanos();
       if (watched != null && !predecessorChanged && now - lastCheckedAt < recheck / 2) {
-        return Poll.busy(context.recheck()); // woken by someone else's release; our predecessor is still there
+        // woken by someone else's release; our predecessor is still there, unchanged
+        if (headExpiresAt == 0) {
+          return Poll.busy(context.recheck());
+        }
+        if (headExpiresAt - now > 0) {
+          return Poll.busy(Duration.ofNanos(headExpiresAt - now));
+        }
+        // the head's expiry is due: ask the leader's clock
       }
       try {
         return check(now);
@@ -764,6 +1033,7 @@ final class ZooKeeperBackend implements LockBackend {
       lastCheckedAt = now;
       predecessorChanged = false; // before reading, so a change during the read still counts
       watched = null;
+      headExpiresAt = 0;
       if (nodePath == null) {
         createInFlight = true;
         // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no
@@ -775,31 +1045,82 @@ final class ZooKeeperBackend implements LockBackend {
         createInFlight = false;
       }
       String mine = ZKPaths.getNodeFromPath(nodePath);
-      List<String> children;
-      try {
-        children = curator.getChildren().forPath(parent);
-      } catch (KeeperException.NoNodeException e) {
-        children = List.of();
-      }
-      children = new ArrayList<>(children);
-      children.sort(NodeNames.BY_SEQUENCE);
-      int index = children.indexOf(mine);
-      if (index < 0) {
-        // our node is gone (its session ended, or it was deleted): queue again at the back
-        LOG.debug("node {} of lock '{}' vanished while waiting; queueing again", nodePath, name);
-        nodePath = null;
-        return Poll.busy(Duration.ZERO);
-      }
-      if (index > 0) {
-        String predecessor = parent + "/" + children.get(index - 1);
-        Stat stat = curator.checkExists().usingWatcher(predecessorWatcher).forPath(predecessor);
-        if (stat == null) {
-          return Poll.busy(Duration.ZERO); // it went away between the two reads: look again now
+      for (int round = 1; ; round++) {
+        List<String> children;
+        try {
+          children = curator.getChildren().forPath(parent);
+        } catch (KeeperException.NoNodeException e) {
+          children = List.of();
         }
-        watched = predecessor;
+        children = new ArrayList<>(children);
+        children.sort(NodeNames.BY_SEQUENCE);
+        int index = children.indexOf(mine);
+        if (index < 0) {
+          // our node is gone (its session ended, or it was deleted): queue again at the back
+          LOG.debug("node {} of lock '{}' vanished while waiting; queueing again", nodePath, name);
+          nodePath = null;
+          return Poll.busy(Duration.ZERO);
+        }
+        if (index == 0) {
+          return grant();
+        }
+        String predecessor = parent + "/" + children.get(index - 1);
+        if (index > 1) {
+          Stat stat = curator.checkExists().usingWatcher(predecessorWatcher).forPath(predecessor);
+          if (stat == null) {
+            return Poll.busy(Duration.ZERO); // it went away between the two reads: look again now
+          }
+          watched = predecessor;
+          return Poll.busy(context.recheck());
+        }
+        Poll busy = behindHead(predecessor);
+        if (busy != null) {
+          return busy;
+        }
+        if (round == ROUNDS) {
+          return Poll.busy(Duration.ZERO);
+        }
+        // the head went away, or we deleted it: read the children again now
+      }
+    }
+
+    /**
+     * We are first in line behind {@code head}: the holder's node or the hold after a release.
+     * The read that sets the watch also returns the head's data, so a head without an expiry
+     * costs nothing more than the {@code exists} any other waiter sends. A head with an expiry
+     * costs one write more ({@link #leaderNow()}) to learn the leader's time; once it has passed
+     * the head is deleted, versioned by what we read, so a concurrent extend wins. The watch stays
+     * either way: an extend changes the data, a release deletes the node, and both wake us.
+     *
+     * @return busy while the head stands; null once it is gone, so the caller reads again
+     */
+    private Poll behindHead(String head) throws Exception {
+      Stat stat = new Stat();
+      byte[] bytes;
+      try {
+        bytes = curator.getData().storingStatIn(stat).usingWatcher(predecessorWatcher).forPath(head);
+      } catch (KeeperException.NoNodeException e) {
+        return null;
+      }
+      NodeData data = NodeData.parse(bytes);
+      if (!data.expires()) {
+        watched = head;
         return Poll.busy(context.recheck());
       }
-      return grant();
+      long checkedAt = System.nanoTime();
+      long left = data.expiresAt(stat) - leaderNow();
+      if (left > 0) {
+        watched = head;
+        headExpiresAt = checkedAt + TimeUnit.MILLISECONDS.toNanos(left);
+        if (headExpiresAt == 0) {
+          headExpiresAt = 1;
+        }
+        return Poll.busy(Duration.ofMillis(left));
+      }
+      if (deleteExpiredHead(head, stat)) {
+        LOG.debug("deleted {} of lock '{}': it expired {} ms ago by the ZooKeeper leader's clock", head, name, -left);
+      }
+      return null;
     }
 
     /**

@@ -48,6 +48,16 @@ class NodeNamesTest {
   }
 
   @Test
+  void theHoldNodeSortsBeforeEveryWaiterAndIsNobodysWaiterNode() {
+    List<String> children = new ArrayList<>(List.of("_c_ffff-lock-a:1-0000000000", NodeNames.HOLD,
+        "_c_0000-lock-b:2-0000000002"));
+    children.sort(NodeNames.BY_SEQUENCE);
+    assertThat(children).containsExactly(NodeNames.HOLD, "_c_ffff-lock-a:1-0000000000", "_c_0000-lock-b:2-0000000002");
+    assertThat(NodeNames.isWaiterOf(NodeNames.HOLD, "hold")).isFalse();
+    assertThat(NodeNames.encode("hold")).as("a lock named 'hold' is a directory, never a child").isEqualTo("hold");
+  }
+
+  @Test
   void aWaiterNodeIsFoundByItsOwnerOnly() {
     String node = "_c_1234-" + NodeNames.waiterBase("77-ab-1:1") + "0000000003";
     assertThat(NodeNames.isWaiterOf(node, "77-ab-1:1")).isTrue();
