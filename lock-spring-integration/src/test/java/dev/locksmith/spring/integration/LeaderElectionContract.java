@@ -140,6 +140,20 @@ abstract class LeaderElectionContract {
     return true;
   }
 
+  /** Where the initiators' threads are, for a failure message. */
+  private static String electionThreads() {
+    StringBuilder b = new StringBuilder();
+    Thread.getAllStackTraces().forEach((t, stack) -> {
+      if (t.getName().startsWith("lock-leadership")) {
+        b.append(t.getName()).append(" ").append(t.getState()).append('\n');
+        for (int i = 0; i < Math.min(25, stack.length); i++) {
+          b.append("    at ").append(stack[i]).append('\n');
+        }
+      }
+    });
+    return b.toString();
+  }
+
   private Node awaitOneLeader(Node a, Node b) throws InterruptedException {
     assertThat(await(Duration.ofSeconds(10), () -> a.candidate.leader || b.candidate.leader)).as("a leader is elected").isTrue();
     return a.candidate.leader ? a : b;
@@ -190,7 +204,8 @@ abstract class LeaderElectionContract {
     assertThat(other.candidate.token).as("the new leader's fencing token").isGreaterThan(before);
     // the old leader learns it lost once its lease runs out and it cannot win the lock back
     Duration revoked = bound.plus(Duration.ofSeconds(5));
-    assertThat(await(revoked, () -> !leader.candidate.leader)).as("the cut-off leader is revoked").isTrue();
+    assertThat(await(revoked, () -> !leader.candidate.leader)).as(() -> "the cut-off leader is revoked within "
+        + revoked.toMillis() + " ms; its election threads:\n" + electionThreads()).isTrue();
     leader.proxy.blackhole(false);
     assertThat(await(Duration.ofSeconds(2), () -> other.candidate.leader && !leader.candidate.leader))
         .as("after healing, the new leader keeps leading").isTrue();

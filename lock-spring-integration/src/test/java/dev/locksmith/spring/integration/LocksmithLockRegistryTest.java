@@ -105,6 +105,8 @@ class LocksmithLockRegistryTest {
 
   @Test
   void renewingAnAutoRenewedLockChecksItIsStillHeld() {
+    // a short lease, renewed every 100 ms, so its loss is noticed at once
+    LocksmithLockRegistry registry = new LocksmithLockRegistry(client, LockOptions.builder().lease(Duration.ofMillis(300)).build());
     LocksmithLock lock = registry.obtain("auto");
     lock.lock();
     registry.renewLock("auto");
