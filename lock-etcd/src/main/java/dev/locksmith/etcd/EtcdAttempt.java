@@ -143,17 +143,22 @@ final class EtcdAttempt implements LockAttempt {
         }
         closeWatch();
         session.waiters.remove(wake);
-        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, slot));
+        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, slot, e));
       }
       watch(predecessor.getKey(), readRevision + 1);
-      return Poll.busy(backend.context.recheck());
+      // A holder on a lease of its own (held without renewal, or a hold after release) ends with
+      // that lease at the latest: look again by then even if no delete event comes.
+      return Poll.busy(backend.leaseControl.untilFree(predecessor, backend.context.recheck()));
     }
     return Poll.busy(java.time.Duration.ZERO);
   }
 
-  /** @return the newest key of the lock created before {@code revision} (any, if 0) */
+  /**
+   * @return the newest key of the lock created before {@code revision} (any, if 0), with its
+   *     value (an owner id, or a hold's) and lease
+   */
   private static GetOption newestBefore(long revision) {
-    GetOption.Builder b = GetOption.builder().isPrefix(true).withKeysOnly(true)
+    GetOption.Builder b = GetOption.builder().isPrefix(true)
         .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND).withLimit(1);
     if (revision > 0) {
       b.withMaxCreateRevision(revision - 1);

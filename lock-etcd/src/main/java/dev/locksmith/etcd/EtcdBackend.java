@@ -42,17 +42,21 @@ import org.slf4j.LoggerFactory;
  * client, so keeping 10,000 locks costs the same as keeping one. A lock is a key
  * {@code <prefix>/<name>/<lease>-<n>} created with that lease; the key with the lowest create
  * revision holds the lock, each waiter watches only the key just before its own (FIFO, no herd),
- * and the create revision is the fencing token.
+ * and the create revision is the fencing token. A lock held without auto-renew, and a hold after
+ * release, move their key onto an etcd lease of its own ({@link EtcdLeaseControl}), so that etcd
+ * ends them on its own clock even when this client is gone.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
+          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS,
+          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out")
+      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"
+          + " and a lock held without renewal (or a hold after release) when its own etcd lease does")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
           "our key is re-checked by a linearizable read after every wait (etcd issue 11456), and its create revision fences a late holder")
       .promise(Fault.SERVER_RESTART, Promise.SAFE, "etcd writes keys and revisions to its WAL before answering, so a restarted member keeps them")
@@ -72,6 +76,7 @@ final class EtcdBackend implements LockBackend {
   final BackendContext context;
   final Client client;
   final EtcdCalls calls;
+  final EtcdLeaseControl leaseControl = new EtcdLeaseControl(this);
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
   private volatile Session session;
@@ -159,6 +164,12 @@ final class EtcdBackend implements LockBackend {
     volatile long createRevision;
     volatile boolean held;
     volatile boolean deleted;
+    /**
+     * The etcd lease of its own that the key was moved to by {@link #extend}, 0 while it hangs
+     * on the session's lease, {@link #ENDED} once released or given up (a lease moved in after
+     * that is revoked at once).
+     */
+    final AtomicLong ownLease = new AtomicLong();
 
     KeyEntry(String ownerId, Session session) {
       this.ownerId = ownerId;
@@ -166,15 +177,21 @@ final class EtcdBackend implements LockBackend {
     }
   }
 
+  /** {@link KeyEntry#ownLease} of a key released or given up: no lease of its own is wanted any more. */
+  static final long ENDED = -1;
+
   /** What a grant hands back to the core, for release. */
   static final class Held {
     final ByteSequence key;
     /** The key's suffix, and with it the session (etcd lease) the key hangs on. */
     final Slot slot;
+    /** The key's entry, also after it left {@link #keys}: it knows the key's own etcd lease. */
+    final KeyEntry entry;
 
-    Held(ByteSequence key, Slot slot) {
+    Held(ByteSequence key, Slot slot, KeyEntry entry) {
       this.key = key;
       this.slot = slot;
+      this.entry = entry;
     }
   }
 
@@ -362,8 +379,15 @@ final class EtcdBackend implements LockBackend {
         context.leaseLost(e.ownerId, LeaseLostException.Reason.SESSION_LOST, detail);
       }
     }
-    // The core has forgotten these leases: nothing will release them, and etcd drops the keys with the lease.
-    keys.values().removeIf(e -> e.session == s && e.held);
+    // The core has forgotten these leases: nothing will release them, and etcd drops the keys with the lease,
+    // or with the lease of their own that extend gave them.
+    keys.values().removeIf(e -> {
+      if (e.session == s && e.held) {
+        leaseControl.endOwnLease(e);
+        return true;
+      }
+      return false;
+    });
     s.waiters.forEach(Runnable::run);
     // A grant returned just before the loss but registered after it is caught by the core's session epoch.
     // If etcd still has the lease (a long pause on our side), free its keys now rather than after the TTL.
@@ -418,8 +442,13 @@ final class EtcdBackend implements LockBackend {
   }
 
   private void later(Runnable task, long delayMs) {
+    schedule(task, TimeUnit.MILLISECONDS.toNanos(delayMs));
+  }
+
+  /** Runs a task that does not block on the keep-alive thread after a delay; dropped on close and abandon. */
+  void schedule(Runnable task, long delayNanos) {
     try {
-      keeper.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+      keeper.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // closing
     }
@@ -471,13 +500,30 @@ final class EtcdBackend implements LockBackend {
     return out;
   }
 
+  /**
+   * Moves the key onto an etcd lease of its own with the new lease rounded up to whole seconds,
+   * if it is still ours; see {@link EtcdLeaseControl}.
+   */
+  @Override
+  public boolean extend(BackendLease lease, Duration newLease) {
+    return leaseControl.extend(lease, newLease);
+  }
+
+  /**
+   * Moves the key onto an etcd lease of {@code keep} rounded up to whole seconds, under a value
+   * that is nobody's owner id, if it is still ours; this client deletes it after {@code keep}
+   * while it lives. See {@link EtcdLeaseControl}.
+   */
+  @Override
+  public boolean releaseAfter(BackendLease lease, Duration keep) {
+    return leaseControl.releaseAfter(lease, keep);
+  }
+
   @Override
   public boolean release(BackendLease lease) {
     Held held = (Held) lease.state();
-    KeyEntry entry = keys.remove(held.key);
-    if (entry != null) {
-      entry.held = false;
-    }
+    keys.remove(held.key, held.entry);
+    held.entry.held = false;
     // A plain delete, no compare: nobody else writes a key of this name. It carries our lease,
     // which only this client uses, and its suffix stays ours until the key is known deleted, so
     // the key here is the one we created, or none (lease expired or revoked). A transaction
@@ -494,15 +540,19 @@ final class EtcdBackend implements LockBackend {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
       retryLater(held.key, held.slot.session, held.slot::free);
       throw e;
+    } finally {
+      // A lease of its own that extend gave the key: revoking it also deletes a key the delete missed.
+      leaseControl.endOwnLease(held.entry);
     }
   }
 
   /**
    * The holder is the key under the lock's prefix with the lowest create revision (the token);
-   * its value is the holder's owner id. One range read. The rest of the holder's lease is not
-   * reported: the key lives on the holding client's etcd lease, which that client keeps alive
-   * whatever the lock's own lease, so its TTL says how long the lock would outlive a vanished
-   * client, not when the holder's lease ends (kit rule 16.4).
+   * its value is the holder's owner id, or a hold's value during a hold after release (held). One
+   * range read. The rest of the holder's lease is not reported: a renewed lock's key lives on the
+   * holding client's etcd lease, which that client keeps alive whatever the lock's own lease, so
+   * its TTL says how long the lock would outlive a vanished client, not when the holder's lease
+   * ends (kit rule 16.4); a key on a lease of its own would be told in whole seconds only.
    */
   @Override
   public LockState inspect(String name) {
@@ -546,6 +596,11 @@ final class EtcdBackend implements LockBackend {
   }
 
   private final Map<ByteSequence, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
+
+  /** Deletes a key of ours in the background, with every keep-alive until it succeeds or its session is gone. */
+  void deleteLater(ByteSequence key, Session s, Runnable deleted) {
+    retryLater(key, s, deleted);
+  }
 
   private void retryLater(ByteSequence key, Session s, Runnable deleted) {
     if (!closed.get()) {

@@ -96,6 +96,8 @@ final class EtcdCluster implements AutoCloseable {
             "--initial-cluster", initialCluster,
             "--initial-cluster-state", "new",
             "--initial-cluster-token", "locksmith-" + tag,
+            // Also sets etcd's minimum lease TTL (1.5 election timeouts, rounded up to seconds): 1 s
+            // here, 2 s with etcd's defaults, so a 1 s lease of its own is not raised to 2 s.
             "--heartbeat-interval", "50", "--election-timeout", "500",
             "--logger", "zap", "--log-level", "warn"));
         cmd.addAll(List.of(extraArgs));

@@ -74,7 +74,8 @@ final class JdbcBackend implements LockBackend {
    */
   static Guarantees guarantees(boolean durable, boolean shared) {
     Guarantees.Builder b = Guarantees.builder()
-        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY, Feature.STATE_READS)
+        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY, Feature.STATE_READS,
+            Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
@@ -216,6 +217,35 @@ final class JdbcBackend implements LockBackend {
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
     }
+  }
+
+  /** One UPDATE, owner-checked and only while the row has not expired; the new expiry is the database clock + {@code newLease}. */
+  @Override
+  public boolean extend(BackendLease lease, Duration newLease) {
+    try {
+      return table.extend(lease.name(), lease.ownerId(), ceilMillis(newLease));
+    } catch (SQLException e) {
+      throw unavailable("extending the lease on lock '" + lease.name() + "'", e);
+    }
+  }
+
+  /**
+   * One UPDATE, owner-checked: the row gets an owner no lease has and an expiry of the database
+   * clock + {@code keep}, so it stays held through our close or crash and frees itself then.
+   */
+  @Override
+  public boolean releaseAfter(BackendLease lease, Duration keep) {
+    try {
+      return table.releaseAfter(lease.name(), lease.ownerId(), ceilMillis(keep));
+    } catch (SQLException e) {
+      throw unavailable("releasing lock '" + lease.name() + "' with a hold of " + Durations.format(keep), e);
+    }
+  }
+
+  /** Whole milliseconds, the table's unit, rounded up so the server never ends a lease or a hold early. */
+  private static long ceilMillis(Duration d) {
+    long nanos = Math.max(0, d.toNanos());
+    return Math.max(1, (nanos + 999_999) / 1_000_000);
   }
 
   @Override

@@ -47,6 +47,9 @@ final class LeaseTable {
   private final String insert;
   private final String take;
   private final String release;
+  private final String extend;
+  private final String holdAfterRelease;
+  private final String selectOwnerIfLive;
   private final String selectState;
 
   /**
@@ -66,6 +69,11 @@ final class LeaseTable {
         + now + " + ?, " + now + ", ?)";
     this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
     this.release = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+    // Ours and not expired: the same test a taker applies (heldAt), by the same database clock.
+    String live = " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
+    this.extend = "UPDATE " + table + " SET expires_at = " + now + " + ?" + live;
+    this.holdAfterRelease = "UPDATE " + table + " SET owner = ?, expires_at = " + now + " + ?" + live;
+    this.selectOwnerIfLive = "SELECT owner FROM " + table + live;
   }
 
   String table() {
@@ -240,6 +248,124 @@ final class LeaseTable {
   }
 
   /**
+   * Moves a lease's expiry to {@code leaseMillis} from now by the database clock, longer or
+   * shorter, in one owner-checked UPDATE that also requires the row not to have expired (the
+   * test a taker applies).
+   *
+   * @return whether the row was still ours and not expired, and now expires then
+   */
+  boolean extend(String name, String owner, long leaseMillis) throws SQLException {
+    return onceMore(() -> extendOnce(name, owner, leaseMillis));
+  }
+
+  private boolean extendOnce(String name, String owner, long leaseMillis) throws SQLException {
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      try {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(extend)) {
+          ps.setLong(1, leaseMillis);
+          ps.setString(2, name);
+          ps.setString(3, owner);
+          n = ps.executeUpdate();
+        }
+        // A driver that counts changed rather than matched rows (Connector/J with
+        // useAffectedRows=true, e.g. a user's DataSource) says 0 when the new expiry equals the
+        // old one to the millisecond: ask whether the row is still ours before saying no.
+        boolean ours = n > 0 || isOwnedAndLive(c, name, owner);
+        if (!auto) {
+          c.commit();
+        }
+        return ours;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          rollbackQuietly(c);
+        }
+        throw e;
+      }
+    }
+  }
+
+  private boolean isOwnedAndLive(Connection c, String name, String owner) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(selectOwnerIfLive)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Starts the owner column's value while a lock is held after release; no owner id starts so. */
+  static final String HOLD_PREFIX = "held after release by ";
+  /** The owner column's width in every dialect's DDL: characters, which H2 counts in UTF-16 units. */
+  static final int OWNER_COLUMN_CHARS = 255;
+
+  /**
+   * @param owner the owner id of the lease given up
+   * @return the owner column's value during the hold: no lease has it, so no renewal, release or
+   *     extend matches it, and it fits the column whatever the owner id's length
+   */
+  static String holdMarker(String owner) {
+    String marker = HOLD_PREFIX + owner;
+    if (marker.length() <= OWNER_COLUMN_CHARS) {
+      return marker;
+    }
+    int end = OWNER_COLUMN_CHARS;
+    if (Character.isHighSurrogate(marker.charAt(end - 1))) {
+      end--; // never half a character: the column counts characters, and half a pair is not one
+    }
+    return marker.substring(0, end);
+  }
+
+  /** @return whether an owner column's value is a hold after release rather than a lease's owner */
+  static boolean isHold(String ownerColumn) {
+    return ownerColumn != null && ownerColumn.startsWith(HOLD_PREFIX);
+  }
+
+  /**
+   * Gives a lease up but keeps its row held until {@code keepMillis} from now by the database
+   * clock, in one UPDATE: if the row is ours and not expired, its owner becomes
+   * {@link #holdMarker} (which no lease matches) and its expiry now + keep. The row then frees
+   * itself: a taker takes it once the database clock is past that expiry, as any expired row.
+   * The fence is untouched, so the next holder's token is still one higher.
+   *
+   * @return whether the row was ours, and is now held until then
+   */
+  boolean releaseAfter(String name, String owner, long keepMillis) throws SQLException {
+    return onceMore(() -> releaseAfterOnce(name, owner, keepMillis));
+  }
+
+  private boolean releaseAfterOnce(String name, String owner, long keepMillis) throws SQLException {
+    String marker = holdMarker(owner);
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      try {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(holdAfterRelease)) {
+          ps.setString(1, marker);
+          ps.setLong(2, keepMillis);
+          ps.setString(3, name);
+          ps.setString(4, owner);
+          n = ps.executeUpdate();
+        }
+        // Run again after a connection died on the reply (onceMore): the first run may have
+        // committed, and the row then carries our own marker, not our owner id.
+        boolean ours = n > 0 || isOwnedAndLive(c, name, marker);
+        if (!auto) {
+          c.commit();
+        }
+        return ours;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          rollbackQuietly(c);
+        }
+        throw e;
+      }
+    }
+  }
+
+  /**
    * Reads a lock's row without locking it: held while its owner is set and its expiry, by the
    * database's clock, is ahead. Writes nothing.
    */
@@ -261,7 +387,10 @@ final class LeaseTable {
             long now = rs.getLong(4);
             if (owner != null && heldAt(expiresAt, now)) {
               long left = Math.max(0, expiresAt - now);
-              state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left)).withHolder(owner);
+              state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left));
+              if (!isHold(owner)) {
+                state = state.withHolder(owner); // held after release: by no lease, so no holder to name
+              }
             }
           }
         }

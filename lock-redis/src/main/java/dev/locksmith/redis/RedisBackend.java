@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * when nobody waits; otherwise the lock goes to the first live entry of its waiter queue),
  * release and renew are owner-checked scripts, a release with waiters queued publishes a wake-up
  * that one shared subscriber connection hands to this client's waiters, and renewals go out
- * pipelined.
+ * pipelined. Extend is the owner-checked PEXPIRE of renewal with the new lease; a hold after
+ * release replaces the owner id with a value no lease has, expiring after the hold, so only
+ * Redis's own expiry frees it.
  */
 final class RedisBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(RedisBackend.class);
@@ -40,7 +42,7 @@ final class RedisBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's fence INCR, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -217,17 +219,33 @@ final class RedisBackend implements LockBackend {
   }
 
   @Override
+  public boolean extend(BackendLease lease, Duration newLease) {
+    Object r = node.eval(RedisScripts.RENEW, List.of(keys.owner(lease.name())),
+        List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
+    return Long.valueOf(RedisScripts.RENEWED).equals(r);
+  }
+
+  @Override
+  public boolean releaseAfter(BackendLease lease, Duration keep) {
+    Object r = node.eval(RedisScripts.HOLD, List.of(keys.owner(lease.name())),
+        List.of(lease.ownerId(), RedisScripts.holdValue(lease.ownerId()), Long.toString(RedisScripts.ceilMillis(keep))));
+    return Long.valueOf(1).equals(r);
+  }
+
+  @Override
   public LockState inspect(String name) {
     Object r = node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.fence(name)), List.of());
     List<?> reply = r instanceof List ? (List<?>) r : List.of();
     if (reply.size() < 3) {
       return LockState.free();
     }
-    Object owner = reply.get(0);
-    LockState held = LockState.held().withHolder(owner instanceof byte[]
-        ? new String((byte[]) owner, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(owner));
+    Object value = reply.get(0);
+    String owner = value instanceof byte[] ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(value);
     long ttl = ((Number) reply.get(1)).longValue();
     long fence = ((Number) reply.get(2)).longValue();
+    // held after release, the owner is the hold's value, which names the lease that set it but is
+    // no lease's owner id, and the fence is still that lease's token: the same as local: reports
+    LockState held = LockState.held().withHolder(owner);
     if (fence > 0) {
       held = held.withFencingToken(fence);
     }

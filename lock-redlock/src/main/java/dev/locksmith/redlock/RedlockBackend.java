@@ -49,7 +49,7 @@ final class RedlockBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
-          Feature.SHARED_ACROSS_PROCESSES)
+          Feature.SHARED_ACROSS_PROCESSES, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's keys expire with its lease, and the next holder's token, drawn from a majority that meets the old holder's, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its keys expire with the lease on every server")
@@ -144,8 +144,22 @@ final class RedlockBackend implements LockBackend {
 
   // ------------------------------------------------------------------ acquiring
 
+  /** Rounds in a row that a majority granted only after the validity was gone, before acquire gives up on the lease. */
+  static final int EXPIRED_GRANTS_LIMIT = 3;
+
   @Override
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    if (lease.toNanos() - driftNanos(lease) <= 0) {
+      // every grant would come with its validity already gone: refuse, rather than retry until the deadline
+      Duration least = Duration.ofMillis(1);
+      while (least.toNanos() - driftNanos(least) <= 0) {
+        least = least.plusMillis(1);
+      }
+      throw new IllegalArgumentException("`lease` was '" + Durations.format(lease) + "' but a redlock lease must be longer than "
+          + "its clock-drift allowance (lease × drift-factor " + settings.driftFactor() + " + " + Durations.format(RedlockSettings.DRIFT_FLOOR)
+          + " = " + Durations.format(Duration.ofNanos(driftNanos(lease))) + "), so at least " + Durations.format(least)
+          + " for " + shownUri + "; take the lock with a longer lease");
+    }
     return new Attempt(name, ownerId, lease, wake);
   }
 
@@ -164,6 +178,8 @@ final class RedlockBackend implements LockBackend {
     private volatile long quietUntil = System.nanoTime();
     /** The value of a round that may hold keys the caller does not know of; released by {@link #abandon()}. */
     private volatile String pending;
+    /** Rounds in a row that took a majority but had no validity left. */
+    private int expiredGrants;
 
     Attempt(String name, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
@@ -309,6 +325,18 @@ final class RedlockBackend implements LockBackend {
         }
         LOG.debug("lock '{}': took {} of {} servers but {}; releasing and retrying", name, granted.size(), n,
             raised < quorum ? "raised the fence on only " + raised : "no validity was left");
+        if (raised >= quorum && ++expiredGrants >= EXPIRED_GRANTS_LIMIT) {
+          // the lease is shorter than a round takes here: every further round would end the same way
+          releaseAfterAnswers(acquire, value);
+          pending = null;
+          long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+          throw new LockException("lock '" + name + "': a majority of " + shownUri + " granted it " + EXPIRED_GRANTS_LIMIT
+              + " times in a row, but each time only after its validity was gone (`lease` '" + Durations.format(lease)
+              + "' − drift allowance " + Durations.format(Duration.ofNanos(driftNanos(lease))) + ", and the last round took "
+              + tookMs + " ms); take the lock with a lease well above the time a round takes");
+        }
+      } else {
+        expiredGrants = 0;
       }
       // not held: give back whatever this round took, on each server as soon as it has answered
       releaseAfterAnswers(acquire, value);
@@ -604,6 +632,150 @@ final class RedlockBackend implements LockBackend {
           + String.join("; ", unreachable) + "; the rest expires with the lease");
     }
     return false;
+  }
+
+  // ------------------------------------------------------------------ lease control
+
+  /**
+   * The renew script with the new lease on every server at once. The keys get the new lease plus
+   * the drift allowance, as a renewal gives them, and the lease counts as extended only when a
+   * majority extended it before its current validity ended; then it is valid until the start of
+   * the call + the new lease. Otherwise every server that extended it, now or when its late answer
+   * comes, releases it (owner-checked), and the answer is false: the core counts the lease as lost.
+   */
+  @Override
+  public boolean extend(BackendLease lease, Duration newLease) {
+    Grant grant = grant(lease);
+    String name = lease.name();
+    int n = members.size();
+    List<String> args = List.of(grant.value, Long.toString(RedisScripts.ceilMillis(newLease.plusNanos(driftNanos(newLease)))));
+    Duration timeout = settings.renewTimeout(newLease.compareTo(lease.lease()) < 0 ? newLease : lease.lease());
+    long start = System.nanoTime();
+    long deadline = start + timeout.toNanos();
+    if (grant.validUntilNanos - deadline < 0) {
+      deadline = grant.validUntilNanos; // an answer after the validity ended could not count
+    }
+    Fanout<Object> extend = Fanout.start(members,
+        m -> m.node.eval(RedisScripts.RENEW, List.of(keys.owner(name)), args, timeout), executor);
+    extend.awaitUninterruptibly(deadline, f -> {
+      int extended = 0;
+      int not = 0;
+      for (int i = 0; i < n; i++) {
+        Object a = f.answer(i);
+        if (Long.valueOf(RedisScripts.RENEWED).equals(a)) {
+          extended++;
+        } else if (a != null) {
+          not++;
+        }
+      }
+      return extended >= quorum || not > n - quorum;
+    });
+    long now = System.nanoTime();
+    int extended = 0;
+    List<String> failed = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Object a = extend.answer(i);
+      if (Long.valueOf(RedisScripts.RENEWED).equals(a)) {
+        extended++;
+      } else {
+        failed.add(members.get(i).endpoint() + ": " + outcome(a, timeout));
+      }
+    }
+    if (extended >= quorum && now - grant.validUntilNanos < 0) {
+      grant.validUntilNanos = start + newLease.toNanos();
+      return true;
+    }
+    // not extended: give back what was, so that no minority keeps the lock past the old expiry
+    for (int i = 0; i < n; i++) {
+      Member m = members.get(i);
+      extend.future(i).whenComplete((reply, error) -> {
+        if (Long.valueOf(RedisScripts.RENEWED).equals(reply)) {
+          releaseInBackground(m, name, grant.value, grant.value);
+        }
+      });
+    }
+    LOG.debug("lock '{}': extended on {} of the {} Redis servers of {} ({}), and it needs {} within its validity; given back",
+        name, extended, n, shownUri, String.join("; ", failed), quorum);
+    return false;
+  }
+
+  /**
+   * The hold script on every server at once: where the key still holds our value, it becomes a
+   * value no lease has, expiring after {@code keep} plus the drift allowance, so that no server
+   * whose clock runs fast frees it before {@code keep}. True when a majority set the hold. Else
+   * every hold set, now or on a late answer, is taken back (owner-checked on the hold's value),
+   * and the answer is false, or {@link BackendUnavailableException} when the servers that did not
+   * answer decide it (the lock then expires with its lease).
+   */
+  @Override
+  public boolean releaseAfter(BackendLease lease, Duration keep) {
+    Grant grant = grant(lease);
+    String name = lease.name();
+    String hold = RedisScripts.holdValue(grant.value);
+    int n = members.size();
+    List<String> args = List.of(grant.value, hold, Long.toString(RedisScripts.ceilMillis(keep.plusNanos(driftNanos(keep)))));
+    Duration timeout = settings.renewTimeout(lease.lease());
+    long start = System.nanoTime();
+    Fanout<Object> holding = Fanout.start(members,
+        m -> m.node.eval(RedisScripts.HOLD, List.of(keys.owner(name)), args, timeout), executor);
+    holding.awaitUninterruptibly(start + timeout.toNanos(), f -> {
+      int held = 0;
+      int not = 0;
+      for (int i = 0; i < n; i++) {
+        Object a = f.answer(i);
+        if (Long.valueOf(1).equals(a)) {
+          held++;
+        } else if (a instanceof Long) {
+          not++;
+        }
+      }
+      return held >= quorum || not > n - quorum;
+    });
+    int held = 0;
+    List<String> unreachable = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Object a = holding.answer(i);
+      if (Long.valueOf(1).equals(a)) {
+        held++;
+      } else if (!(a instanceof Long)) {
+        unreachable.add(members.get(i).endpoint() + ": " + outcome(a, timeout));
+      }
+    }
+    if (held >= quorum) {
+      return true;
+    }
+    for (int i = 0; i < n; i++) {
+      Member m = members.get(i);
+      holding.future(i).whenComplete((reply, error) -> {
+        if (Long.valueOf(1).equals(reply)) {
+          releaseInBackground(m, name, hold, hold);
+        }
+      });
+    }
+    if (held + unreachable.size() >= quorum) {
+      throw new BackendUnavailableException("cannot hold lock '" + name + "' after release: held on " + held + " of the " + n
+          + " Redis servers of " + shownUri + ", a lock needs " + quorum + "; unreachable: " + String.join("; ", unreachable)
+          + "; what was held is given back, and the rest expires with the lease");
+    }
+    return false;
+  }
+
+  /** @return what one server's answer says, for a message */
+  private static String outcome(Object answer, Duration timeout) {
+    if (answer == null) {
+      return "did not answer within " + Durations.format(timeout);
+    }
+    if (answer instanceof Throwable) {
+      String msg = ((Throwable) answer).getMessage();
+      return msg == null ? answer.toString() : msg;
+    }
+    if (Long.valueOf(RedisScripts.HELD_BY_ANOTHER).equals(answer)) {
+      return "held by another owner";
+    }
+    if (Long.valueOf(RedisScripts.GONE).equals(answer)) {
+      return "key gone";
+    }
+    return "answered " + answer;
   }
 
   // ------------------------------------------------------------------ closing

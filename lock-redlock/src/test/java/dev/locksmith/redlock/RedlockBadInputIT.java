@@ -81,6 +81,11 @@ class RedlockBadInputIT {
         bad("unknown hosts everywhere", BackendUnavailableException.class,
             connect("redlock://default:Se:cr@t9@a.invalid:1,b.invalid:2,c.invalid:3?connect-timeout=1s"),
             "only 0 of the 3", "a.invalid:1", "c.invalid:3", "unknown host"),
+        bad("lease 2ms from the URI, within its own drift allowance", IllegalArgumentException.class, () -> {
+          try (LockClient client = Locks.connect(servers.uri() + "?lease=2ms")) {
+            client.lock("bad-input-short").acquire(Duration.ofSeconds(30));
+          }
+        }, "`lease` was '2ms'", "drift-factor 0.01", "at least 3ms"),
         bad("nested acquire() with reentrancy off", IllegalStateException.class, () -> {
           try (LockClient client = Locks.connect(servers.uri())) {
             try (Lease outer = client.lock("bad-input-job", notReentrant).acquire()) {

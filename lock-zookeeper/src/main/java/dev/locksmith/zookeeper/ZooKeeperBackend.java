@@ -1171,6 +1171,10 @@ final class ZooKeeperBackend implements LockBackend {
           held.remove(ownerId, h);
         }
         deleteQuietly(path);
+      } else if (createInFlight && !connected) {
+        // cut off: look for it once the connection is back, without holding up the caller, whose
+        // acquire must end within its timeout (Curator would retry a blocking read until it connects)
+        findAndDeleteInBackground();
       } else if (createInFlight) {
         // the create may have succeeded without our hearing of it: find the node by our owner id
         try {
@@ -1187,6 +1191,27 @@ final class ZooKeeperBackend implements LockBackend {
           LOG.warn("could not look for a node of an abandoned attempt on lock '{}'; it goes with the session: {}", name,
               e.toString());
         }
+      }
+    }
+
+    private void findAndDeleteInBackground() {
+      if (closed) {
+        return;
+      }
+      try {
+        curator.getChildren().inBackground((client, event) -> {
+          if (event.getChildren() == null) {
+            return; // no lock directory: nothing was created
+          }
+          for (String child : event.getChildren()) {
+            if (NodeNames.isWaiterOf(child, ownerId)) {
+              deleteInBackground(parent + "/" + child);
+            }
+          }
+        }).forPath(parent);
+      } catch (Exception e) {
+        LOG.debug("could not look for a node of an abandoned attempt on lock '{}'; it goes with the session: {}", name,
+            e.toString());
       }
     }
 

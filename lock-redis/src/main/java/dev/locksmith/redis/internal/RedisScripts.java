@@ -65,8 +65,11 @@ public final class RedisScripts {
       + "return 0\n");
 
   /**
-   * KEYS: owner key. ARGV: owner id, lease in ms. Extends the lease only if we hold it.
-   * Returns 1 if renewed, 0 if someone else holds the lock, -1 if the key is gone.
+   * KEYS: owner key. ARGV: owner id, lease in ms. Sets the key's expiry to the lease from now,
+   * longer or shorter than before, only if we hold it: the renewal of a lease, and also
+   * {@code Lease.extend}. A key past its expiry reads as gone, so an expired lease is never
+   * brought back. Returns 1 if renewed, 0 if someone else holds the lock (a hold after release
+   * included), -1 if the key is gone; only 1 changed anything.
    */
   public static final Script RENEW = new Script("renew",
       "local v = redis.call('GET', KEYS[1])\n"
@@ -76,6 +79,28 @@ public final class RedisScripts {
       + "end\n"
       + "if v then return 0 end\n"
       + "return -1\n");
+
+  /**
+   * What the owner key of a lock held after release starts with ({@link #HOLD}). Owner ids made
+   * by the core start with a process id, so no lease's owner id starts with it.
+   */
+  public static final String HOLD_PREFIX = "held-after-release:";
+
+  /**
+   * KEYS: owner key. ARGV: owner id, the hold's value ({@link #HOLD_PREFIX} and the owner id),
+   * how long to hold in ms. {@code Lease.releaseAfter}: only if we hold the lock, replaces our
+   * owner id with the hold's value and sets the expiry to the hold, in one SET, so that the lock
+   * stays taken until the key expires while no renewal, release, extend or acquire of any lease
+   * matches it any more. Publishes nothing: nothing is free yet, and a waiter's busy poll is told
+   * the key's remaining time. The fence counter is not touched. Returns 1 if it was ours, else 0
+   * (nothing changed).
+   */
+  public static final Script HOLD = new Script("hold",
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+      + "  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
+      + "  return 1\n"
+      + "end\n"
+      + "return 0\n");
 
   /**
    * KEYS: owner key, fence key. ARGV: owner id, token. Raises the fence counter to at least the
@@ -201,7 +226,8 @@ public final class RedisScripts {
   /**
    * KEYS: owner key, fence key. Reads only, in one atomic step: an empty reply when the lock is
    * free, else {owner id, remaining ms of the lease (-1 without a TTL), fence counter}, whose
-   * fence is the holder's token because the fence only moves when the lock is taken.
+   * fence is the holder's token because the fence only moves when the lock is taken. During a
+   * hold after release the owner is the hold's value ({@link #HOLD_PREFIX}), no lease's owner id.
    */
   public static final Script STATE = new Script("state",
       "local owner = redis.call('GET', KEYS[1])\n"
@@ -210,7 +236,7 @@ public final class RedisScripts {
       + "end\n"
       + "return {owner, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}\n");
 
-  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE};
+  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, HOLD, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE};
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
   public static final long RENEWED = 1;
@@ -218,6 +244,29 @@ public final class RedisScripts {
   public static final long HELD_BY_ANOTHER = 0;
   /** {@link #RENEW} and {@link #RAISE_FENCE}: the lock's key is gone. */
   public static final long GONE = -1;
+
+  /**
+   * @param ownerId the owner id (or Redlock value) the hold replaces
+   * @return the value of the owner key while the lock is held after release
+   */
+  public static String holdValue(String ownerId) {
+    return HOLD_PREFIX + ownerId;
+  }
+
+  /**
+   * A duration in whole milliseconds, rounded up and at least 1, for PX and PEXPIRE: a lock is
+   * never kept shorter than asked.
+   *
+   * @param d a positive duration
+   * @return its milliseconds, rounded up
+   */
+  public static long ceilMillis(java.time.Duration d) {
+    long ms = d.toMillis();
+    if (d.minusMillis(ms).isZero()) {
+      return Math.max(1, ms);
+    }
+    return Math.max(1, ms + 1);
+  }
 
   private RedisScripts() {}
 
