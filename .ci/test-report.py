@@ -11,7 +11,9 @@ import xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 suites_all_skipped = []
 skips = []
-for path in sorted(glob.glob("*/target/surefire-reports/TEST-*.xml") + glob.glob("*/target/failsafe-reports/TEST-*.xml")):
+# every module, nested ones (examples/...) included
+reports = glob.glob("**/target/surefire-reports/TEST-*.xml", recursive=True) + glob.glob("**/target/failsafe-reports/TEST-*.xml", recursive=True)
+for path in sorted(reports):
     root = ET.parse(path).getroot()
     cases = root.findall("testcase")
     s_run = s_skip = 0
@@ -24,7 +26,7 @@ for path in sorted(glob.glob("*/target/surefire-reports/TEST-*.xml") + glob.glob
             skipped += 1
             node = case.find("skipped")
             reason = (node.get("message") or node.text or "").strip().splitlines()[0:1]
-            skips.append("%s %s: %s" % (path.split("/")[0], case.get("name"), reason[0] if reason else "(no reason)"))
+            skips.append("%s %s: %s" % (path.split("/target/")[0], case.get("name"), reason[0] if reason else "(no reason)"))
         else:
             passed += 1
     if s_run > 0 and s_run == s_skip:

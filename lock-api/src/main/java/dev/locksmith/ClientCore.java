@@ -670,12 +670,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   // ---------------------------------------------------------------- threads
 
-  /** Hands a listener event to the event thread, unless nobody listens. Loss signals always go through {@link #dispatch}. */
   /** For tests: whether a waiter of this client waits for {@code name} now. */
   boolean isWaitingFor(String name) {
     return waiting.containsKey(name);
   }
 
+  /** Hands a listener event to the event thread, unless nobody listens. Loss signals always go through {@link #dispatch}. */
   private void emit(Runnable event) {
     if (listening) {
       dispatch(event);
