@@ -1180,8 +1180,27 @@ public abstract class LockCompatibilityKit {
         int polled = probe.polls(name);
         CompletableFuture<Lease> waiter = queued.acquireAsync(Duration.ofSeconds(60)); // keeps what it gets
         await(Duration.ofSeconds(10), "the waiter queues", () -> probe.polls(name) > polled);
-        assertThat(lease.release()).isTrue();
-        Optional<Lease> barged = newcomer.tryAcquire();
+        // hold the woken waiter's next poll until the newcomer has asked, so the newcomer asks
+        // first on a loaded machine too: only the queue can then keep the lock for the waiter
+        Thread tester = Thread.currentThread();
+        CountDownLatch newcomerAsked = new CountDownLatch(1);
+        probe.onPoll(n -> {
+          if (n.equals(name) && Thread.currentThread() != tester) {
+            try {
+              newcomerAsked.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+        Optional<Lease> barged;
+        try {
+          assertThat(lease.release()).isTrue();
+          barged = newcomer.tryAcquire();
+        } finally {
+          newcomerAsked.countDown();
+          probe.onPoll(null);
+        }
         barged.ifPresent(Lease::release);
         assertThat(barged).withFailMessage("FIFO broken: a newcomer's tryAcquire() took the lock the moment it was released, "
             + "ahead of a waiter queued for it (barging; trial %d)", trial + 1).isEmpty();
