@@ -221,9 +221,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           HeldLease lease = register(name, ownerId, options, poll, pollStart, leaseNanos, owner);
           granted = true;
           if (poll.isSessionGrant() && sessionEpoch.get() != epoch) {
-            // the session ended while this grant was on its way: it is registered now, so
-            // either allLeasesLost saw it, or this catches it
-            markLost(lease, LeaseLostException.Reason.SESSION_LOST, "the session ended while the lock was being granted");
+            // The session ended while this grant was on its way: it is registered now, so either
+            // allLeasesLost saw it or this catches it. Never hand out a lease that is void from the
+            // start: give it back and ask again, on the backend's next session, as a new lease.
+            releaseQuietly(lease);
+            granted = false;
+            ownerId = clientId + ":" + leaseSeq.incrementAndGet();
+            attempt = backend.attempt(name, ownerId, options.lease(), waiter::wake);
+            continue;
           }
           if (poll.isSessionGrant() && !options.autoRenew() && guarantees.has(Guarantees.Feature.EXTEND)) {
             serverExpiry(lease);

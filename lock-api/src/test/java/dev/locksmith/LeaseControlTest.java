@@ -36,6 +36,9 @@ class LeaseControlTest {
     final boolean session;
     final Set<Feature> dropped;
     final List<Duration> extendCalls = new CopyOnWriteArrayList<>();
+    /** When set, the first grant's session ends while the grant is on its way back. */
+    volatile boolean loseSessionOnFirstGrant;
+    final List<String> released = new CopyOnWriteArrayList<>();
 
     Wrapped(boolean session, Feature... dropped) {
       this.session = session;
@@ -81,6 +84,10 @@ class LeaseControlTest {
             @Override
             public Poll poll() throws InterruptedException {
               Poll p = inner.poll();
+              if (p.isGranted() && loseSessionOnFirstGrant) {
+                loseSessionOnFirstGrant = false;
+                context.allLeasesLost("the session ended (simulated)");
+              }
               return session && p.isGranted() ? Poll.grantedForSession(p.fencingToken(), p.state()) : p;
             }
 
@@ -109,6 +116,7 @@ class LeaseControlTest {
 
         @Override
         public boolean release(BackendLease lease) {
+          released.add(lease.ownerId());
           return local.release(lease);
         }
 
@@ -140,6 +148,19 @@ class LeaseControlTest {
       try (Lease lease = client.lock("renewed").acquire(Duration.ofSeconds(1))) {
         assertThat(provider.extendCalls).as("extend calls after a session grant with auto-renew: the session keeps it").hasSize(1);
       }
+    }
+  }
+
+  @Test
+  void aGrantWhoseSessionEndedOnTheWayIsGivenBackAndTheLockAskedForAgain() throws Exception {
+    Wrapped provider = new Wrapped(true);
+    provider.loseSessionOnFirstGrant = true;
+    try (LockClient client = connect(provider)) {
+      Lease lease = client.lock("raced").acquire(Duration.ofSeconds(5));
+      assertThat(lease.isValid()).as("the lease acquire() returned after the first grant's session ended").isTrue();
+      assertThat(provider.released).as("owner ids given back: the void first grant").hasSize(1);
+      assertThat(lease.release()).as("its release").isTrue();
+      assertThat(provider.released).hasSize(2).doesNotHaveDuplicates();
     }
   }
 
