@@ -259,20 +259,37 @@ final class LeaseTable {
   }
 
   private boolean extendOnce(String name, String owner, long leaseMillis) throws SQLException {
+    // A driver that counts changed rather than matched rows (Connector/J with
+    // useAffectedRows=true, e.g. a user's DataSource) says 0 when the new expiry equals the
+    // old one to the millisecond: ask whether the row is still ours before saying no.
+    return updateOwnRow(extend, owner, ps -> {
+      ps.setLong(1, leaseMillis);
+      ps.setString(2, name);
+      ps.setString(3, owner);
+    }, name);
+  }
+
+  /** Binds a statement's parameters. */
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /**
+   * Runs an owner-checked UPDATE in one transaction; when it changed no row, asks in the same
+   * transaction whether the row is owned by {@code ownerAfter} and live.
+   *
+   * @return whether the row was (or, after a repeated run, already is) as the update leaves it
+   */
+  private boolean updateOwnRow(String sql, String ownerAfter, Binder binder, String name) throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try {
         int n;
-        try (PreparedStatement ps = c.prepareStatement(extend)) {
-          ps.setLong(1, leaseMillis);
-          ps.setString(2, name);
-          ps.setString(3, owner);
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          binder.bind(ps);
           n = ps.executeUpdate();
         }
-        // A driver that counts changed rather than matched rows (Connector/J with
-        // useAffectedRows=true, e.g. a user's DataSource) says 0 when the new expiry equals the
-        // old one to the millisecond: ask whether the row is still ours before saying no.
-        boolean ours = n > 0 || isOwnedAndLive(c, name, owner);
+        boolean ours = n > 0 || isOwnedAndLive(c, name, ownerAfter);
         if (!auto) {
           c.commit();
         }
@@ -338,31 +355,14 @@ final class LeaseTable {
 
   private boolean releaseAfterOnce(String name, String owner, long keepMillis) throws SQLException {
     String marker = holdMarker(owner);
-    try (Connection c = borrow()) {
-      boolean auto = c.getAutoCommit();
-      try {
-        int n;
-        try (PreparedStatement ps = c.prepareStatement(holdAfterRelease)) {
-          ps.setString(1, marker);
-          ps.setLong(2, keepMillis);
-          ps.setString(3, name);
-          ps.setString(4, owner);
-          n = ps.executeUpdate();
-        }
-        // Run again after a connection died on the reply (onceMore): the first run may have
-        // committed, and the row then carries our own marker, not our owner id.
-        boolean ours = n > 0 || isOwnedAndLive(c, name, marker);
-        if (!auto) {
-          c.commit();
-        }
-        return ours;
-      } catch (SQLException | RuntimeException e) {
-        if (!auto) {
-          rollbackQuietly(c);
-        }
-        throw e;
-      }
-    }
+    // Run again after a connection died on the reply (onceMore): the first run may have
+    // committed, and the row then carries our own marker, not our owner id.
+    return updateOwnRow(holdAfterRelease, marker, ps -> {
+      ps.setString(1, marker);
+      ps.setLong(2, keepMillis);
+      ps.setString(3, name);
+      ps.setString(4, owner);
+    }, name);
   }
 
   /**
