@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-MVN_LOCK=${LOCKSMITH_MVN_LOCK:-/tmp/locksmith-mvn.lock}
+MVN_LOCK=${LOCKSMITH_MVN_LOCK:-/tmp/mvn.lock}
 MVN_FLAGS=${BENCH_MVN_FLAGS:-}
 
 need() {

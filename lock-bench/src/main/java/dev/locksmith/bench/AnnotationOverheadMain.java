@@ -1,8 +1,5 @@
 package dev.locksmith.bench;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Collection;
@@ -14,12 +11,11 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 /**
- * Runs {@link AnnotationOverheadBench} and writes its section of RESULTS.md (between two markers,
- * which a full run-bench.sh run keeps). Usage: {@code AnnotationOverheadMain [RESULTS.md]}.
+ * Runs {@link AnnotationOverheadBench} and writes its section of RESULTS.md (see {@link ResultSections}).
+ * Usage: {@code AnnotationOverheadMain [RESULTS.md]}.
  */
 public final class AnnotationOverheadMain {
-  static final String START = "<!-- annotation-overhead:start -->";
-  static final String END = "<!-- annotation-overhead:end -->";
+  static final String SECTION = "annotation-overhead";
 
   private AnnotationOverheadMain() {}
 
@@ -39,7 +35,7 @@ public final class AnnotationOverheadMain {
     }
     double direct = ns.get("direct")[0];
     StringBuilder md = new StringBuilder();
-    md.append(START).append("\n## `@Locked` overhead (issue 18)\n\n")
+    md.append("## `@Locked` overhead (issue 18)\n\n")
         .append("Measured on ").append(Instant.now()).append(" by `AnnotationOverheadMain` (JMH, 1 thread, 1 fork, 5 × 2 s warm-up, ")
         .append("5 × 2 s measured, AverageTime) on `local:`, on a shared 2-core machine. `direct` is ")
         .append("`lock.tryAcquire(Duration.ZERO)` + release; the others call the same through a `@Locked` Spring proxy. ")
@@ -51,34 +47,8 @@ public final class AnnotationOverheadMain {
           e.getKey().equals("direct") ? "" : String.format("%,.0f ns", added),
           e.getKey().equals("direct") ? "" : added <= 2_000 ? "met" : "**missed**"));
     }
-    md.append("\nRerun: `lock-bench/run-annotation-bench.sh`.\n").append(END).append('\n');
-    String old = Files.exists(results) ? Files.readString(results, StandardCharsets.UTF_8) : "";
-    Files.writeString(results, replaceSection(old, md.toString()), StandardCharsets.UTF_8);
+    md.append("\nRerun: `lock-bench/run-annotation-bench.sh`.\n");
+    ResultSections.write(results, SECTION, md.toString());
     System.out.print(md);
-  }
-
-  static String replaceSection(String text, String section) {
-    int s = text.indexOf(START);
-    int e = text.indexOf(END);
-    if (s >= 0 && e > s) {
-      return text.substring(0, s) + section + text.substring(e + END.length()).replaceFirst("^\n", "");
-    }
-    return text + (text.isEmpty() || text.endsWith("\n\n") ? "" : text.endsWith("\n") ? "\n" : "\n\n") + section;
-  }
-
-  /**
-   * @param existing the RESULTS.md about to be rewritten
-   * @param report the new report
-   * @return the new report with the existing file's annotation-overhead section appended
-   * @throws IOException if the existing file cannot be read
-   */
-  static String keepSection(Path existing, String report) throws IOException {
-    if (!Files.exists(existing)) {
-      return report;
-    }
-    String old = Files.readString(existing, StandardCharsets.UTF_8);
-    int s = old.indexOf(START);
-    int e = old.indexOf(END);
-    return s >= 0 && e > s ? replaceSection(report, old.substring(s, e + END.length()) + "\n") : report;
   }
 }

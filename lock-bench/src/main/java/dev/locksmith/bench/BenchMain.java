@@ -94,8 +94,8 @@ public final class BenchMain {
     Files.writeString(out.resolve("results.svg"), Chart.svg(results), StandardCharsets.UTF_8);
     String report = Report.markdown(results, System.getenv().getOrDefault("BENCH_COMMAND",
         "lock-bench/run-bench.sh" + (quick ? " --quick" : "")));
-    // AnnotationOverheadMain writes its own section; a full run keeps it
-    Files.writeString(out.resolve("RESULTS.md"), AnnotationOverheadMain.keepSection(out.resolve("RESULTS.md"), report),
+    // sections that runs of their own write (ResultSections) are kept
+    Files.writeString(out.resolve("RESULTS.md"), ResultSections.keepAll(out.resolve("RESULTS.md"), report),
         StandardCharsets.UTF_8);
     LOG.info("wrote {} and {}", out.resolve("RESULTS.md"), out.resolve("results.svg"));
   }

@@ -136,4 +136,25 @@ class HarnessTest {
     p.setProperty("manyRequestsPerSec", "3333"); // a renewal per lock every 3 s
     assertThat(Report.targets(r).get(0).verdict()).contains("missed");
   }
+
+  @Test
+  void aFullRunKeepsTheSectionsOtherRunsWroteAndASectionRunReplacesOnlyItsOwn() throws Exception {
+    String old = "# old report\n\n" + ResultSections.replace("", "cluster", "## Cluster\nold cluster rows\n")
+        + ResultSections.replace("", "annotation-overhead", "## Annotation\n42 ns\n");
+    java.nio.file.Path file = java.nio.file.Files.createTempFile("results", ".md");
+    java.nio.file.Files.writeString(file, old);
+
+    String kept = ResultSections.keepAll(file, "# new report\n");
+    assertThat(kept).startsWith("# new report\n").doesNotContain("old report")
+        .contains("<!-- cluster:start -->\n## Cluster\nold cluster rows\n<!-- cluster:end -->")
+        .contains("<!-- annotation-overhead:start -->\n## Annotation\n42 ns\n<!-- annotation-overhead:end -->");
+    // a report that measured a section itself keeps its own figures
+    assertThat(ResultSections.keepAll(file, ResultSections.replace("# new\n", "cluster", "new rows")))
+        .contains("new rows").doesNotContain("old cluster rows").contains("42 ns");
+
+    ResultSections.write(file, "cluster", "## Cluster\nnew rows\n");
+    assertThat(java.nio.file.Files.readString(file)).startsWith("# old report").contains("new rows")
+        .doesNotContain("old cluster rows").contains("42 ns");
+    java.nio.file.Files.delete(file);
+  }
 }
