@@ -23,8 +23,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis lock protocol on one server: acquire is one script (SET NX PX and the fence INCR
- * when nobody waits; otherwise the lock goes to the first live entry of its waiter queue),
+ * The Redis lock protocol on one server: acquire is one script (SET NX PX and the INCR of the
+ * fence counter of the lock's hash slot when nobody waits; otherwise the lock goes to the first live entry of its waiter queue),
  * release and renew are owner-checked scripts, a release with waiters queued publishes a wake-up
  * that one shared subscriber connection hands to this client's waiters, and renewals go out
  * pipelined. Extend is the owner-checked PEXPIRE of renewal with the new lease; a hold after
@@ -44,7 +44,7 @@ final class RedisBackend implements LockBackend {
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
           Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
-          "a paused holder's key expires with its lease and the next holder's token, from the same server's fence INCR, is higher")
+          "a paused holder's key expires with its lease and the next holder's token, from the same server's INCR of the lock's slot counter, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
           "as for a paused holder: the lease runs from the server's SET, and the token orders the holders")
@@ -61,7 +61,7 @@ final class RedisBackend implements LockBackend {
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
           "a retried acquire by the same owner gets its own lock back, and an abandoned attempt releases what it may have taken; liveness only")
       .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE,
-          "the fence counter has no TTL and only moves when the lock is taken, so tokens rise while the server keeps its data (see SERVER_RESTART)")
+          "a lock's tokens come from the fence counter of its hash slot, which has no TTL and only rises, so they rise while the server keeps its data (see SERVER_RESTART)")
       .build();
 
   private final RedisNode node;
@@ -110,7 +110,7 @@ final class RedisBackend implements LockBackend {
     Attempt(String name, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
       this.ownerId = ownerId;
-      this.lockKeys = List.of(keys.owner(name), keys.fence(name), keys.queue(name), keys.queueDeadlines(name));
+      this.lockKeys = acquireKeys(keys, name);
       this.args = List.of(ownerId, Long.toString(Math.max(1, lease.toMillis())), Long.toString(queueEntryMillis()));
       this.channel = keys.releasedChannel(name);
       this.wake = wake;
@@ -136,7 +136,7 @@ final class RedisBackend implements LockBackend {
         leave();
         if (value <= 0) {
           throw new LockException("lock '" + name + "' was taken but its fence counter on " + node.endpoint() + " reads " + value
-              + "; someone changed " + keys.fence(name));
+              + "; someone changed " + keys.fenceCounter(name));
         }
         return Poll.granted(value, null);
       }
@@ -163,7 +163,7 @@ final class RedisBackend implements LockBackend {
         // leave the queue (else the waiters behind us wait until our entry lapses) and, if the
         // last acquire was granted without our seeing the reply, give the lock back
         try {
-          node.eval(RedisScripts.WITHDRAW, List.of(keys.owner(name), keys.queue(name), keys.queueDeadlines(name)),
+          node.eval(RedisScripts.WITHDRAW, List.of(keys.owner(name), keys.token(name), keys.queue(name), keys.queueDeadlines(name)),
               List.of(ownerId, channel));
         } catch (RuntimeException e) {
           LOG.debug("withdrawing from lock '{}' on {} failed; our queue entry lapses and any grant expires with its lease: {}",
@@ -180,7 +180,7 @@ final class RedisBackend implements LockBackend {
     List<List<String>> argLists = new ArrayList<>(leases.size());
     Duration shortest = null;
     for (BackendLease lease : leases) {
-      keyLists.add(List.of(keys.owner(lease.name())));
+      keyLists.add(List.of(keys.owner(lease.name()), keys.token(lease.name())));
       argLists.add(List.of(lease.ownerId(), Long.toString(Math.max(1, lease.lease().toMillis()))));
       if (shortest == null || lease.lease().compareTo(shortest) < 0) {
         shortest = lease.lease();
@@ -220,21 +220,21 @@ final class RedisBackend implements LockBackend {
 
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
-    Object r = node.eval(RedisScripts.RENEW, List.of(keys.owner(lease.name())),
+    Object r = node.eval(RedisScripts.RENEW, List.of(keys.owner(lease.name()), keys.token(lease.name())),
         List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
     return Long.valueOf(RedisScripts.RENEWED).equals(r);
   }
 
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
-    Object r = node.eval(RedisScripts.HOLD, List.of(keys.owner(lease.name())),
+    Object r = node.eval(RedisScripts.HOLD, List.of(keys.owner(lease.name()), keys.token(lease.name())),
         List.of(lease.ownerId(), RedisScripts.holdValue(lease.ownerId()), Long.toString(RedisScripts.ceilMillis(keep))));
     return Long.valueOf(1).equals(r);
   }
 
   @Override
   public LockState inspect(String name) {
-    Object r = node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.fence(name)), List.of());
+    Object r = node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
     List<?> reply = r instanceof List ? (List<?>) r : List.of();
     if (reply.size() < 3) {
       return LockState.free();
@@ -242,20 +242,31 @@ final class RedisBackend implements LockBackend {
     Object value = reply.get(0);
     String owner = value instanceof byte[] ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(value);
     long ttl = ((Number) reply.get(1)).longValue();
-    long fence = ((Number) reply.get(2)).longValue();
+    long token = ((Number) reply.get(2)).longValue();
     // held after release, the owner is the hold's value, which names the lease that set it but is
-    // no lease's owner id, and the fence is still that lease's token: the same as local: reports
+    // no lease's owner id, and the token key still holds that lease's token: as local: reports
     LockState held = LockState.held().withHolder(owner);
-    if (fence > 0) {
-      held = held.withFencingToken(fence);
+    if (token > 0) {
+      held = held.withFencingToken(token);
     }
     return ttl >= 0 ? held.withRemaining(Duration.ofMillis(ttl)) : held;
   }
 
   private boolean releaseScript(String name, String ownerId) {
-    Object r = node.eval(RedisScripts.RELEASE_QUEUED, List.of(keys.owner(name), keys.queue(name)),
+    Object r = node.eval(RedisScripts.RELEASE_QUEUED, releaseKeys(keys, name),
         List.of(ownerId, keys.releasedChannel(name)));
     return Long.valueOf(1).equals(r);
+  }
+
+  /** @return the KEYS of {@link RedisScripts#ACQUIRE_QUEUED} for a lock */
+  static List<String> acquireKeys(RedisKeys keys, String name) {
+    return List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name), keys.legacyFence(name), keys.queue(name),
+        keys.queueDeadlines(name));
+  }
+
+  /** @return the KEYS of {@link RedisScripts#RELEASE_QUEUED} for a lock */
+  static List<String> releaseKeys(RedisKeys keys, String name) {
+    return List.of(keys.owner(name), keys.token(name), keys.queue(name));
   }
 
   /**

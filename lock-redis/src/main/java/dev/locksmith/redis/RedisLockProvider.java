@@ -22,7 +22,8 @@ import java.util.Set;
  * }</pre>
  *
  * <p>A lock is the key {@code {<namespace><name>}:owner} (value: the holder's owner id, TTL: the
- * lease) and its fencing counter {@code {<namespace><name>}:fence}; a release is published on
+ * lease) and {@code {<namespace><name>}:token} (the holder's fencing token, same TTL); tokens come
+ * from one counter per hash slot, {@code <namespace>fence:{<slot tag>}}; a release is published on
  * {@code {<namespace><name>}:released}. Options: {@code namespace} (default {@code locksmith:}),
  * {@code database} (or the URI's path), {@code user}, {@code password} (or the URI's user info),
  * {@code tls} (on for {@code rediss://}), {@code connect-timeout} and {@code command-timeout}

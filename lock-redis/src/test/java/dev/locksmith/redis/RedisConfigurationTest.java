@@ -135,7 +135,8 @@ class RedisConfigurationTest {
   void keysOfOneLockShareAHashTagWhateverTheName() {
     RedisKeys keys = new RedisKeys("ns:");
     for (String name : List.of("plain", "}starts-with-brace", "has{both}braces", "{x}", "ключ 🔒")) {
-      assertThat(hashTag(keys.owner(name))).isEqualTo(hashTag(keys.fence(name))).isNotEmpty().startsWith("ns:");
+      assertThat(hashTag(keys.owner(name))).isEqualTo(hashTag(keys.token(name))).isEqualTo(hashTag(keys.legacyFence(name)))
+          .isEqualTo(hashTag(keys.queue(name))).isEqualTo(hashTag(keys.releasedChannel(name))).isNotEmpty().startsWith("ns:");
     }
   }
 

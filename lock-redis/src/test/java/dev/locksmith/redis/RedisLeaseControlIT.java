@@ -84,8 +84,10 @@ class RedisLeaseControlIT {
 
       assertThat(a.extend(held, Duration.ofSeconds(60))).as("extend to a longer lease").isTrue();
       assertThat(admin.pttl(key)).as("ms left after extend(60s)").isBetween(55_000L, 60_000L);
+      assertThat(admin.pttl(KEYS.token(name))).as("ms left of the token key after extend(60s)").isBetween(55_000L, 60_000L);
       assertThat(a.extend(held, Duration.ofMillis(1500))).as("extend to a shorter lease").isTrue();
       assertThat(admin.pttl(key)).as("ms left after extend(1500ms)").isBetween(1L, 1500L);
+      assertThat(admin.pttl(KEYS.token(name))).as("ms left of the token key after extend(1500ms)").isBetween(1L, 1500L);
       // PEXPIRE takes whole ms: a lease is rounded up, never down, so the server never ends it early
       assertThat(List.of(RedisScripts.ceilMillis(Duration.ofNanos(1)), RedisScripts.ceilMillis(Duration.ofMillis(1)),
           RedisScripts.ceilMillis(Duration.ofNanos(1_000_001)), RedisScripts.ceilMillis(Duration.ofSeconds(7))))
@@ -105,15 +107,17 @@ class RedisLeaseControlIT {
     try (RedisBackend a = openBackend("e-a"); Jedis admin = server.admin()) {
       String name = "expired";
       String key = KEYS.owner(name);
-      String fence = KEYS.fence(name);
+      String fence = KEYS.fenceCounter(name);
       BackendLease held = take(a, name, "e-a:1", Duration.ofMillis(30));
       await(() -> !admin.exists(key), Duration.ofSeconds(5), "expired");
+      assertThat(admin.exists(KEYS.token(name))).as("the token key expires with the owner key").isFalse();
       String fenceBefore = admin.get(fence);
 
       assertThat(a.extend(held, Duration.ofSeconds(30))).as("extend of an expired lease").isFalse();
       assertThat(admin.exists(key)).as("the key after extending an expired lease: not brought back").isFalse();
       assertThat(a.releaseAfter(held, Duration.ofSeconds(30))).as("releaseAfter of an expired lease").isFalse();
       assertThat(admin.exists(key)).as("the key after a hold of an expired lease: not brought back").isFalse();
+      assertThat(admin.exists(KEYS.token(name))).as("the token key after extend and hold of an expired lease").isFalse();
       assertThat(admin.get(fence)).as("the fence counter").isEqualTo(fenceBefore);
 
       // the lock is free: the next owner takes it at once, with the next token
@@ -157,7 +161,8 @@ class RedisLeaseControlIT {
       assertThat(publishes(admin) - published).as("publishes by a hold: nothing is free yet").isZero();
       assertThat(admin.get(key)).as("the key's value during the hold").isEqualTo(RedisScripts.HOLD_PREFIX + "h-a:1");
       assertThat(admin.pttl(key)).as("ms left of the hold").isBetween(1L, keep.toMillis());
-      assertThat(admin.get(KEYS.fence(name))).as("the fence counter during the hold").isEqualTo(Long.toString(held.fencingToken()));
+      assertThat(admin.get(KEYS.token(name))).as("the token key during the hold").isEqualTo(Long.toString(held.fencingToken()));
+      assertThat(admin.pttl(KEYS.token(name))).as("ms left of the token key: the hold's").isBetween(1L, keep.toMillis());
 
       // no lease matches the hold: not its former owner's release, renewal, extend or hold
       assertThat(a.release(held)).as("release by the former owner during the hold").isFalse();

@@ -187,7 +187,7 @@ final class RedlockBackend implements LockBackend {
       this.lease = lease;
       this.leaseNanos = lease.toNanos();
       this.perServer = settings.perServerTimeout(lease);
-      this.lockKeys = List.of(keys.owner(name), keys.fence(name));
+      this.lockKeys = List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name), keys.legacyFence(name));
       this.channel = keys.releasedChannel(name);
       this.quietableWake = new AttemptWake(wake);
     }
@@ -314,7 +314,7 @@ final class RedlockBackend implements LockBackend {
         if (token <= 0) {
           releaseAfterAnswers(acquire, value);
           throw new LockException("lock '" + name + "' was taken but its fence counters read " + token + "; someone changed "
-              + keys.fence(name) + " on " + shownUri);
+              + keys.fenceCounter(name) + " on " + shownUri);
         }
         int raised = raiseFence(acquire, granted, token, value);
         long validUntil = start + leaseNanos - driftNanos(lease);
@@ -386,7 +386,8 @@ final class RedlockBackend implements LockBackend {
         return atToken;
       }
       List<String> args = List.of(value, Long.toString(token));
-      Fanout<Object> raise = Fanout.start(behind, m -> m.node.eval(RedisScripts.RAISE_FENCE, lockKeys, args, perServer), executor);
+      List<String> raiseKeys = List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name));
+      Fanout<Object> raise = Fanout.start(behind, m -> m.node.eval(RedisScripts.RAISE_FENCE, raiseKeys, args, perServer), executor);
       if (atToken >= quorum) {
         return atToken; // already a majority: the others are raised in the background, to spare later acquisitions a round
       }
@@ -469,7 +470,7 @@ final class RedlockBackend implements LockBackend {
     try {
       executor.execute(() -> {
         try {
-          m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(value, keys.releasedChannel(name), message));
+          m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name), keys.token(name)), List.of(value, keys.releasedChannel(name), message));
         } catch (RuntimeException e) {
           LOG.debug("releasing lock '{}' on {} failed; it expires with its lease: {}", name, m.endpoint(), e.toString());
         }
@@ -492,7 +493,7 @@ final class RedlockBackend implements LockBackend {
     List<List<String>> argLists = new ArrayList<>(leases.size());
     Duration shortest = null;
     for (BackendLease lease : leases) {
-      keyLists.add(List.of(keys.owner(lease.name())));
+      keyLists.add(List.of(keys.owner(lease.name()), keys.token(lease.name())));
       // the keys outlive the lease by the drift allowance, so the core's validity (renewal start + lease) keeps that margin
       long ttl = Math.max(1, lease.lease().toMillis() + TimeUnit.NANOSECONDS.toMillis(driftNanos(lease.lease())));
       argLists.add(List.of(grant(lease).value, Long.toString(ttl)));
@@ -592,7 +593,7 @@ final class RedlockBackend implements LockBackend {
     Duration timeout = settings.perServerTimeout(lease.lease());
     long start = System.nanoTime();
     Fanout<Object> release = Fanout.start(members,
-        m -> m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name)), List.of(value, keys.releasedChannel(name)), timeout),
+        m -> m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name), keys.token(name)), List.of(value, keys.releasedChannel(name)), timeout),
         executor);
     release.awaitUninterruptibly(start + timeout.toNanos(), f -> {
       int released = 0;
@@ -656,7 +657,7 @@ final class RedlockBackend implements LockBackend {
       deadline = grant.validUntilNanos; // an answer after the validity ended could not count
     }
     Fanout<Object> extend = Fanout.start(members,
-        m -> m.node.eval(RedisScripts.RENEW, List.of(keys.owner(name)), args, timeout), executor);
+        m -> m.node.eval(RedisScripts.RENEW, List.of(keys.owner(name), keys.token(name)), args, timeout), executor);
     extend.awaitUninterruptibly(deadline, f -> {
       int extended = 0;
       int not = 0;
@@ -717,7 +718,7 @@ final class RedlockBackend implements LockBackend {
     Duration timeout = settings.renewTimeout(lease.lease());
     long start = System.nanoTime();
     Fanout<Object> holding = Fanout.start(members,
-        m -> m.node.eval(RedisScripts.HOLD, List.of(keys.owner(name)), args, timeout), executor);
+        m -> m.node.eval(RedisScripts.HOLD, List.of(keys.owner(name), keys.token(name)), args, timeout), executor);
     holding.awaitUninterruptibly(start + timeout.toNanos(), f -> {
       int held = 0;
       int not = 0;

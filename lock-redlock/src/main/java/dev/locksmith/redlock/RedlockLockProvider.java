@@ -100,7 +100,7 @@ public final class RedlockLockProvider implements LockProvider {
         RedisNode.probe(servers.get(i));
         // one pooled connection made now, not by the first acquire, whose per-server timeout is short;
         // a renewal of a key no lock can have (names are never empty) reads and writes nothing
-        nodes.get(i).eval(RedisScripts.RENEW, List.of(keys.owner("")), List.of("warm-up", "1"));
+        nodes.get(i).eval(RedisScripts.RENEW, List.of(keys.owner(""), keys.token("")), List.of("warm-up", "1"));
         return true;
       }, executor);
       int quorum = RedlockBackend.quorum(servers.size());

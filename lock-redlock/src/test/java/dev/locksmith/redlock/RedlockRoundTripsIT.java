@@ -132,7 +132,7 @@ class RedlockRoundTripsIT {
     // include it, and the token is only promised to exceed what a majority has seen.)
     for (int i = 1; i <= 3; i++) {
       try (Jedis admin = servers.get(i).admin()) {
-        admin.set(RedlockServers.KEYS.fence(name), "100");
+        admin.set(RedlockServers.KEYS.fenceCounter(name), "100");
       }
     }
     try (RedlockBackend backend = open("rt-3")) {

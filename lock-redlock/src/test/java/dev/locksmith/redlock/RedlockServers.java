@@ -83,10 +83,10 @@ final class RedlockServers implements AutoCloseable {
     }
   }
 
-  /** @return the fence counter of a lock on server i (0 if absent) */
+  /** @return the fence counter of a lock's hash slot on server i (0 if absent) */
   long fence(int i, String lockName) {
     try (Jedis admin = servers.get(i).admin()) {
-      String v = admin.get(KEYS.fence(lockName));
+      String v = admin.get(KEYS.fenceCounter(lockName));
       return v == null ? 0 : Long.parseLong(v);
     }
   }

@@ -3,10 +3,16 @@ package dev.locksmith.redis.internal;
 /**
  * Internal: for lock-redlock, not for applications; may change.
  *
- * <p>Where one lock lives in Redis. Both keys and the wake-up channel of a lock start with the
+ * <p>Where one lock lives in Redis. The keys and the wake-up channel of a lock start with the
  * hash tag {@code {<namespace><name>}}, so a lock's keys share one Redis Cluster hash slot and
  * the scripts stay legal on a cluster. The namespace is never empty and holds no brace, so the
- * tag is never empty and ends at the same place in every key of the lock, whatever the name holds.
+ * tag is never empty and ends at the same place in every key of the lock, whatever the name holds
+ * (a '}' in the name ends it early, the same way in each of them).
+ *
+ * <p>Fencing tokens come from one counter per namespace and hash slot, {@code
+ * <namespace>fence:{<slot tag>}}, where the slot tag is a short fixed text that hashes to the
+ * slot of the lock's keys: at most 16,384 counters per namespace, whatever the number of lock
+ * names, and each in the slot of every lock it serves.
  */
 public final class RedisKeys {
   private final String namespace;
@@ -26,9 +32,46 @@ public final class RedisKeys {
 
   /**
    * @param lockName the lock's name
-   * @return the key of the lock's fence counter; it has no TTL, so tokens keep increasing
+   * @return the key that holds the token of the lock's holder, with the owner key's TTL
    */
-  public String fence(String lockName) {
+  public String token(String lockName) {
+    return tag(lockName) + ":token";
+  }
+
+  /**
+   * @param lockName the lock's name
+   * @return the key of the fence counter that the lock's tokens come from, shared by every lock
+   *     of the namespace in the same hash slot; it has no TTL, so tokens keep increasing
+   */
+  public String fenceCounter(String lockName) {
+    return fenceCounterOfSlot(slot(lockName));
+  }
+
+  /**
+   * @param slot a hash slot, 0 to 16,383
+   * @return the key of the namespace's fence counter in that slot
+   */
+  public String fenceCounterOfSlot(int slot) {
+    if (slot < 0 || slot >= HashSlots.COUNT) {
+      throw new IllegalArgumentException("slot was " + slot + " but it must be from 0 to " + (HashSlots.COUNT - 1));
+    }
+    return namespace + "fence:{" + HashSlots.tag(slot) + "}";
+  }
+
+  /**
+   * @param lockName the lock's name
+   * @return the Redis Cluster hash slot of every key of the lock, 0 to 16,383
+   */
+  public int slot(String lockName) {
+    return HashSlots.of(tag(lockName));
+  }
+
+  /**
+   * @param lockName the lock's name
+   * @return the lock's own fence counter of versions before the per-slot counters, no TTL; an
+   *     acquire folds it into the slot's counter once and deletes it
+   */
+  public String legacyFence(String lockName) {
     return tag(lockName) + ":fence";
   }
 

@@ -8,7 +8,14 @@ import java.security.NoSuchAlgorithmException;
  * Internal: for lock-redlock, not for applications; may change.
  *
  * <p>The Lua scripts of the Redis lock protocol. Each runs atomically on the server, touches only
- * the keys of one lock (one hash slot) and needs one round trip.
+ * keys of one hash slot (a lock's own keys and the fence counter of its slot, see {@link
+ * RedisKeys}) and needs one round trip.
+ *
+ * <p>Tokens: a grant increments the fence counter of the lock's slot and keeps the new value,
+ * the holder's token, in the lock's token key, which lives exactly as long as the owner key
+ * (same TTL, set, extended and deleted together). The first grant of a lock that still has a
+ * per-lock fence counter of an older version first raises the slot's counter to at least that
+ * counter and deletes it, so a lock's tokens keep rising across the upgrade.
  */
 public final class RedisScripts {
 
@@ -34,39 +41,70 @@ public final class RedisScripts {
   }
 
   /**
-   * KEYS: owner key, fence key. ARGV: owner id, lease in ms. Takes a free lock and increments
-   * its fence counter in one step: returns {1, token}. If we already hold it (a retry after a
-   * lost reply), extends it and returns {1, current fence}, which is our token because the fence
-   * only moves when the lock is taken. If someone else holds it: {0, the holder's remaining ms}
-   * (-1 when the key has no TTL).
+   * The grant of both acquire scripts, whose KEYS start with owner key, token key, fence counter
+   * key, legacy fence key and whose ARGV[2] is the lease in ms: folds the legacy per-lock counter
+   * (if any) into the slot's counter and deletes it, increments the counter, and keeps the new
+   * value as the holder's token with the lease as TTL. Returns {1, token}.
+   */
+  private static final String GRANT =
+      "local function grant()\n"
+      + "  local legacy = redis.call('GET', KEYS[4])\n"
+      + "  if legacy then\n"
+      + "    if tonumber(legacy) > tonumber(redis.call('GET', KEYS[3]) or '0') then\n"
+      + "      redis.call('SET', KEYS[3], legacy)\n"
+      + "    end\n"
+      + "    redis.call('DEL', KEYS[4])\n"
+      + "  end\n"
+      + "  local token = redis.call('INCR', KEYS[3])\n"
+      + "  redis.call('SET', KEYS[2], token, 'PX', ARGV[2])\n"
+      + "  return {1, token}\n"
+      + "end\n";
+
+  /**
+   * The retry of an owner that already holds the lock (its reply was lost), for both acquire
+   * scripts: extends the owner and token keys to the lease and returns {1, our token}.
+   */
+  private static final String REGRANT =
+      "local function regrant()\n"
+      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+      + "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+      + "  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}\n"
+      + "end\n";
+
+  /**
+   * KEYS: owner key, token key, fence counter key, legacy fence key. ARGV: owner id, lease in
+   * ms. Takes a free lock and draws its token from the slot's fence counter in one step: returns
+   * {1, token}. If we already hold it (a retry after a lost reply), extends it and returns {1,
+   * our token}. If someone else holds it: {0, the holder's remaining ms} (-1 when the key has no
+   * TTL).
    */
   public static final Script ACQUIRE = new Script("acquire",
-      "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-      + "  return {1, redis.call('INCR', KEYS[2])}\n"
+      GRANT + REGRANT
+      + "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+      + "  return grant()\n"
       + "end\n"
       + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-      + "  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}\n"
+      + "  return regrant()\n"
       + "end\n"
       + "return {0, redis.call('PTTL', KEYS[1])}\n");
 
   /**
-   * KEYS: owner key. ARGV: owner id, channel, and optionally the message. Deletes the lock only
-   * if we hold it, and then publishes a wake-up for its waiters, whose message is the given one,
+   * KEYS: owner key, token key. ARGV: owner id, channel, and optionally the message. Deletes the
+   * lock (and its token) only if we hold it, and then publishes a wake-up for its waiters, whose message is the given one,
    * else the released owner id (so that a waiter on several servers can tell one release from
    * another, and Redlock can mark the releases of rounds that never held the lock). Returns 1 if it was ours, else 0.
    */
   public static final Script RELEASE = new Script("release",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-      + "  redis.call('DEL', KEYS[1])\n"
+      + "  redis.call('DEL', KEYS[1], KEYS[2])\n"
       + "  redis.call('PUBLISH', ARGV[2], ARGV[3] or ARGV[1])\n"
       + "  return 1\n"
       + "end\n"
       + "return 0\n");
 
   /**
-   * KEYS: owner key. ARGV: owner id, lease in ms. Sets the key's expiry to the lease from now,
-   * longer or shorter than before, only if we hold it: the renewal of a lease, and also
+   * KEYS: owner key, token key. ARGV: owner id, lease in ms. Sets both keys' expiry to the lease
+   * from now, longer or shorter than before, only if we hold the lock: the renewal of a lease, and also
    * {@code Lease.extend}. A key past its expiry reads as gone, so an expired lease is never
    * brought back. Returns 1 if renewed, 0 if someone else holds the lock (a hold after release
    * included), -1 if the key is gone; only 1 changed anything.
@@ -75,6 +113,7 @@ public final class RedisScripts {
       "local v = redis.call('GET', KEYS[1])\n"
       + "if v == ARGV[1] then\n"
       + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+      + "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
       + "  return 1\n"
       + "end\n"
       + "if v then return 0 end\n"
@@ -87,32 +126,39 @@ public final class RedisScripts {
   public static final String HOLD_PREFIX = "held-after-release:";
 
   /**
-   * KEYS: owner key. ARGV: owner id, the hold's value ({@link #HOLD_PREFIX} and the owner id),
-   * how long to hold in ms. {@code Lease.releaseAfter}: only if we hold the lock, replaces our
+   * KEYS: owner key, token key. ARGV: owner id, the hold's value ({@link #HOLD_PREFIX} and the
+   * owner id), how long to hold in ms. {@code Lease.releaseAfter}: only if we hold the lock, replaces our
    * owner id with the hold's value and sets the expiry to the hold, in one SET, so that the lock
    * stays taken until the key expires while no renewal, release, extend or acquire of any lease
    * matches it any more. Publishes nothing: nothing is free yet, and a waiter's busy poll is told
-   * the key's remaining time. The fence counter is not touched. Returns 1 if it was ours, else 0
+   * the key's remaining time. The fence counter is not touched; the token key gets the hold's
+   * expiry, so the hold still reads as the lease's token. Returns 1 if it was ours, else 0
    * (nothing changed).
    */
   public static final Script HOLD = new Script("hold",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
       + "  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])\n"
+      + "  redis.call('PEXPIRE', KEYS[2], ARGV[3])\n"
       + "  return 1\n"
       + "end\n"
       + "return 0\n");
 
   /**
-   * KEYS: owner key, fence key. ARGV: owner id, token. Raises the fence counter to at least the
-   * token, only while we hold the lock, so that a token drawn from several servers (Redlock) is
-   * remembered by each of them. Returns 1 if we hold the lock (the counter is now at least the
-   * token), 0 if someone else does, -1 if the key is gone.
+   * KEYS: owner key, token key, fence counter key. ARGV: owner id, token. Raises the slot's
+   * fence counter to at least the token, only while we hold the lock, so that a token drawn from
+   * several servers (Redlock) is remembered by each of them, and makes it our token key's value
+   * (keeping its TTL). Returns 1 if we hold the lock (the counter is now at least the token), 0 if
+   * someone else does, -1 if the key is gone.
    */
   public static final Script RAISE_FENCE = new Script("raise-fence",
       "local v = redis.call('GET', KEYS[1])\n"
       + "if v == ARGV[1] then\n"
-      + "  if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then\n"
-      + "    redis.call('SET', KEYS[2], ARGV[2])\n"
+      + "  if tonumber(redis.call('GET', KEYS[3]) or '0') < tonumber(ARGV[2]) then\n"
+      + "    redis.call('SET', KEYS[3], ARGV[2])\n"
+      + "  end\n"
+      + "  local ttl = redis.call('PTTL', KEYS[2])\n"
+      + "  if ttl > 0 then\n"
+      + "    redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)\n"
       + "  end\n"
       + "  return 1\n"
       + "end\n"
@@ -120,20 +166,22 @@ public final class RedisScripts {
       + "return -1\n");
 
   /**
-   * KEYS: owner key, fence key, queue key, queue deadlines key. ARGV: owner id, lease in ms, how
-   * long our queue entry lives without a poll (ms). The fair acquire of lock-redis: waiters queue
+   * KEYS: owner key, token key, fence counter key, legacy fence key, queue key, queue deadlines
+   * key. ARGV: owner id, lease in ms, how long our queue entry lives without a poll (ms). The fair acquire of lock-redis: waiters queue
    * in a sorted set by arrival (score: the server's clock in ms, made strictly increasing), and a
    * free lock goes only to the first live entry, so the releasing client cannot barge ahead of
    * them. Each poll refreshes the caller's entry; an entry not refreshed within its lifetime (a
    * waiter that crashed or gave up without withdrawing) is dropped by the next poll, so a dead
-   * waiter holds the lock up for at most that long. With nobody queued it is SET NX PX + INCR.
+   * waiter holds the lock up for at most that long. With nobody queued it is SET NX PX + the
+   * grant of {@link #ACQUIRE}.
    * Returns {1, token} when granted (also when we already hold it: a retry after a lost reply
    * extends it and returns our token), else {0, ms to wait at most}: the holder's remaining
    * lease, or, when the lock is free but another waiter is first, the time until that waiter's
    * entry lapses (-1: the holder's key has no TTL).
    */
   public static final Script ACQUIRE_QUEUED = new Script("acquire-queued",
-      "local now\n"
+      GRANT + REGRANT
+      + "local now\n"
       + "local function clock()\n"
       + "  if not now then\n"
       + "    local t = redis.call('TIME')\n"
@@ -141,63 +189,62 @@ public final class RedisScripts {
       + "  end\n"
       + "  return now\n"
       + "end\n"
-      + "if redis.call('EXISTS', KEYS[3]) == 0 then\n"
+      + "if redis.call('EXISTS', KEYS[5]) == 0 then\n"
       + "  if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-      + "    return {1, redis.call('INCR', KEYS[2])}\n"
+      + "    return grant()\n"
       + "  end\n"
       + "else\n"
-      + "  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', clock(), 'LIMIT', 0, 100)\n"
+      + "  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', clock(), 'LIMIT', 0, 100)\n"
       + "  if #lapsed > 0 then\n"
-      + "    redis.call('ZREM', KEYS[3], unpack(lapsed))\n"
-      + "    redis.call('ZREM', KEYS[4], unpack(lapsed))\n"
+      + "    redis.call('ZREM', KEYS[5], unpack(lapsed))\n"
+      + "    redis.call('ZREM', KEYS[6], unpack(lapsed))\n"
       + "  end\n"
-      + "  local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]\n"
+      + "  local first = redis.call('ZRANGE', KEYS[5], 0, 0)[1]\n"
       + "  if (not first or first == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
       + "    if first then\n"
-      + "      redis.call('ZREM', KEYS[3], ARGV[1])\n"
-      + "      redis.call('ZREM', KEYS[4], ARGV[1])\n"
+      + "      redis.call('ZREM', KEYS[5], ARGV[1])\n"
+      + "      redis.call('ZREM', KEYS[6], ARGV[1])\n"
       + "    end\n"
-      + "    return {1, redis.call('INCR', KEYS[2])}\n"
+      + "    return grant()\n"
       + "  end\n"
       + "end\n"
       + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-      + "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-      + "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
-      + "  redis.call('ZREM', KEYS[4], ARGV[1])\n"
-      + "  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}\n"
+      + "  redis.call('ZREM', KEYS[5], ARGV[1])\n"
+      + "  redis.call('ZREM', KEYS[6], ARGV[1])\n"
+      + "  return regrant()\n"
       + "end\n"
       + "local life = tonumber(ARGV[3])\n"
-      + "if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then\n"
+      + "if not redis.call('ZSCORE', KEYS[5], ARGV[1]) then\n"
       + "  local score = clock()\n"
-      + "  local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')\n"
+      + "  local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')\n"
       + "  if last[2] and tonumber(last[2]) >= score then\n"
       + "    score = tonumber(last[2]) + 1\n"
       + "  end\n"
-      + "  redis.call('ZADD', KEYS[3], score, ARGV[1])\n"
+      + "  redis.call('ZADD', KEYS[5], score, ARGV[1])\n"
       + "end\n"
-      + "redis.call('ZADD', KEYS[4], clock() + life, ARGV[1])\n"
-      + "for i = 3, 4 do\n"
+      + "redis.call('ZADD', KEYS[6], clock() + life, ARGV[1])\n"
+      + "for i = 5, 6 do\n"
       + "  if redis.call('PTTL', KEYS[i]) < life then\n"
       + "    redis.call('PEXPIRE', KEYS[i], life)\n"
       + "  end\n"
       + "end\n"
       + "local ttl = redis.call('PTTL', KEYS[1])\n"
       + "if ttl == -2 then\n"
-      + "  local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]\n"
-      + "  local deadline = tonumber(redis.call('ZSCORE', KEYS[4], first) or clock())\n"
+      + "  local first = redis.call('ZRANGE', KEYS[5], 0, 0)[1]\n"
+      + "  local deadline = tonumber(redis.call('ZSCORE', KEYS[6], first) or clock())\n"
       + "  return {0, math.max(0, deadline - clock())}\n"
       + "end\n"
       + "return {0, ttl}\n");
 
   /**
-   * KEYS: owner key, queue key. ARGV: owner id, channel. The release of {@link #ACQUIRE_QUEUED}:
-   * deletes the lock only if we hold it, and publishes a wake-up only if someone is queued.
+   * KEYS: owner key, token key, queue key. ARGV: owner id, channel. The release of {@link
+   * #ACQUIRE_QUEUED}: deletes the lock (and its token) only if we hold it, and publishes a wake-up only if someone is queued.
    * Returns 1 if it was ours, else 0.
    */
   public static final Script RELEASE_QUEUED = new Script("release-queued",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-      + "  redis.call('DEL', KEYS[1])\n"
-      + "  if redis.call('EXISTS', KEYS[2]) == 1 then\n"
+      + "  redis.call('DEL', KEYS[1], KEYS[2])\n"
+      + "  if redis.call('EXISTS', KEYS[3]) == 1 then\n"
       + "    redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
       + "  end\n"
       + "  return 1\n"
@@ -205,28 +252,28 @@ public final class RedisScripts {
       + "return 0\n");
 
   /**
-   * KEYS: owner key, queue key, queue deadlines key. ARGV: owner id, channel. An attempt of
+   * KEYS: owner key, token key, queue key, queue deadlines key. ARGV: owner id, channel. An attempt of
    * {@link #ACQUIRE_QUEUED} giving up: leaves the queue, gives back the lock if a grant it never
    * heard of made it ours, and wakes the waiters if the lock is now free with someone queued
    * (the first of them may be waiting for us to go). Returns 1 if it held the lock, else 0.
    */
   public static final Script WITHDRAW = new Script("withdraw",
-      "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-      + "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+      "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+      + "redis.call('ZREM', KEYS[4], ARGV[1])\n"
       + "local held = 0\n"
       + "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
-      + "  redis.call('DEL', KEYS[1])\n"
+      + "  redis.call('DEL', KEYS[1], KEYS[2])\n"
       + "  held = 1\n"
       + "end\n"
-      + "if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 1 then\n"
+      + "if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[3]) == 1 then\n"
       + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
       + "end\n"
       + "return held\n");
 
   /**
-   * KEYS: owner key, fence key. Reads only, in one atomic step: an empty reply when the lock is
-   * free, else {owner id, remaining ms of the lease (-1 without a TTL), fence counter}, whose
-   * fence is the holder's token because the fence only moves when the lock is taken. During a
+   * KEYS: owner key, token key. Reads only, in one atomic step: an empty reply when the lock is
+   * free, else {owner id, remaining ms of the lease (-1 without a TTL), the holder's token (0 if
+   * the lock was taken by a version without token keys)}. During a
    * hold after release the owner is the hold's value ({@link #HOLD_PREFIX}), no lease's owner id.
    */
   public static final Script STATE = new Script("state",
