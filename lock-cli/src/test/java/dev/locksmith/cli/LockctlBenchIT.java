@@ -28,6 +28,10 @@ class LockctlBenchIT {
       assertThat(share.find()).isTrue();
       assertThat(Long.parseLong(share.group(1))).as("contended acquisitions on redis").isPositive();
       assertThat(r.err).as("progress goes to stderr").contains("measuring " + redis.uri());
+      // what the run leaves in Redis: no key per lock name, only the fence counters of the slots of
+      // its 4 names (1 uncontended, 2 threads, 1 contended), shared with every other name of those slots
+      assertThat(redis.keys()).as("keys left in Redis by the bench").isNotEmpty().hasSizeLessThanOrEqualTo(4)
+          .allMatch(k -> k.matches("locksmith:fence:\\{[0-9a-z]+}"), "a fence counter");
     }
   }
 

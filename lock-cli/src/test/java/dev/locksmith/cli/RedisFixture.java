@@ -43,6 +43,11 @@ final class RedisFixture implements AutoCloseable {
     assertThat(reply.trim()).as("DEL of the owner key of '%s'", lockName).isEqualTo("1");
   }
 
+  /** @return the keys on the server, sorted */
+  List<String> keys() throws Exception {
+    return redisCli("KEYS", "*").lines().filter(l -> !l.isBlank()).sorted().toList();
+  }
+
   private String redisCli(String... args) throws Exception {
     List<String> cmd = new java.util.ArrayList<>(List.of(cli.toString(), "-h", "127.0.0.1", "-p", Integer.toString(port)));
     cmd.addAll(List.of(args));

@@ -152,4 +152,41 @@ class RedlockRoundTripsIT {
       backend.release(new BackendLease(name, "rt-3:2", next.fencingToken(), lease, next.state()));
     }
   }
+
+  @Test
+  void theUpgradeFromPerNameCountersKeepsTokensAboveTheOldOnes() throws Exception {
+    String name = "legacy-fence";
+    // a majority remembers the token 500 in the per-name counters of the version before slot counters
+    for (int i = 0; i < 5; i++) {
+      try (Jedis admin = servers.get(i).admin()) {
+        admin.del(RedlockServers.KEYS.fenceCounter(name));
+        if (i < 3) {
+          admin.set(RedlockServers.KEYS.legacyFence(name), "500");
+        }
+      }
+    }
+    try (RedlockBackend backend = open("rt-5")) {
+      Duration lease = Duration.ofSeconds(10);
+      Poll poll = backend.attempt(name, "rt-5:1", lease, () -> { }).poll();
+      assertThat(poll.fencingToken()).as("every majority meets a server that folds 500 into its slot counter").isEqualTo(501);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      for (int i = 0; i < 3; i++) {
+        while (true) {
+          try (Jedis admin = servers.get(i).admin()) {
+            if (!admin.exists(RedlockServers.KEYS.legacyFence(name))) {
+              break;
+            }
+          }
+          if (System.nanoTime() - deadline > 0) {
+            fail("server %d still has the per-name counter %s after the grant", i, RedlockServers.KEYS.legacyFence(name));
+          }
+          Thread.sleep(10);
+        }
+      }
+      backend.release(new BackendLease(name, "rt-5:1", poll.fencingToken(), lease, poll.state()));
+      Poll next = backend.attempt(name, "rt-5:2", lease, () -> { }).poll();
+      assertThat(next.fencingToken()).isGreaterThan(501);
+      backend.release(new BackendLease(name, "rt-5:2", next.fencingToken(), lease, next.state()));
+    }
+  }
 }
