@@ -20,6 +20,7 @@ public final class RedisKeys {
   /** @param namespace the prefix of every key and channel, already checked */
   public RedisKeys(String namespace) {
     this.namespace = namespace;
+    HashSlots.tag(0); // finds the slot tags now, at connect, rather than in the first acquire
   }
 
   /**

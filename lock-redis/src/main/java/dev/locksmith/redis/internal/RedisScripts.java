@@ -90,9 +90,10 @@ public final class RedisScripts {
 
   /**
    * KEYS: owner key, token key. ARGV: owner id, channel, and optionally the message. Deletes the
-   * lock (and its token) only if we hold it, and then publishes a wake-up for its waiters, whose message is the given one,
-   * else the released owner id (so that a waiter on several servers can tell one release from
-   * another, and Redlock can mark the releases of rounds that never held the lock). Returns 1 if it was ours, else 0.
+   * lock (and its token) only if we hold it, and then publishes a wake-up for its waiters, whose
+   * message is the given one, else the released owner id (so that a waiter on several servers can
+   * tell one release from another, and Redlock can mark the releases of rounds that never held the
+   * lock). Returns 1 if it was ours, else 0.
    */
   public static final Script RELEASE = new Script("release",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -104,8 +105,8 @@ public final class RedisScripts {
 
   /**
    * KEYS: owner key, token key. ARGV: owner id, lease in ms. Sets both keys' expiry to the lease
-   * from now, longer or shorter than before, only if we hold the lock: the renewal of a lease, and also
-   * {@code Lease.extend}. A key past its expiry reads as gone, so an expired lease is never
+   * from now, longer or shorter than before, only if we hold the lock: the renewal of a lease, and
+   * also {@code Lease.extend}. A key past its expiry reads as gone, so an expired lease is never
    * brought back. Returns 1 if renewed, 0 if someone else holds the lock (a hold after release
    * included), -1 if the key is gone; only 1 changed anything.
    */
@@ -127,12 +128,12 @@ public final class RedisScripts {
 
   /**
    * KEYS: owner key, token key. ARGV: owner id, the hold's value ({@link #HOLD_PREFIX} and the
-   * owner id), how long to hold in ms. {@code Lease.releaseAfter}: only if we hold the lock, replaces our
-   * owner id with the hold's value and sets the expiry to the hold, in one SET, so that the lock
-   * stays taken until the key expires while no renewal, release, extend or acquire of any lease
-   * matches it any more. Publishes nothing: nothing is free yet, and a waiter's busy poll is told
-   * the key's remaining time. The fence counter is not touched; the token key gets the hold's
-   * expiry, so the hold still reads as the lease's token. Returns 1 if it was ours, else 0
+   * owner id), how long to hold in ms. {@code Lease.releaseAfter}: only if we hold the lock,
+   * replaces our owner id with the hold's value and sets the expiry to the hold, in one SET, so
+   * that the lock stays taken until the key expires while no renewal, release, extend or acquire of
+   * any lease matches it any more. Publishes nothing: nothing is free yet, and a waiter's busy poll
+   * is told the key's remaining time. The fence counter is not touched; the token key gets the
+   * hold's expiry, so the hold still reads as the lease's token. Returns 1 if it was ours, else 0
    * (nothing changed).
    */
   public static final Script HOLD = new Script("hold",
@@ -167,17 +168,16 @@ public final class RedisScripts {
 
   /**
    * KEYS: owner key, token key, fence counter key, legacy fence key, queue key, queue deadlines
-   * key. ARGV: owner id, lease in ms, how long our queue entry lives without a poll (ms). The fair acquire of lock-redis: waiters queue
-   * in a sorted set by arrival (score: the server's clock in ms, made strictly increasing), and a
-   * free lock goes only to the first live entry, so the releasing client cannot barge ahead of
-   * them. Each poll refreshes the caller's entry; an entry not refreshed within its lifetime (a
-   * waiter that crashed or gave up without withdrawing) is dropped by the next poll, so a dead
-   * waiter holds the lock up for at most that long. With nobody queued it is SET NX PX + the
-   * grant of {@link #ACQUIRE}.
-   * Returns {1, token} when granted (also when we already hold it: a retry after a lost reply
-   * extends it and returns our token), else {0, ms to wait at most}: the holder's remaining
-   * lease, or, when the lock is free but another waiter is first, the time until that waiter's
-   * entry lapses (-1: the holder's key has no TTL).
+   * key. ARGV: owner id, lease in ms, how long our queue entry lives without a poll (ms). The fair
+   * acquire of lock-redis: waiters queue in a sorted set by arrival (score: the server's clock in
+   * ms, made strictly increasing), and a free lock goes only to the first live entry, so the
+   * releasing client cannot barge ahead of them. Each poll refreshes the caller's entry; an entry
+   * not refreshed within its lifetime (a waiter that crashed or gave up without withdrawing) is
+   * dropped by the next poll, so a dead waiter holds the lock up for at most that long. With nobody
+   * queued it is SET NX PX + the grant of {@link #ACQUIRE}. Returns {1, token} when granted (also
+   * when we already hold it: a retry after a lost reply extends it and returns our token), else {0,
+   * ms to wait at most}: the holder's remaining lease, or, when the lock is free but another waiter
+   * is first, the time until that waiter's entry lapses (-1: the holder's key has no TTL).
    */
   public static final Script ACQUIRE_QUEUED = new Script("acquire-queued",
       GRANT + REGRANT
@@ -238,8 +238,8 @@ public final class RedisScripts {
 
   /**
    * KEYS: owner key, token key, queue key. ARGV: owner id, channel. The release of {@link
-   * #ACQUIRE_QUEUED}: deletes the lock (and its token) only if we hold it, and publishes a wake-up only if someone is queued.
-   * Returns 1 if it was ours, else 0.
+   * #ACQUIRE_QUEUED}: deletes the lock (and its token) only if we hold it, and publishes a wake-up
+   * only if someone is queued. Returns 1 if it was ours, else 0.
    */
   public static final Script RELEASE_QUEUED = new Script("release-queued",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -252,10 +252,10 @@ public final class RedisScripts {
       + "return 0\n");
 
   /**
-   * KEYS: owner key, token key, queue key, queue deadlines key. ARGV: owner id, channel. An attempt of
-   * {@link #ACQUIRE_QUEUED} giving up: leaves the queue, gives back the lock if a grant it never
-   * heard of made it ours, and wakes the waiters if the lock is now free with someone queued
-   * (the first of them may be waiting for us to go). Returns 1 if it held the lock, else 0.
+   * KEYS: owner key, token key, queue key, queue deadlines key. ARGV: owner id, channel. An attempt
+   * of {@link #ACQUIRE_QUEUED} giving up: leaves the queue, gives back the lock if a grant it never
+   * heard of made it ours, and wakes the waiters if the lock is now free with someone queued (the
+   * first of them may be waiting for us to go). Returns 1 if it held the lock, else 0.
    */
   public static final Script WITHDRAW = new Script("withdraw",
       "redis.call('ZREM', KEYS[3], ARGV[1])\n"
