@@ -159,8 +159,8 @@ public final class RedisNode implements AutoCloseable {
       provider = new ClusterConnectionProvider(seeds, clientConfig, poolConfig(settings));
     } catch (JedisException e) {
       throw new BackendUnavailableException("Redis Cluster " + settings.seedList() + " (" + settings.shownUri + ") could not be used: "
-          + e.getMessage() + (String.valueOf(e.getMessage()).contains("cluster support disabled")
-          ? "; this server is no Cluster node: use redis:// for one server" : "") + " [while reading the slot map]", e);
+          + e.getMessage() + "; are these nodes of a Redis Cluster (cluster-enabled yes, CLUSTER INFO says cluster_state:ok)? For one "
+          + "server use redis://, for a Sentinel set redis-sentinel:// [while reading the slot map]", e);
     }
     try {
       for (String primary : provider.getPrimaryNodes().keySet()) {
@@ -705,6 +705,9 @@ public final class RedisNode implements AutoCloseable {
           ? servers.serverOf(channel) : servers.serverOf(null);
       return new Connection(address, clientConfig);
     } catch (JedisException e) {
+      if (settings.topology == RedisSettings.Topology.CLUSTER) {
+        servers.refresh(); // the slot's node may have failed over: look again before the next attempt
+      }
       throw unavailable(settings, "opening the subscriber connection", e, settings.connectTimeout);
     }
   }

@@ -121,6 +121,8 @@ public final class RedisSettings {
       settings = readCluster(config);
     } else {
       settings = readSingle(config);
+    }
+    if (settings.topology != Topology.SENTINEL) {
       for (String only : List.of(SENTINEL_USER, SENTINEL_PASSWORD)) {
         if (config.options().containsKey(only)) {
           config.problem(only, config.options().get(only), "it applies only to redis-sentinel:// and rediss-sentinel:// URIs");
