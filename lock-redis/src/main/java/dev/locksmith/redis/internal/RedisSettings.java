@@ -444,8 +444,13 @@ public final class RedisSettings {
     return waitTimeout;
   }
 
-  /** @return the Sentinels or seed nodes, for messages: {@code h1:p1,h2:p2} */
-  String seedList() {
+  /** @return the Sentinel master name, or null */
+  public String masterName() {
+    return masterName;
+  }
+
+  /** @return the Sentinels or seed nodes, for messages: {@code h1:p1,h2:p2} (empty for one server) */
+  public String seedList() {
     StringBuilder b = new StringBuilder();
     for (String[] h : seeds) {
       b.append(b.length() == 0 ? "" : ",").append(endpoint(h[0], Integer.parseInt(h[1])));
