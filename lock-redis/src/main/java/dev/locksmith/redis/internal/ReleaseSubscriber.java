@@ -223,7 +223,11 @@ public final class ReleaseSubscriber implements AutoCloseable {
         listener = current;
         sent.clear();
         sent.add(controlChannel);
-        sent.addAll(wakeUps.keySet());
+        if (!sharded) {
+          sent.addAll(wakeUps.keySet());
+        }
+        // SSUBSCRIBE takes channels of one slot only: the others follow one by one once the
+        // control channel is confirmed (see Listener#subscribed)
         channels = sent.toArray(new String[0]);
       } finally {
         lock.unlock();
