@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.locksmith.etcd.EtcdComparisonTarget;
 import dev.locksmith.jdbc.JdbcComparisonTarget;
 import dev.locksmith.redis.RedisComparisonTarget;
+import dev.locksmith.redis.RedisTopologyComparisonTarget;
 import dev.locksmith.redlock.RedlockComparisonTarget;
 import dev.locksmith.tck.compare.Comparison;
 import dev.locksmith.tck.compare.Report;
@@ -31,8 +32,13 @@ import org.junit.jupiter.api.Test;
 class FaultComparisonIT {
   private static final boolean FULL = Boolean.getBoolean("locksmith.compare.full");
   private static final List<String> ALL =
-      List.of("redis", "redis+aof", "redlock", "etcd", "zookeeper", "zookeeper-3", "mariadb", "mariadb+faketime", "postgresql");
-  /** The second set-ups (Redis with AOF, a ZooKeeper ensemble, MariaDB under libfaketime) run only scenarios outside the quick set. */
+      List.of("redis", "redis+aof", "redlock", "etcd", "zookeeper", "zookeeper-3", "mariadb", "mariadb+faketime", "postgresql",
+          "redis-sentinel", "redis-sentinel+wait", "redis-cluster", "redis-cluster+wait");
+  /**
+   * The second set-ups (Redis with AOF, a ZooKeeper ensemble, MariaDB under libfaketime) run only scenarios outside the quick
+   * set; so do the Redis Sentinel set and Cluster (scenario 7, a primary killed; in CI their failover is checked by
+   * lock-redis's RedisSentinelIT and RedisClusterIT instead).
+   */
   private static final List<String> QUICK = List.of("redis", "redlock", "etcd", "zookeeper", "mariadb", "postgresql");
 
   @Test
@@ -94,6 +100,14 @@ class FaultComparisonIT {
         return JdbcComparisonTarget.mariadbWithFakeClock();
       case "postgresql":
         return JdbcComparisonTarget.postgres();
+      case "redis-sentinel":
+        return start(started, () -> RedisTopologyComparisonTarget.sentinel(false)).target();
+      case "redis-sentinel+wait":
+        return start(started, () -> RedisTopologyComparisonTarget.sentinel(true)).target();
+      case "redis-cluster":
+        return start(started, () -> RedisTopologyComparisonTarget.cluster(false)).target();
+      case "redis-cluster+wait":
+        return start(started, () -> RedisTopologyComparisonTarget.cluster(true)).target();
       default:
         throw new IllegalArgumentException("unknown target label '" + label + "'; known: " + ALL);
     }

@@ -19,6 +19,12 @@ import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.redis.internal.RedisSettings;
+import dev.locksmith.spi.Durations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,18 +73,75 @@ final class RedisBackend implements LockBackend {
   private final RedisNode node;
   private final RedisKeys keys;
   private final BackendContext context;
+  /** The one subscriber of one server or a Sentinel set's primary; null on a Cluster. */
   private final ReleaseSubscriber subscriber;
+  /** On a Cluster: one sharded subscriber per node, by the node that owned the slot when it was made. */
+  private final Map<String, ReleaseSubscriber> shardSubscribers = new ConcurrentHashMap<>();
+  private final ReentrantLock shardLock = new ReentrantLock();
+  private volatile boolean closed;
+  private final Guarantees guarantees;
+  private final RedisScripts.Script releaseScript;
+  private final RedisScripts.Script withdrawScript;
+  private final int waitReplicas;
 
   RedisBackend(RedisNode node, RedisKeys keys, BackendContext context) {
     this.node = node;
     this.keys = keys;
     this.context = context;
-    this.subscriber = new ReleaseSubscriber(node, keys.clientChannel(context.clientId()));
+    this.subscriber = node.isCluster() ? null : new ReleaseSubscriber(node, keys.clientChannel(context.clientId()));
+    this.guarantees = guarantees(node.settings().topology(), node.settings().waitReplicas());
+    this.releaseScript = node.isCluster() ? RedisScripts.RELEASE_QUEUED_SHARDED : RedisScripts.RELEASE_QUEUED;
+    this.withdrawScript = node.isCluster() ? RedisScripts.WITHDRAW_SHARDED : RedisScripts.WITHDRAW;
+    this.waitReplicas = node.settings().waitReplicas();
+  }
+
+  /**
+   * @param topology how the servers are arranged
+   * @param waitReplicas the replicas a grant waits for (WAIT), 0 for none
+   * @return what the backend promises on that topology
+   */
+  static Guarantees guarantees(RedisSettings.Topology topology, int waitReplicas) {
+    if (topology == RedisSettings.Topology.SINGLE) {
+      return GUARANTEES;
+    }
+    String where = topology == RedisSettings.Topology.SENTINEL ? "the Sentinels promote a replica" : "the Cluster promotes a replica";
+    String wait = waitReplicas == 0
+        ? "replication is asynchronous and a grant is answered before any replica has it"
+        : "a grant is answered only after WAIT saw " + waitReplicas + " replica(s) acknowledge it (else it is given back and the acquire "
+            + "fails), but replication stays asynchronous: the replica promoted need not be one that acknowledged, and WAIT "
+            + "narrows the window, it does not close it";
+    return Guarantees.builder()
+        .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
+            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+        .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
+            "a paused holder's key expires with its lease and the next holder's token, from the same primary's fence INCR, is higher")
+        .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
+        .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
+            "as for a paused holder: the lease runs from the primary's SET, and the token orders the holders")
+        .promise(Fault.SERVER_RESTART, Promise.UNSAFE,
+            "a primary restarted without persistence before a failover comes back empty and its replicas copy it: lock keys and "
+                + "fence counters are lost")
+        .promise(Fault.SERVER_PAUSE, Promise.SAFE_WITH_FENCING,
+            "nobody can acquire on a paused primary and holders report loss when renewal fails past their lease; if it stays "
+                + "paused long enough, " + where + ", with the failover's risks")
+        .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
+            "a cut-off holder's renewals fail and it is told the lease is lost by the lease's end; the key expires and the next token is higher")
+        .promise(Fault.LEADER_FAILOVER, Promise.UNSAFE,
+            "when the primary dies and " + where + ", " + wait + ": a lock or a fence INCR the new primary never got is lost, "
+                + "a second holder can enter, and its token can repeat one already given")
+        .promise(Fault.CLOCK_JUMP, Promise.UNSAFE, "Redis expires keys by its wall clock, so a jump forward on the primary frees locks early")
+        .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes the key only if it still holds our owner id, in one script")
+        .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
+            "a retried acquire by the same owner gets its own lock back, and an abandoned attempt releases what it may have taken; liveness only")
+        .promise(Fault.TOKEN_MONOTONICITY, Promise.UNSAFE,
+            "the fence counter rises on one primary, but a failover to a replica that lacks the last INCRs makes tokens repeat"
+                + (waitReplicas == 0 ? "" : " (WAIT makes that rarer, not impossible)"))
+        .build();
   }
 
   @Override
   public Guarantees guarantees() {
-    return GUARANTEES;
+    return guarantees;
   }
 
   RedisNode node() {
@@ -87,6 +150,33 @@ final class RedisBackend implements LockBackend {
 
   ReleaseSubscriber subscriber() {
     return subscriber;
+  }
+
+  /** @return the subscriber that hears the lock's release channel: the one, or on a Cluster its node's */
+  private ReleaseSubscriber subscriberFor(String name) {
+    if (subscriber != null) {
+      return subscriber;
+    }
+    String server = node.serverOf(keys.releasedChannel(name));
+    ReleaseSubscriber s = shardSubscribers.get(server);
+    if (s != null) {
+      return s;
+    }
+    shardLock.lock();
+    try {
+      s = shardSubscribers.get(server);
+      if (s == null) {
+        s = new ReleaseSubscriber(node, keys.clientChannel(name, context.clientId()), true);
+        if (closed) {
+          s.close();
+        } else {
+          shardSubscribers.put(server, s);
+        }
+      }
+      return s;
+    } finally {
+      shardLock.unlock();
+    }
   }
 
   @Override
@@ -102,6 +192,7 @@ final class RedisBackend implements LockBackend {
     private final List<String> args;
     private final String channel;
     private final Runnable wake;
+    private ReleaseSubscriber joinedTo;
     private boolean joined;
     private boolean ambiguous;
     /** Whether a busy answer put us in the lock's queue: then giving up must take us out. */
@@ -123,10 +214,20 @@ final class RedisBackend implements LockBackend {
       }
       if (!joined) {
         // another waiter of this client already listens on the lock: listen before polling
-        joined = subscriber.joinIfSubscribed(channel, wake);
+        joinedTo = subscriberFor(name);
+        joined = joinedTo.joinIfSubscribed(channel, wake);
       }
       ambiguous = true; // until we have the answer, the server may have granted it
-      Object reply = node.eval(RedisScripts.ACQUIRE_QUEUED, lockKeys, args);
+      Object reply;
+      long acknowledged = -1;
+      if (waitReplicas > 0) {
+        RedisNode.Replicated r = node.evalReplicated(RedisScripts.ACQUIRE_QUEUED, lockKeys, args,
+            got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
+        reply = r.reply;
+        acknowledged = r.acknowledged;
+      } else {
+        reply = node.eval(RedisScripts.ACQUIRE_QUEUED, lockKeys, args);
+      }
       ambiguous = false;
       List<?> result = (List<?>) reply;
       long code = (Long) result.get(0);
@@ -134,6 +235,15 @@ final class RedisBackend implements LockBackend {
       if (code == 1) {
         queued = false; // the grant took us out of the queue
         leave();
+        if (acknowledged >= 0 && acknowledged < waitReplicas) {
+          // the primary granted it but too few replicas have it: a failover now could hand the
+          // lock to a second holder. Give it back and fail, rather than return a grant we cannot stand behind.
+          releaseScript(name, ownerId);
+          throw new BackendUnavailableException("lock '" + name + "' was granted by " + node.serverOf(keys.owner(name)) + " but only "
+              + acknowledged + " of the " + waitReplicas + " replica(s) asked for (`wait-replicas`) acknowledged it within "
+              + Durations.format(node.settings().waitTimeout()) + " (`wait-timeout`); it was given back. Are the replicas up and "
+              + "connected (INFO replication), or is `wait-timeout` too short?");
+        }
         if (value <= 0) {
           throw new LockException("lock '" + name + "' was taken but its fence counter on " + node.endpoint() + " reads " + value
               + "; someone changed " + keys.fenceCounter(name));
@@ -142,7 +252,7 @@ final class RedisBackend implements LockBackend {
       }
       queued = true;
       if (!joined) {
-        subscriber.join(channel, wake); // its confirmation wakes us to poll once more
+        joinedTo.join(channel, wake); // its confirmation wakes us to poll once more
         joined = true;
       }
       // the holder's key expires after `value` ms (-1: it has no TTL, so only a release frees it)
@@ -151,7 +261,7 @@ final class RedisBackend implements LockBackend {
 
     private void leave() {
       if (joined) {
-        subscriber.leave(channel, wake);
+        joinedTo.leave(channel, wake);
         joined = false;
       }
     }
@@ -163,7 +273,7 @@ final class RedisBackend implements LockBackend {
         // leave the queue (else the waiters behind us wait until our entry lapses) and, if the
         // last acquire was granted without our seeing the reply, give the lock back
         try {
-          node.eval(RedisScripts.WITHDRAW, List.of(keys.owner(name), keys.token(name), keys.queue(name), keys.queueDeadlines(name)),
+          node.eval(withdrawScript, List.of(keys.owner(name), keys.token(name), keys.queue(name), keys.queueDeadlines(name)),
               List.of(ownerId, channel));
         } catch (RuntimeException e) {
           LOG.debug("withdrawing from lock '{}' on {} failed; our queue entry lapses and any grant expires with its lease: {}",
@@ -253,7 +363,7 @@ final class RedisBackend implements LockBackend {
   }
 
   private boolean releaseScript(String name, String ownerId) {
-    Object r = node.eval(RedisScripts.RELEASE_QUEUED, releaseKeys(keys, name),
+    Object r = node.eval(releaseScript, releaseKeys(keys, name),
         List.of(ownerId, keys.releasedChannel(name)));
     return Long.valueOf(1).equals(r);
   }
@@ -281,7 +391,18 @@ final class RedisBackend implements LockBackend {
   @Override
   public void close() {
     try {
-      subscriber.close();
+      if (subscriber != null) {
+        subscriber.close();
+      }
+      shardLock.lock();
+      try {
+        closed = true;
+      } finally {
+        shardLock.unlock();
+      }
+      for (ReleaseSubscriber s : shardSubscribers.values()) {
+        s.close();
+      }
     } finally {
       node.close();
     }

@@ -56,6 +56,50 @@ class RedisConfigurationTest {
   }
 
   @Test
+  void sentinelUri() {
+    RedisSettings s = read("rediss-sentinel://app:pw-1@s1,s2:26380/orders-master/2", Map.of("sentinel-user", "ops",
+        "sentinel-password", "sentinel-pw-2", "wait-replicas", "1", "wait-timeout", "50ms"));
+    assertThat(s.topology()).isEqualTo(RedisSettings.Topology.SENTINEL);
+    assertThat(s.seedList()).isEqualTo("s1:26379,s2:26380");
+    assertThat(s.masterName()).isEqualTo("orders-master");
+    assertThat(s.database()).isEqualTo(2);
+    assertThat(s.tls()).isTrue();
+    assertThat(s.user()).isEqualTo("app");
+    assertThat(s.password()).isEqualTo("pw-1");
+    assertThat(s.waitReplicas()).isEqualTo(1);
+    assertThat(s.waitTimeout()).isEqualTo(Duration.ofMillis(50));
+    assertThat(s.toString()).doesNotContain("pw-1").doesNotContain("sentinel-pw-2");
+  }
+
+  @Test
+  void clusterUri() {
+    RedisSettings s = read("redis-cluster://n1:7000,n2", Map.of());
+    assertThat(s.topology()).isEqualTo(RedisSettings.Topology.CLUSTER);
+    assertThat(s.seedList()).isEqualTo("n1:7000,n2:6379");
+    assertThat(s.database()).isZero();
+    assertThat(s.tls()).isFalse();
+    assertThat(s.waitReplicas()).as("wait-replicas by default").isZero();
+    assertThat(read("redis://localhost", Map.of()).topology()).isEqualTo(RedisSettings.Topology.SINGLE);
+  }
+
+  @Test
+  void topologyProblemsAtOnceWithSecretsRedacted() {
+    assertThatThrownBy(() -> read("redis-sentinel://s1:26379,s1:26379/", Map.of("sentinel-password", "", "wait-replicas", "65",
+        "wait-timeout", "2m")))
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("s1:26379 twice")
+        .hasMessageContaining("names no master")
+        .hasMessageContaining("`sentinel-password` was ''")
+        .hasMessageContaining("`wait-replicas` was '65'")
+        .hasMessageContaining("`wait-timeout` was '2m'");
+    assertThatThrownBy(() -> read("redis-cluster://:Se%2Fcret@n1:7000/1", Map.of("sentinel-password", "hunter2-Q")))
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("only database 0")
+        .hasMessageContaining("`sentinel-password` was '****'")
+        .hasMessageNotContaining("hunter2-Q").hasMessageNotContaining("Se/cret").hasMessageNotContaining("Se%2Fcret");
+  }
+
+  @Test
   void everyProblemAtOnceBeforeConnecting() {
     // nothing listens on these hosts: the settings must be refused before any connection is tried
     assertThatThrownBy(() -> Locks.connect("redis://u:topsecret@h1:1,h2:2/abc?pool-size=0&namespace={x}"

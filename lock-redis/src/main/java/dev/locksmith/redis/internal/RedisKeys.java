@@ -108,6 +108,16 @@ public final class RedisKeys {
     return namespace + "client:" + clientId;
   }
 
+  /**
+   * @param lockName a lock whose Cluster slot the channel must share
+   * @param clientId a client's id
+   * @return a channel only that client subscribes to, in the lock's slot: it keeps that client's
+   *     sharded subscriber connection to the slot's node open (sharded pub/sub, on a Cluster)
+   */
+  public String clientChannel(String lockName, String clientId) {
+    return tag(lockName) + ":client:" + clientId;
+  }
+
   /** @return the namespace every key and channel starts with */
   public String namespace() {
     return namespace;

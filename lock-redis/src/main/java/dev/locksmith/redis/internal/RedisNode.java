@@ -10,9 +10,15 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.Predicate;
+import dev.locksmith.spi.LockUri;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +38,10 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+import redis.clients.jedis.providers.ClusterConnectionProvider;
+import redis.clients.jedis.providers.SentineledConnectionProvider;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * Internal: for lock-redlock, not for applications; may change.
@@ -45,18 +55,246 @@ public final class RedisNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RedisNode.class);
 
   private final RedisSettings settings;
-  private final HostAndPort address;
   private final JedisClientConfig clientConfig;
-  private final ConnectionPool pool;
+  private final Servers servers;
   private final int commandTimeoutMillis;
   private final LongAdder roundTrips = new LongAdder();
 
-  private RedisNode(RedisSettings settings, HostAndPort address, JedisClientConfig clientConfig, ConnectionPool pool) {
+  private RedisNode(RedisSettings settings, JedisClientConfig clientConfig, Servers servers) {
     this.settings = settings;
-    this.address = address;
     this.clientConfig = clientConfig;
-    this.pool = pool;
+    this.servers = servers;
     this.commandTimeoutMillis = millis(settings.commandTimeout);
+  }
+
+  /**
+   * @param settings the URI's settings: one server, a Sentinel set or a Cluster
+   * @return the node, connected and checked
+   * @throws BackendUnavailableException if the servers cannot be used
+   */
+  public static RedisNode openAny(RedisSettings settings) {
+    switch (settings.topology) {
+      case SENTINEL:
+        return openSentinel(settings);
+      case CLUSTER:
+        return openCluster(settings);
+      default:
+        return open(settings);
+    }
+  }
+
+  private static RedisNode openSentinel(RedisSettings settings) {
+    JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout), true);
+    DefaultJedisClientConfig.Builder sb = DefaultJedisClientConfig.builder()
+        .connectionTimeoutMillis(millis(settings.connectTimeout))
+        .socketTimeoutMillis(millis(settings.connectTimeout))
+        .clientName("locksmith-sentinel");
+    if (settings.tls) {
+      sb.sslOptions(SslOptions.defaults());
+    }
+    if (settings.sentinelPassword != null) {
+      sb.user(settings.sentinelUser).password(settings.sentinelPassword);
+    }
+    Set<HostAndPort> sentinels = new LinkedHashSet<>();
+    for (String[] h : settings.seeds) {
+      sentinels.add(new HostAndPort(h[0], Integer.parseInt(h[1])));
+    }
+    SentineledConnectionProvider provider;
+    try {
+      provider = new SentineledConnectionProvider(settings.masterName, clientConfig, poolConfig(settings), sentinels, sb.build());
+    } catch (JedisException e) {
+      throw sentinelsUnavailable(settings, e);
+    }
+    try {
+      HostAndPort master = provider.getCurrentMaster();
+      probe(settings.at(master.getHost(), master.getPort()));
+      return new RedisNode(settings, clientConfig, new SentinelServers(provider, clientConfig));
+    } catch (RuntimeException e) {
+      provider.close();
+      throw e;
+    }
+  }
+
+  private static BackendUnavailableException sentinelsUnavailable(RedisSettings s, JedisException e) {
+    String msg = String.valueOf(e.getMessage());
+    String why;
+    if (msg.contains("seems to be not monitored")) {
+      why = "answered, but none of them monitors a master named '" + s.masterName
+          + "': check the master name after the hosts (SENTINEL MASTERS lists the names)";
+    } else if (msg.contains("All sentinels down")) {
+      why = "could not be used (each tried within the connect timeout of " + Durations.format(s.connectTimeout)
+          + "): are they Redis Sentinels (redis-server --sentinel) listening there, and are `sentinel-user` and `sentinel-password` right?";
+    } else {
+      why = "could not be used: " + LockUri.redact(msg);
+    }
+    return new BackendUnavailableException("Redis Sentinels " + s.seedList() + " (" + s.shownUri + ") " + why
+        + " [while asking for the address of master '" + s.masterName + "']", e);
+  }
+
+  private static RedisNode openCluster(RedisSettings settings) {
+    JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout), true);
+    Set<HostAndPort> seeds = new LinkedHashSet<>();
+    for (String[] h : settings.seeds) {
+      seeds.add(new HostAndPort(h[0], Integer.parseInt(h[1])));
+    }
+    // every seed is probed first (PING, credentials, SCRIPT LOAD within the connect timeout), so a
+    // seed that is no Redis, refuses our password or does not answer is named in the failure
+    RuntimeException firstFailure = null;
+    for (HostAndPort seed : seeds) {
+      try {
+        probe(settings.at(seed.getHost(), seed.getPort()));
+        firstFailure = null;
+        break;
+      } catch (RuntimeException e) {
+        if (firstFailure == null) {
+          firstFailure = e;
+        }
+      }
+    }
+    if (firstFailure != null) {
+      throw firstFailure;
+    }
+    ClusterConnectionProvider provider;
+    try {
+      provider = new ClusterConnectionProvider(seeds, clientConfig, poolConfig(settings));
+    } catch (JedisException e) {
+      throw new BackendUnavailableException("Redis Cluster " + settings.seedList() + " (" + settings.shownUri + ") could not be used: "
+          + e.getMessage() + "; are these nodes of a Redis Cluster (cluster-enabled yes, CLUSTER INFO says cluster_state:ok)? For one "
+          + "server use redis://, for a Sentinel set redis-sentinel:// [while reading the slot map]", e);
+    }
+    try {
+      for (String primary : provider.getPrimaryNodes().keySet()) {
+        HostAndPort hp = HostAndPort.from(primary);
+        probe(settings.at(hp.getHost(), hp.getPort()));
+      }
+      return new RedisNode(settings, clientConfig, new ClusterServers(provider, clientConfig));
+    } catch (RuntimeException e) {
+      provider.close();
+      throw e;
+    }
+  }
+
+  private static ConnectionPoolConfig poolConfig(RedisSettings settings) {
+    ConnectionPoolConfig poolConfig = new ConnectionPoolConfig();
+    poolConfig.setMaxTotal(settings.poolSize);
+    poolConfig.setMaxIdle(settings.poolSize);
+    poolConfig.setMinIdle(0);
+    poolConfig.setBlockWhenExhausted(true);
+    poolConfig.setMaxWait(settings.commandTimeout);
+    poolConfig.setTestOnBorrow(false); // a PING per borrow would double every round trip
+    poolConfig.setTestWhileIdle(true);
+    poolConfig.setJmxEnabled(false);
+    return poolConfig;
+  }
+
+  /** Where a command goes: the one server, the Sentinels' current primary, or the primary of a key's slot. */
+  private interface Servers {
+    /** @param key a key of the command (it picks the Cluster slot), or null */
+    Connection connection(String key);
+
+    /** Forgets what may be stale after a failure: idle connections, the slot map. */
+    void refresh();
+
+    /** @return the server a key's commands go to now */
+    HostAndPort serverOf(String key);
+
+    void close();
+  }
+
+  private static final class OneServer implements Servers {
+    private final HostAndPort address;
+    private final ConnectionPool pool;
+
+    OneServer(HostAndPort address, ConnectionPool pool) {
+      this.address = address;
+      this.pool = pool;
+    }
+
+    @Override
+    public Connection connection(String key) {
+      return pool.getResource();
+    }
+
+    @Override
+    public void refresh() {
+      pool.clear();
+    }
+
+    @Override
+    public HostAndPort serverOf(String key) {
+      return address;
+    }
+
+    @Override
+    public void close() {
+      pool.close();
+    }
+  }
+
+  private static final class SentinelServers implements Servers {
+    private final SentineledConnectionProvider provider;
+
+    SentinelServers(SentineledConnectionProvider provider, JedisClientConfig config) {
+      this.provider = provider;
+    }
+
+    @Override
+    public Connection connection(String key) {
+      return provider.getConnection();
+    }
+
+    @Override
+    public void refresh() {
+      // the provider switches its pool when a Sentinel announces +switch-master; idle
+      // connections to the old primary are dropped by their failure
+    }
+
+    @Override
+    public HostAndPort serverOf(String key) {
+      return provider.getCurrentMaster();
+    }
+
+    @Override
+    public void close() {
+      provider.close();
+    }
+  }
+
+  private static final class ClusterServers implements Servers {
+    private final ClusterConnectionProvider provider;
+
+    ClusterServers(ClusterConnectionProvider provider, JedisClientConfig config) {
+      this.provider = provider;
+    }
+
+    @Override
+    public Connection connection(String key) {
+      return key == null ? provider.getConnection() : provider.getConnectionFromSlot(JedisClusterCRC16.getSlot(key));
+    }
+
+    @Override
+    public void refresh() {
+      try {
+        provider.renewSlotCache();
+      } catch (RuntimeException e) {
+        LOG.debug("renewing the Cluster slot map failed: {}", e.toString());
+      }
+    }
+
+    @Override
+    public HostAndPort serverOf(String key) {
+      HostAndPort hp = provider.getNode(JedisClusterCRC16.getSlot(key));
+      if (hp == null) {
+        refresh();
+        hp = provider.getNode(JedisClusterCRC16.getSlot(key));
+      }
+      return hp;
+    }
+
+    @Override
+    public void close() {
+      provider.close();
+    }
   }
 
   /**
@@ -83,17 +321,8 @@ public final class RedisNode implements AutoCloseable {
   public static RedisNode create(RedisSettings settings) {
     HostAndPort address = new HostAndPort(settings.host, settings.port);
     JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout), true);
-    ConnectionPoolConfig poolConfig = new ConnectionPoolConfig();
-    poolConfig.setMaxTotal(settings.poolSize);
-    poolConfig.setMaxIdle(settings.poolSize);
-    poolConfig.setMinIdle(0);
-    poolConfig.setBlockWhenExhausted(true);
-    poolConfig.setMaxWait(settings.commandTimeout);
-    poolConfig.setTestOnBorrow(false); // a PING per borrow would double every round trip
-    poolConfig.setTestWhileIdle(true);
-    poolConfig.setJmxEnabled(false);
-    ConnectionPool pool = new ConnectionPool(address, clientConfig, poolConfig);
-    return new RedisNode(settings, address, clientConfig, pool);
+    ConnectionPool pool = new ConnectionPool(address, clientConfig, poolConfig(settings));
+    return new RedisNode(settings, clientConfig, new OneServer(address, pool));
   }
 
   /**
@@ -163,9 +392,33 @@ public final class RedisNode implements AutoCloseable {
     return settings;
   }
 
-  /** @return {@code host:port} */
+  /**
+   * @return {@code host:port} of one server; for a Sentinel set or a Cluster, what the URI names
+   *     ({@code primary of 'mymaster' via Sentinels h1:p1,h2:p2}, {@code Cluster h1:p1,h2:p2})
+   */
   public String endpoint() {
-    return settings.endpoint();
+    switch (settings.topology) {
+      case SENTINEL:
+        return "primary of '" + settings.masterName + "' via Sentinels " + settings.seedList();
+      case CLUSTER:
+        return "Cluster " + settings.seedList();
+      default:
+        return settings.endpoint();
+    }
+  }
+
+  /**
+   * @param key a key
+   * @return {@code host:port} of the server that holds it now (the current primary, or the primary of its Cluster slot)
+   */
+  public String serverOf(String key) {
+    HostAndPort hp = servers.serverOf(key);
+    return hp == null ? endpoint() : hp.toString();
+  }
+
+  /** @return whether this is a Redis Cluster (release notifications then use sharded pub/sub) */
+  public boolean isCluster() {
+    return settings.topology == RedisSettings.Topology.CLUSTER;
   }
 
   /**
@@ -196,7 +449,7 @@ public final class RedisNode implements AutoCloseable {
    */
   public Object eval(RedisScripts.Script script, List<String> keys, List<String> args, Duration timeout) {
     int timeoutMillis = Math.min(commandTimeoutMillis, millis(timeout));
-    return call(script.name, connection -> {
+    return call(script.name, keys.isEmpty() ? null : keys.get(0), connection -> {
       if (timeoutMillis != commandTimeoutMillis) {
         connection.setSoTimeout(timeoutMillis);
       }
@@ -220,9 +473,64 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Runs one script for many key sets, pipelined: one round trip per {@code chunk} calls. The
-   * pipeline starts with SCRIPT LOAD, so a server that lost its script cache still answers in
-   * the same round trip. A chunk that fails to reach the server fails the rest at once.
+   * Runs a script like {@link #eval(RedisScripts.Script, List, List)} and, if {@code wrote} says
+   * its reply is a write that must be replicated (a grant), then sends {@code WAIT replicas
+   * timeout} on the same connection: the second round trip waits until that many replicas
+   * acknowledged everything this connection wrote, or the timeout passed.
+   *
+   * @param script the script
+   * @param keys its KEYS
+   * @param args its ARGV
+   * @param wrote whether a reply needs the replicas' acknowledgement
+   * @return the script's reply and, if WAIT was sent, how many replicas acknowledged (else -1)
+   * @throws BackendUnavailableException if the server cannot be reached or answers with an error
+   */
+  public Replicated evalReplicated(RedisScripts.Script script, List<String> keys, List<String> args, Predicate<Object> wrote) {
+    int waitMillis = millis(settings.waitTimeout);
+    return call(script.name, keys.isEmpty() ? null : keys.get(0), connection -> {
+      Object reply;
+      try {
+        reply = connection.executeCommand(scriptCall(Protocol.Command.EVALSHA, script.sha, keys, args));
+      } catch (JedisNoScriptException e) {
+        roundTrips.increment();
+        reply = connection.executeCommand(scriptCall(Protocol.Command.EVAL, script.text, keys, args));
+      }
+      if (settings.waitReplicas <= 0 || !wrote.test(reply)) {
+        return new Replicated(reply, -1);
+      }
+      roundTrips.increment();
+      connection.setSoTimeout((int) Math.min(Integer.MAX_VALUE, (long) commandTimeoutMillis + waitMillis));
+      try {
+        Object acked = connection.executeCommand(new CommandArguments(Protocol.Command.WAIT).add(settings.waitReplicas).add(waitMillis));
+        return new Replicated(reply, acked instanceof Long ? (Long) acked : 0);
+      } finally {
+        if (!connection.isBroken()) {
+          connection.setSoTimeout(commandTimeoutMillis);
+        }
+      }
+    }, settings.commandTimeout.plus(settings.waitTimeout));
+  }
+
+  /** Internal: a script's reply and how many replicas acknowledged it (-1: not asked). */
+  public static final class Replicated {
+    /** The script's reply. */
+    public final Object reply;
+    /** How many replicas acknowledged the write within the wait timeout; -1 if WAIT was not sent. */
+    public final long acknowledged;
+
+    Replicated(Object reply, long acknowledged) {
+      this.reply = reply;
+      this.acknowledged = acknowledged;
+    }
+  }
+
+  /**
+   * Runs one script for many key sets, pipelined: one round trip per {@code chunk} calls to each
+   * server (on a Cluster the calls are grouped by the primary that owns their first key's slot).
+   * Each pipeline starts with SCRIPT LOAD, so a server that lost its script cache still answers in
+   * the same round trip. A chunk that fails to reach its server fails the rest of that server's
+   * calls at once. A call answered with a Cluster redirection (the slot moved) is sent again
+   * once, alone, after the slot map is read again.
    *
    * @param script the script
    * @param keys the KEYS of each call
@@ -232,69 +540,105 @@ public final class RedisNode implements AutoCloseable {
    * @return one reply per call: a Long, or the {@link RuntimeException} that call met
    */
   public List<Object> evalMany(RedisScripts.Script script, List<List<String>> keys, List<List<String>> args, int chunk, Duration timeout) {
-    List<Object> out = new ArrayList<>(keys.size());
-    int timeoutMillis = Math.min(commandTimeoutMillis, millis(timeout));
-    RuntimeException unreachable = null;
-    for (int from = 0; from < keys.size(); from += chunk) {
-      int to = Math.min(keys.size(), from + chunk);
-      if (unreachable != null) {
-        for (int i = from; i < to; i++) {
-          out.add(unreachable);
-        }
-        continue;
+    Object[] out = new Object[keys.size()];
+    Map<HostAndPort, List<Integer>> byServer = new LinkedHashMap<>();
+    if (settings.topology == RedisSettings.Topology.CLUSTER) {
+      for (int i = 0; i < keys.size(); i++) {
+        HostAndPort server = servers.serverOf(keys.get(i).get(0));
+        byServer.computeIfAbsent(server, k -> new ArrayList<>()).add(i);
       }
-      int start = from;
-      try {
-        out.addAll(call(script.name + " x" + (to - from), connection -> {
-          connection.setSoTimeout(timeoutMillis);
-          try {
-            Pipeline p = new Pipeline(connection);
-            p.sendCommand(Protocol.Command.SCRIPT, "LOAD", script.text);
-            List<Response<Object>> replies = new ArrayList<>(to - start);
-            for (int i = start; i < to; i++) {
-              replies.add(p.evalsha(script.sha, keys.get(i), args.get(i)));
-            }
-            p.sync();
-            List<Object> results = new ArrayList<>(replies.size());
-            for (Response<Object> r : replies) {
-              try {
-                results.add(r.get());
-              } catch (JedisDataException e) {
-                results.add(new LockException(describe(settings) + " refused " + script.name + ": " + e.getMessage(), e));
+    } else {
+      List<Integer> all = new ArrayList<>(keys.size());
+      for (int i = 0; i < keys.size(); i++) {
+        all.add(i);
+      }
+      byServer.put(null, all);
+    }
+    int timeoutMillis = Math.min(commandTimeoutMillis, millis(timeout));
+    List<Integer> redirected = new ArrayList<>();
+    for (List<Integer> group : byServer.values()) {
+      RuntimeException unreachable = null;
+      for (int from = 0; from < group.size(); from += chunk) {
+        List<Integer> part = group.subList(from, Math.min(group.size(), from + chunk));
+        if (unreachable != null) {
+          for (int i : part) {
+            out[i] = unreachable;
+          }
+          continue;
+        }
+        try {
+          List<Object> results = call(script.name + " x" + part.size(), keys.get(part.get(0)).get(0), connection -> {
+            connection.setSoTimeout(timeoutMillis);
+            try {
+              Pipeline p = new Pipeline(connection);
+              p.sendCommand(Protocol.Command.SCRIPT, "LOAD", script.text);
+              List<Response<Object>> replies = new ArrayList<>(part.size());
+              for (int i : part) {
+                replies.add(p.evalsha(script.sha, keys.get(i), args.get(i)));
+              }
+              p.sync();
+              List<Object> got = new ArrayList<>(replies.size());
+              for (Response<Object> r : replies) {
+                try {
+                  got.add(r.get());
+                } catch (JedisRedirectionException e) {
+                  got.add(e);
+                } catch (JedisDataException e) {
+                  got.add(new LockException(describe(settings) + " refused " + script.name + ": " + e.getMessage(), e));
+                }
+              }
+              return got;
+            } finally {
+              if (!connection.isBroken()) {
+                connection.setSoTimeout(commandTimeoutMillis);
               }
             }
-            return results;
-          } finally {
-            if (!connection.isBroken()) {
-              connection.setSoTimeout(commandTimeoutMillis);
+          }, Duration.ofMillis(timeoutMillis));
+          for (int j = 0; j < part.size(); j++) {
+            Object r = results.get(j);
+            if (r instanceof JedisRedirectionException) {
+              redirected.add(part.get(j));
+            } else {
+              out[part.get(j)] = r;
             }
           }
-        }, Duration.ofMillis(timeoutMillis)));
-      } catch (RuntimeException e) {
-        unreachable = e;
-        for (int i = from; i < to; i++) {
-          out.add(e);
+        } catch (RuntimeException e) {
+          unreachable = e;
+          for (int i : part) {
+            out[i] = e;
+          }
         }
       }
     }
-    return out;
+    if (!redirected.isEmpty()) {
+      servers.refresh();
+      for (int i : redirected) {
+        try {
+          out[i] = eval(script, keys.get(i), args.get(i), Duration.ofMillis(timeoutMillis));
+        } catch (RuntimeException e) {
+          out[i] = e;
+        }
+      }
+    }
+    return java.util.Arrays.asList(out);
   }
 
   /**
    * Borrows a connection, runs one round trip on it and gives it back. A connection that broke
    * without a timeout (reset, closed: the server restarted since it was pooled) is thrown away
    * with every other idle one, and the call is retried once on a fresh connection; every call
-   * made through here is safe to repeat.
+   * made through here is safe to repeat. On a Cluster, a redirection (MOVED, ASK: the slot has
+   * another owner since the slot map was read) reads the slot map again and retries once.
    */
   <T> T call(String what, Function<Connection, T> action) {
-    return call(what, action, settings.commandTimeout);
+    return call(what, null, action, settings.commandTimeout);
   }
 
-  private <T> T call(String what, Function<Connection, T> action, Duration timeout) {
+  private <T> T call(String what, String key, Function<Connection, T> action, Duration timeout) {
     for (int attempt = 0; ; attempt++) {
       Connection connection;
       try {
-        connection = pool.getResource();
+        connection = servers.connection(key);
       } catch (JedisException e) {
         throw unavailable(settings, what, e, settings.commandTimeout);
       } catch (RuntimeException e) {
@@ -308,7 +652,14 @@ public final class RedisNode implements AutoCloseable {
           LOG.debug("{}: {} failed on a pooled connection ({}); retrying on a fresh one", endpoint(), what, e.toString());
           connection.close(); // broken: the pool destroys it
           connection = null;
-          pool.clear();
+          servers.refresh();
+          continue;
+        }
+        throw unavailable(settings, what, e, timeout);
+      } catch (JedisRedirectionException e) {
+        if (attempt == 0) {
+          LOG.debug("{}: {} was redirected ({}); reading the slot map again", endpoint(), what, e.getMessage());
+          servers.refresh();
           continue;
         }
         throw unavailable(settings, what, e, timeout);
@@ -317,6 +668,11 @@ public final class RedisNode implements AutoCloseable {
           // the server is fine, but something other than Locksmith wrote our key
           throw new LockException(describe(settings) + " refused " + what + ": " + e.getMessage()
               + "; another program uses the same keys: choose another `namespace`", e);
+        }
+        if (attempt == 0 && String.valueOf(e.getMessage()).startsWith("READONLY")) {
+          // a primary demoted by a failover: ask the Sentinels' (or the slot map's) new primary
+          servers.refresh();
+          continue;
         }
         throw unavailable(settings, what, e, timeout); // NOAUTH, LOADING, BUSY, READONLY, …
       } catch (JedisException e) {
@@ -330,13 +686,28 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * @return a new connection outside the pool, for a long-lived subscription
+   * @return a new connection outside the pool, for a long-lived subscription (to the current
+   *     primary of a Sentinel set)
    * @throws BackendUnavailableException if it cannot be opened
    */
   Connection dedicatedConnection() {
+    return dedicatedConnection(null);
+  }
+
+  /**
+   * @param channel a channel, whose Cluster slot picks the server; null for one server or a Sentinel set
+   * @return a new connection outside the pool to the server that holds the channel's slot now
+   * @throws BackendUnavailableException if it cannot be opened
+   */
+  Connection dedicatedConnection(String channel) {
     try {
+      HostAndPort address = settings.topology == RedisSettings.Topology.CLUSTER && channel != null
+          ? servers.serverOf(channel) : servers.serverOf(null);
       return new Connection(address, clientConfig);
     } catch (JedisException e) {
+      if (settings.topology == RedisSettings.Topology.CLUSTER) {
+        servers.refresh(); // the slot's node may have failed over: look again before the next attempt
+      }
       throw unavailable(settings, "opening the subscriber connection", e, settings.connectTimeout);
     }
   }
@@ -352,6 +723,13 @@ public final class RedisNode implements AutoCloseable {
 
   /** @return "redis server host:port (uri)" with the password redacted */
   static String describe(RedisSettings s) {
+    if (s.topology == RedisSettings.Topology.SENTINEL) {
+      return "Redis primary of '" + s.masterName + "'" + (s.located ? " at " + s.endpoint() : "") + " via Sentinels " + s.seedList()
+          + " (" + s.shownUri + ")";
+    }
+    if (s.topology == RedisSettings.Topology.CLUSTER) {
+      return "Redis Cluster " + (s.located ? "node " + s.endpoint() : s.seedList()) + " (" + s.shownUri + ")";
+    }
     return "Redis server " + s.endpoint() + " (" + s.shownUri + ")";
   }
 
@@ -422,7 +800,7 @@ public final class RedisNode implements AutoCloseable {
   /** Closes the pool and its connections. */
   @Override
   public void close() {
-    pool.close();
+    servers.close();
   }
 
   /** @return "Redis server host:port (uri)", password redacted */

@@ -283,7 +283,19 @@ public final class RedisScripts {
       + "end\n"
       + "return {owner, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or '0')}\n");
 
-  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, HOLD, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE};
+  /**
+   * {@link #RELEASE_QUEUED} for a Redis Cluster: the same script with {@code SPUBLISH} (Redis 7
+   * sharded pub/sub) instead of {@code PUBLISH}, so the wake-up goes only to the node that owns the
+   * lock's slot (the channel shares the lock's hash tag) rather than to every node of the Cluster.
+   */
+  public static final Script RELEASE_QUEUED_SHARDED = new Script("release-queued-sharded",
+      RELEASE_QUEUED.text.replace("'PUBLISH'", "'SPUBLISH'"));
+
+  /** {@link #WITHDRAW} for a Redis Cluster: {@code SPUBLISH} instead of {@code PUBLISH}, as {@link #RELEASE_QUEUED_SHARDED}. */
+  public static final Script WITHDRAW_SHARDED = new Script("withdraw-sharded", WITHDRAW.text.replace("'PUBLISH'", "'SPUBLISH'"));
+
+  static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, HOLD, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE,
+      RELEASE_QUEUED_SHARDED, WITHDRAW_SHARDED};
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
   public static final long RENEWED = 1;

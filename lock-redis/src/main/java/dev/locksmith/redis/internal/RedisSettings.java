@@ -31,8 +31,29 @@ public final class RedisSettings {
   static final String CONNECT_TIMEOUT = "connect-timeout";
   static final String COMMAND_TIMEOUT = "command-timeout";
   static final String POOL_SIZE = "pool-size";
+  static final String SENTINEL_USER = "sentinel-user";
+  static final String SENTINEL_PASSWORD = "sentinel-password";
+  static final String WAIT_REPLICAS = "wait-replicas";
+  static final String WAIT_TIMEOUT = "wait-timeout";
   /** The options every Redis URI understands. */
   public static final Set<String> OPTIONS = Set.of(NAMESPACE, DATABASE, USER, PASSWORD, TLS, CONNECT_TIMEOUT, COMMAND_TIMEOUT, POOL_SIZE);
+  /** The options of lock-redis's own URIs: {@link #OPTIONS}, the Sentinel credentials and the replica acknowledgement. */
+  public static final Set<String> TOPOLOGY_OPTIONS = Set.of(NAMESPACE, DATABASE, USER, PASSWORD, TLS, CONNECT_TIMEOUT, COMMAND_TIMEOUT,
+      POOL_SIZE, SENTINEL_USER, SENTINEL_PASSWORD, WAIT_REPLICAS, WAIT_TIMEOUT);
+
+  /** How the servers of a URI are arranged. */
+  public enum Topology {
+    /** One server: {@code redis://}, {@code rediss://}. */
+    SINGLE,
+    /** A primary and its replicas, found through Sentinels: {@code redis-sentinel://}, {@code rediss-sentinel://}. */
+    SENTINEL,
+    /** A Redis Cluster: {@code redis-cluster://}, {@code rediss-cluster://}. */
+    CLUSTER
+  }
+
+  /** The port of a Sentinel when a host names none. */
+  public static final int DEFAULT_SENTINEL_PORT = 26379;
+  static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofMillis(100);
 
   /** The port when a host names none. */
   public static final int DEFAULT_PORT = 6379;
@@ -57,6 +78,17 @@ public final class RedisSettings {
   final int poolSize;
   /** The URI with secrets redacted, for messages. */
   final String shownUri;
+  Topology topology = Topology.SINGLE;
+  /** The Sentinels or the Cluster's seed nodes, as host:port pairs; empty for one server. */
+  List<String[]> seeds = List.of();
+  /** The Sentinel master name, or null. */
+  String masterName;
+  String sentinelUser;
+  String sentinelPassword;
+  int waitReplicas;
+  Duration waitTimeout = DEFAULT_WAIT_TIMEOUT;
+  /** Whether host and port name a real data node (always for one server; for the others once found). */
+  boolean located = true;
 
   private RedisSettings(String host, int port, String user, String password, int database, boolean tls, String namespace,
       Duration connectTimeout, Duration commandTimeout, int poolSize, String shownUri) {
@@ -81,6 +113,114 @@ public final class RedisSettings {
    * @return the settings (defaults where a value was bad)
    */
   public static RedisSettings read(BackendConfig config) {
+    String scheme = config.uri().scheme();
+    RedisSettings settings;
+    if (scheme.endsWith("-sentinel")) {
+      settings = readSentinel(config);
+    } else if (scheme.endsWith("-cluster")) {
+      settings = readCluster(config);
+    } else {
+      settings = readSingle(config);
+    }
+    if (settings.topology != Topology.SENTINEL) {
+      for (String only : List.of(SENTINEL_USER, SENTINEL_PASSWORD)) {
+        if (config.options().containsKey(only)) {
+          config.problem(only, config.options().get(only), "it applies only to redis-sentinel:// and rediss-sentinel:// URIs");
+        }
+      }
+    }
+    settings.waitReplicas = config.integer(WAIT_REPLICAS, 0, 0, 64);
+    settings.waitTimeout = config.duration(WAIT_TIMEOUT, DEFAULT_WAIT_TIMEOUT, Duration.ofMillis(1), Duration.ofMinutes(1));
+    if (config.options().containsKey(WAIT_TIMEOUT) && settings.waitReplicas == 0 && !config.options().containsKey(WAIT_REPLICAS)) {
+      config.problem(WAIT_TIMEOUT, config.options().get(WAIT_TIMEOUT), "it only applies with `" + WAIT_REPLICAS
+          + "` of 1 or more, such as ?wait-replicas=1&wait-timeout=100ms");
+    }
+    return settings;
+  }
+
+  private static RedisSettings readSentinel(BackendConfig config) {
+    LockUri uri = config.uri();
+    String form = "redis-sentinel://[user:password@]sentinel1:26379,sentinel2:26379/master-name[/database] (rediss-sentinel:// for TLS)";
+    List<String[]> sentinels = seeds(config, form, DEFAULT_SENTINEL_PORT);
+    String path = uri.path();
+    String master = null;
+    String db = null;
+    if (!sentinels.isEmpty()) {
+      String rest = path.startsWith("/") ? path.substring(1) : path;
+      int slash = rest.indexOf('/');
+      master = slash < 0 ? rest : rest.substring(0, slash);
+      db = slash < 0 ? null : rest.substring(slash + 1);
+      if (master.isEmpty()) {
+        config.problem("`uri` was '" + uri + "' but it names no master: put the name the Sentinels monitor after the hosts, as in " + form);
+        master = null;
+      } else if (!master.matches("[\\x21-\\x7e]{1,128}")) {
+        config.problem("`uri` was '" + uri + "' but its master name '" + master + "' must be 1 to 128 printable ASCII characters, as in "
+            + form);
+        master = null;
+      }
+    }
+    // the database, if any, is the second path segment; the shared reader takes it as the path
+    RedisSettings s = readAll(config, List.<String[]>of(new String[] {"localhost", Integer.toString(DEFAULT_PORT)}),
+        db == null ? "" : "/" + db).get(0);
+    s.topology = Topology.SENTINEL;
+    s.located = false;
+    s.seeds = sentinels;
+    s.masterName = master == null ? "mymaster" : master;
+    s.sentinelUser = config.string(SENTINEL_USER, null);
+    s.sentinelPassword = config.string(SENTINEL_PASSWORD, null);
+    if (s.sentinelUser != null && s.sentinelPassword == null) {
+      config.problem("`" + SENTINEL_USER + "` was '" + s.sentinelUser + "' but a Sentinel user needs a `" + SENTINEL_PASSWORD + "`");
+    }
+    if (s.sentinelPassword != null && s.sentinelPassword.isEmpty()) {
+      config.problem(SENTINEL_PASSWORD, "", "it must not be empty; leave it out when the Sentinels need no password");
+    }
+    return s;
+  }
+
+  private static RedisSettings readCluster(BackendConfig config) {
+    LockUri uri = config.uri();
+    String form = "redis-cluster://[user:password@]node1:7000,node2:7001 (rediss-cluster:// for TLS)";
+    List<String[]> nodes = seeds(config, form, DEFAULT_PORT);
+    String path = uri.path();
+    if (!path.isEmpty() && !path.equals("/") && !path.equals("/0")) {
+      config.problem("`uri` was '" + uri + "' but a Redis Cluster has only database 0: leave the path out, as in " + form);
+    }
+    RedisSettings s = readAll(config, List.<String[]>of(new String[] {"localhost", Integer.toString(DEFAULT_PORT)}), "").get(0);
+    if (s.database != 0) {
+      config.problem(DATABASE, config.options().get(DATABASE), "a Redis Cluster has only database 0");
+    }
+    s.topology = Topology.CLUSTER;
+    s.located = false;
+    s.seeds = nodes;
+    return s;
+  }
+
+  /** @return the hosts of a multi-host URI, at least one, each once; problems recorded */
+  private static List<String[]> seeds(BackendConfig config, String form, int defaultPort) {
+    LockUri uri = config.uri();
+    List<String[]> hosts = new ArrayList<>();
+    if (!uri.raw().regionMatches(uri.scheme().length(), "://", 0, 3)) {
+      config.problem("`uri` was '" + uri + "' but it must be " + form);
+      return hosts;
+    }
+    if (uri.hosts().isEmpty()) {
+      config.problem("`uri` was '" + uri + "' but it names no host; it must be " + form);
+      return hosts;
+    }
+    Set<String> seen = new LinkedHashSet<>();
+    for (LockUri.HostPort hp : uri.hosts()) {
+      String[] h = {hp.host(), Integer.toString(hp.portOr(defaultPort))};
+      String spelled = endpoint(h[0], Integer.parseInt(h[1]));
+      if (!seen.add(spelled.toLowerCase(Locale.ROOT))) {
+        config.problem("`uri` was '" + uri + "' but it names " + spelled + " twice; name each host once");
+      } else {
+        hosts.add(h);
+      }
+    }
+    return hosts;
+  }
+
+  private static RedisSettings readSingle(BackendConfig config) {
     String form = "redis://[user:password@]host[:port][/database] or rediss://… for TLS, such as redis://localhost:6379/0";
     LockUri uri = config.uri();
     List<String[]> hosts = new ArrayList<>();
@@ -95,7 +235,7 @@ public final class RedisSettings {
     if (hosts.isEmpty()) {
       hosts.add(new String[] {"localhost", Integer.toString(DEFAULT_PORT)});
     }
-    return readAll(config, hosts).get(0);
+    return readAll(config, hosts, config.uri().path()).get(0);
   }
 
   /**
@@ -141,15 +281,15 @@ public final class RedisSettings {
     if (hosts.isEmpty()) {
       hosts.add(new String[] {"localhost", Integer.toString(DEFAULT_PORT)});
     }
-    return readAll(config, hosts);
+    return readAll(config, hosts, uri.path());
   }
 
-  private static List<RedisSettings> readAll(BackendConfig config, List<String[]> hosts) {
+  private static List<RedisSettings> readAll(BackendConfig config, List<String[]> hosts, String path) {
     LockUri uri = config.uri();
     String shown = LockUri.redact(uri.withoutQuery());
-    String example = uri.scheme() + (hosts.size() > 1 ? "://h1:6379,h2:6379,h3:6379/0" : "://localhost:6379/0");
+    String example = uri.scheme() + (uri.scheme().endsWith("-sentinel") ? "://s1:26379,s2:26379/mymaster/0"
+        : hosts.size() > 1 ? "://h1:6379,h2:6379,h3:6379/0" : "://localhost:6379/0");
     int database = 0;
-    String path = uri.path();
     Integer fromPath = null;
     if (!path.isEmpty() && !path.equals("/")) {
       String db = path.substring(1);
@@ -184,10 +324,11 @@ public final class RedisSettings {
       config.problem(PASSWORD, "", "it must not be empty; leave it out when the server needs no password");
     }
 
-    boolean tlsByScheme = uri.scheme().equals("rediss");
+    boolean tlsByScheme = uri.scheme().startsWith("rediss");
     boolean tls = config.bool(TLS, tlsByScheme);
     if (config.options().containsKey(TLS) && tlsByScheme && !tls) {
-      config.problem(TLS, config.options().get(TLS), "the scheme rediss:// always uses TLS; use redis:// for a plain connection");
+      config.problem(TLS, config.options().get(TLS), "the scheme " + uri.scheme() + ":// always uses TLS; use "
+          + uri.scheme().replace("rediss", "redis") + ":// for a plain connection");
     }
 
     String namespace = config.string(NAMESPACE, DEFAULT_NAMESPACE);
@@ -286,6 +427,54 @@ public final class RedisSettings {
   /** @return {@code host:port}, for messages */
   public String endpoint() {
     return endpoint(host, port);
+  }
+
+  /** @return how the servers are arranged */
+  public Topology topology() {
+    return topology;
+  }
+
+  /** @return the replicas that must acknowledge a grant (WAIT), 0 for none */
+  public int waitReplicas() {
+    return waitReplicas;
+  }
+
+  /** @return how long a grant waits for {@link #waitReplicas()} acknowledgements */
+  public Duration waitTimeout() {
+    return waitTimeout;
+  }
+
+  /** @return the Sentinel master name, or null */
+  public String masterName() {
+    return masterName;
+  }
+
+  /** @return the Sentinels or seed nodes, for messages: {@code h1:p1,h2:p2} (empty for one server) */
+  public String seedList() {
+    StringBuilder b = new StringBuilder();
+    for (String[] h : seeds) {
+      b.append(b.length() == 0 ? "" : ",").append(endpoint(h[0], Integer.parseInt(h[1])));
+    }
+    return b.toString();
+  }
+
+  /**
+   * @param nodeHost a data node found through the Sentinels or the Cluster
+   * @param nodePort its port
+   * @return these settings for that one node (for its check at connect and its messages)
+   */
+  RedisSettings at(String nodeHost, int nodePort) {
+    RedisSettings s = new RedisSettings(nodeHost, nodePort, user, password, database, tls, namespace, connectTimeout, commandTimeout,
+        poolSize, shownUri);
+    s.topology = topology;
+    s.seeds = seeds;
+    s.masterName = masterName;
+    s.sentinelUser = sentinelUser;
+    s.sentinelPassword = sentinelPassword;
+    s.waitReplicas = waitReplicas;
+    s.waitTimeout = waitTimeout;
+    s.located = true;
+    return s;
   }
 
   /** @return the URI without its query, password redacted */

@@ -12,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.JedisShardedPubSub;
 
 /**
  * Internal: for lock-redlock, not for applications; may change.
@@ -45,6 +46,7 @@ public final class ReleaseSubscriber implements AutoCloseable {
 
   private final RedisNode node;
   private final String controlChannel;
+  private final boolean sharded;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stopped = lock.newCondition();
   private final Map<String, Set<Runnable>> wakeUps = new HashMap<>();
@@ -64,8 +66,24 @@ public final class ReleaseSubscriber implements AutoCloseable {
    *     which keeps the connection subscribed while no waiter waits
    */
   public ReleaseSubscriber(RedisNode node, String controlChannel) {
+    this(node, controlChannel, false);
+  }
+
+  /**
+   * Makes a subscriber; it connects when the first waiter joins.
+   *
+   * @param node the servers to subscribe on
+   * @param controlChannel a channel only this client subscribes to; with {@code sharded}, it must
+   *     be in the Cluster slot of the channels this subscriber will be given
+   *     ({@link RedisKeys#clientChannel(String, String)}): its slot picks the node to connect to
+   * @param sharded whether to use Redis 7's sharded pub/sub (SSUBSCRIBE), as on a Cluster: the
+   *     connection goes to the primary that owns the control channel's slot, found again at every
+   *     reconnect, so it follows a failover
+   */
+  public ReleaseSubscriber(RedisNode node, String controlChannel, boolean sharded) {
     this.node = node;
     this.controlChannel = controlChannel;
+    this.sharded = sharded;
   }
 
   /**
@@ -179,7 +197,7 @@ public final class ReleaseSubscriber implements AutoCloseable {
           return;
         }
         try {
-          jedis = node.dedicatedConnection();
+          jedis = node.dedicatedConnection(sharded ? controlChannel : null);
         } catch (RuntimeException e) {
           jedis = null;
           LOG.debug("{}: cannot open the subscriber connection: {}", node.endpoint(), e.toString());
@@ -205,7 +223,11 @@ public final class ReleaseSubscriber implements AutoCloseable {
         listener = current;
         sent.clear();
         sent.add(controlChannel);
-        sent.addAll(wakeUps.keySet());
+        if (!sharded) {
+          sent.addAll(wakeUps.keySet());
+        }
+        // SSUBSCRIBE takes channels of one slot only: the others follow one by one once the
+        // control channel is confirmed (see Listener#subscribed)
         channels = sent.toArray(new String[0]);
       } finally {
         lock.unlock();
@@ -279,13 +301,71 @@ public final class ReleaseSubscriber implements AutoCloseable {
     }
   }
 
-  /** Runs with the subscriber thread; callbacks come from it. */
-  private final class Listener extends JedisPubSub {
+  /**
+   * Runs with the subscriber thread; callbacks come from it. Plain pub/sub (SUBSCRIBE) on one
+   * server or a Sentinel set's primary, sharded pub/sub (SSUBSCRIBE) on a Cluster node.
+   */
+  private final class Listener {
     volatile boolean live;
     volatile boolean confirmedOnce;
+    private final JedisPubSub plain;
+    private final JedisShardedPubSub shard;
 
-    @Override
-    public void onSubscribe(String channel, int subscribedChannels) {
+    Listener() {
+      if (sharded) {
+        plain = null;
+        shard = new JedisShardedPubSub() {
+          @Override
+          public void onSSubscribe(String channel, int subscribedChannels) {
+            subscribed(channel);
+          }
+
+          @Override
+          public void onSMessage(String channel, String message) {
+            message(channel, message);
+          }
+        };
+      } else {
+        shard = null;
+        plain = new JedisPubSub() {
+          @Override
+          public void onSubscribe(String channel, int subscribedChannels) {
+            subscribed(channel);
+          }
+
+          @Override
+          public void onMessage(String channel, String message) {
+            message(channel, message);
+          }
+        };
+      }
+    }
+
+    void proceed(Connection connection, String[] channels) {
+      if (shard != null) {
+        shard.proceed(connection, channels);
+      } else {
+        plain.proceed(connection, channels);
+      }
+    }
+
+    void subscribe(String channel) {
+      if (shard != null) {
+        shard.ssubscribe(channel);
+      } else {
+        plain.subscribe(channel);
+      }
+    }
+
+    void unsubscribe(String channel) {
+      if (shard != null) {
+        shard.sunsubscribe(channel);
+      } else {
+        plain.unsubscribe(channel);
+      }
+    }
+
+    private void subscribed(String channel) {
       lock.lock();
       try {
         if (!live) {
@@ -313,8 +393,7 @@ public final class ReleaseSubscriber implements AutoCloseable {
       }
     }
 
-    @Override
-    public void onMessage(String channel, String message) {
+    private void message(String channel, String message) {
       lock.lock();
       try {
         wakeAll(channel, message);

@@ -1,0 +1,62 @@
+package dev.locksmith.redis;
+
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisSettings;
+import dev.locksmith.tck.FaultHooks;
+import dev.locksmith.tck.LockCompatibilityKit;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import redis.clients.jedis.Jedis;
+
+/**
+ * The whole compatibility kit on a Sentinel set (a primary, two replicas, three Sentinels)
+ * through {@code redis-sentinel://}. The Sentinels' down-after is a minute, so pausing the primary
+ * (rule 14.3) never triggers a failover here; failovers are measured by lock-compare.
+ */
+class RedisSentinelCompatibilityIT extends LockCompatibilityKit {
+  private static RedisSentinelSet set;
+  private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
+
+  private static synchronized RedisSentinelSet set() {
+    if (set == null) {
+      set = RedisSentinelSet.start("kit-sentinel", Duration.ofSeconds(60));
+    }
+    return set;
+  }
+
+  @AfterAll
+  static void stopServers() {
+    if (set != null) {
+      set.close();
+      set = null;
+    }
+  }
+
+  @Override
+  protected String uri() {
+    return set().uri();
+  }
+
+  @Override
+  protected FaultHooks faults() {
+    RedisSentinelSet s = set();
+    return new FaultHooks() {
+      @Override
+      public void revoke(String lockName) {
+        try (Jedis primary = s.primary()) {
+          primary.del(KEYS.owner(lockName));
+        }
+      }
+
+      @Override
+      public void pauseServer() {
+        s.pausePrimary();
+      }
+
+      @Override
+      public void resumeServer() {
+        s.resumeAll();
+      }
+    };
+  }
+}
