@@ -1113,16 +1113,24 @@ final class ZooKeeperBackend implements LockBackend {
      */
     private List<String> createAndReadChildren() throws Exception {
       createInFlight = true;
-      CompletableFuture<CuratorEvent> create =
-          new CompletableFuture<>();
-      CompletableFuture<CuratorEvent> read =
-          new CompletableFuture<>();
+      CompletableFuture<CuratorEvent> create = new CompletableFuture<>();
       // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no read of its own. A
       // node found again by protected mode after a connection loss may come back without them (czxid 0); the grant
       // then reads them.
       curator.create().creatingParentContainersIfNeeded().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
           .inBackground((c, e) -> create.complete(e)).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
-      curator.getChildren().inBackground((c, e) -> read.complete(e)).forPath(parent);
+      // The read goes out behind the create and waits in the foreground: its answer comes after the create's, and
+      // wakes this thread straight from ZooKeeper's I/O thread, one thread hop fewer than a background answer; the
+      // create's answer has reached its callback by then, or is about to.
+      List<String> children;
+      try {
+        children = curator.getChildren().forPath(parent);
+      } catch (InterruptedException e) {
+        throw e; // the create stays in flight: abandon() finds its node by our owner id
+      } catch (Exception e) {
+        LOG.debug("the children read behind the create of lock '{}' failed; reading again: {}", name, e.toString());
+        children = null; // no parent node yet (NoNode), or a connection problem: read again once the create is done
+      }
       CuratorEvent made = await(create);
       if (made.getResultCode() != KeeperException.Code.OK.intValue()) {
         throw KeeperException.create(KeeperException.Code.get(made.getResultCode()), parent);
@@ -1131,9 +1139,7 @@ final class ZooKeeperBackend implements LockBackend {
       nodePath = ZKPaths.makePath(parent, ZKPaths.getNodeFromPath(made.getName()));
       created = made.getStat() != null ? made.getStat() : new Stat();
       createInFlight = false;
-      CuratorEvent children = await(read);
-      return children.getResultCode() == KeeperException.Code.OK.intValue() && children.getChildren() != null
-          ? children.getChildren() : null;
+      return children;
     }
 
     /** Waits for a background call's answer; Curator answers every one, with an error once its retries are spent. */

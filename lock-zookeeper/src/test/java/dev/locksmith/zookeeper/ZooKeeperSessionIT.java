@@ -225,8 +225,8 @@ class ZooKeeperSessionIT {
    * {@link ZooKeeperBackend#WATCH_DELAY}. The czxid and ephemeral owner come with the create's
    * answer; the watch on the holder's node is set only once the lease has been held that long.
    * Curator's tracer names each operation, foreground (the caller waits) or background: the
-   * create and the children read are both sent in the background, the read right behind the
-   * create, so the acquire waits for one round trip, not two; and every read sent behind a create
+   * create is sent in the background and the children read right behind it, without waiting for
+   * the create's answer, so the acquire waits for one round trip, not two; and every read sent behind a create
    * saw the new node (ZooKeeper serves one session's requests in order), none was sent again.
    */
   @Test
@@ -258,7 +258,7 @@ class ZooKeeperSessionIT {
       assertThat(watches == null ? 0 : watches).as("own-node watches set over %d holds of about a millisecond", n)
           .isLessThanOrEqualTo(2);
       assertThat(all).as("operations over %d uncontended acquire + release, then one exists", n)
-          .isEqualTo(Map.of("CreateBuilderImpl-Background", n, "GetChildrenBuilderImpl-Background", n,
+          .isEqualTo(Map.of("CreateBuilderImpl-Background", n, "GetChildrenBuilderImpl-Foreground", n,
               "DeleteBuilderImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
       assertThat(backend.childrenReadAgain.get() - readAgainBefore).as("children reads sent behind a create that missed its node")
           .isZero();
