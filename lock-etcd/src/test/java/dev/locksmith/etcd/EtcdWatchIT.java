@@ -84,9 +84,10 @@ class EtcdWatchIT {
         assertThat(backend.release(new BackendLease("quick", owner, poll.fencingToken(), Duration.ofSeconds(30), poll.state())))
             .isTrue();
       }
-      Thread.sleep(3 * EtcdBackend.WATCH_DELAY.toMillis()); // the watch task has run a few times since
-      assertThat(backend.deleteWatchOpen()).as("delete watch open with no lock held").isFalse();
-      assertThat(backend.deleteEvents.get()).as("delete events received for %d own releases", n).isZero();
+      await("the delete watch closed with no lock held", () -> !backend.deleteWatchOpen());
+      // a hold stalled past WATCH_DELAY on a busy machine opens the watch for a moment, as it should: a few events
+      // are allowed then, but a watch open all along gets one for every release
+      assertThat(backend.deleteEvents.get()).as("delete events received for %d own releases", n).isLessThanOrEqualTo(n / 4);
       assertThat(context.told).as("nothing reported lost").isEmpty();
     }
   }
