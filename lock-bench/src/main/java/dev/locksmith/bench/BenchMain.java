@@ -10,18 +10,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-import org.openjdk.jmh.runner.options.TimeValue;
-import org.openjdk.jmh.annotations.Mode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,73 +95,140 @@ public final class BenchMain {
 
   // ---------------------------------------------------------------- uncontended (JMH)
 
+  /** Measured rounds per comparison, after the warm-up (issue 22: at least 5 of each). */
+  static final int ROUNDS = 6;
+
   private static void uncontended(Results results, boolean quick) throws Exception {
     List<String> impls = Impls.available(UNCONTENDED);
-    String[] params = impls.toArray(new String[0]);
-    if (!quick) {
-      // Every server starts cold, and ZooKeeper's is a JVM that compiles as it goes: without this
-      // pass, whichever implementation runs first on a server pays for its warm-up (FINDINGS 8).
-      LOG.info("uncontended, server warm-up pass (figures discarded): {}", impls);
-      new Runner(options(8, Mode.Throughput, TimeUnit.SECONDS, params)
-          .warmupIterations(0).measurementIterations(1).measurementTime(TimeValue.seconds(5)).build()).run();
+    // One JVM per server (RoundsRun): Locksmith, its floor and its peers side by side, in interleaved rounds.
+    Map<String, List<String>> byServer = new LinkedHashMap<>();
+    for (String impl : impls) {
+      byServer.computeIfAbsent(Impls.serverOf(impl), k -> new ArrayList<>()).add(impl);
     }
-    LOG.info("uncontended, 1 thread, SampleTime: {}", impls);
-    for (RunResult r : jmh(quick, 1, Mode.SampleTime, TimeUnit.MICROSECONDS, params)) {
-      String impl = r.getParams().getParam("impl");
-      Map<String, Double> m = results.uncontended.computeIfAbsent(impl, k -> new LinkedHashMap<>());
-      m.put("p50Us", r.getPrimaryResult().getStatistics().getPercentile(50));
-      m.put("p99Us", r.getPrimaryResult().getStatistics().getPercentile(99));
-      m.put("meanUs", r.getPrimaryResult().getScore());
-    }
-    LOG.info("uncontended, 8 threads on distinct names, Throughput: {}", impls);
-    for (RunResult r : jmh(quick, 8, Mode.Throughput, TimeUnit.SECONDS, params)) {
-      String impl = r.getParams().getParam("impl");
-      Map<String, Double> m = results.uncontended.computeIfAbsent(impl, k -> new LinkedHashMap<>());
-      m.put("opsPerSec8", r.getPrimaryResult().getScore());
-      m.put("opsPerSec8Error", r.getPrimaryResult().getScoreError());
+    // Warm-up per implementation: at about 1,000 ops/s (etcd) the hot code takes 20-30 s to reach the optimising
+    // compiler (FINDINGS 8); the rounds that follow keep warming all of them alike.
+    long warmupMs = quick ? 2_000 : 16_000;
+    long roundMs = quick ? 500 : 2_000;
+    int rounds = quick ? 5 : ROUNDS;
+    results.roundsNote = rounds + " rounds of " + roundMs + " ms per implementation after " + warmupMs + " ms of warm-up each.";
+    for (int threads : new int[] {1, 8}) {
+      for (List<String> group : byServer.values()) {
+        LOG.info("uncontended, {} thread(s), {} interleaved rounds: {}", threads, rounds, group);
+        Properties p = childOrError(RoundsRun.class, Integer.toString(threads), Long.toString(warmupMs), Long.toString(roundMs),
+            Integer.toString(rounds), String.join(",", group));
+        for (String impl : group) {
+          Map<String, Double> m = results.uncontended.computeIfAbsent(impl, k -> new LinkedHashMap<>());
+          if (threads == 1) {
+            for (String key : List.of("p50Us", "p99Us", "meanUs")) {
+              double[] v = perRound(p, impl, key, rounds);
+              results.rounds.put(impl + "/" + key, v);
+              m.put(key, v == null ? null : Rounds.median(v));
+            }
+          } else {
+            double[] v = perRound(p, impl, "opsPerSec", rounds);
+            results.rounds.put(impl + "/opsPerSec8", v);
+            m.put("opsPerSec8", v == null ? null : Rounds.median(v));
+          }
+        }
+      }
     }
   }
 
-  private static Collection<RunResult> jmh(boolean quick, int threads, Mode mode, TimeUnit unit, String[] impls) throws Exception {
-    ChainedOptionsBuilder o = options(threads, mode, unit, impls);
-    if (quick) {
-      o.warmupIterations(1).warmupTime(TimeValue.seconds(2)).measurementIterations(2).measurementTime(TimeValue.seconds(1));
-    } else if (threads == 1) {
-      // One thread leaves the JIT a core, but at about 1,000 ops/s (etcd) the hot code takes
-      // 20-30 s to reach the optimising compiler's call counts (FINDINGS 8).
-      o.warmupIterations(15).warmupTime(TimeValue.seconds(2)).measurementIterations(4).measurementTime(TimeValue.seconds(2));
-    } else {
-      // Eight busy threads starve the JIT compiler of CPU: the network clients took 20-30 s to
-      // reach a steady rate on 2 cores, the bigger client code the longer (FINDINGS 8).
-      o.warmupIterations(10).warmupTime(TimeValue.seconds(3)).measurementIterations(5).measurementTime(TimeValue.seconds(2));
+  /** @return {@code <impl>.<round>.<key>} of every round, or null if the run failed */
+  static double[] perRound(Properties p, String impl, String key, int rounds) {
+    double[] v = new double[rounds];
+    for (int i = 0; i < rounds; i++) {
+      String s = p.getProperty(impl + "." + i + "." + key);
+      if (s == null) {
+        return null;
+      }
+      v[i] = Double.parseDouble(s);
     }
-    return new Runner(o.build()).run();
-  }
-
-  /** The options every uncontended run shares; the caller adds warm-up and measurement. */
-  private static ChainedOptionsBuilder options(int threads, Mode mode, TimeUnit unit, String[] impls) {
-    return new OptionsBuilder()
-        .include(UncontendedBench.class.getName() + ".acquireRelease")
-        .param("impl", impls)
-        .mode(mode)
-        .timeUnit(unit)
-        .threads(threads)
-        .forks(1)
-        .jvmArgsAppend("-Xmx1g", "-XX:+UseParallelGC")
-        // one implementation failing must not lose the others' figures: its row shows "–" and bench.log says why
-        .shouldFailOnError(false);
+    return v;
   }
 
   // ---------------------------------------------------------------- contended and scale (child JVMs)
 
   private static void contended(Results results, boolean quick) throws Exception {
-    long warmupMs = quick ? 1000 : 2000;
-    long measureMs = quick ? 4000 : 10_000;
-    for (String impl : Impls.available(CONTENDED)) {
-      LOG.info("contended: {} clients on one name, 1 ms of work per hold, {} ms: {}", CONTENDED_CLIENTS, measureMs, impl);
-      results.contended.put(impl, childOrError(ContendedRun.class, impl, Integer.toString(CONTENDED_CLIENTS),
-          Long.toString(warmupMs), Long.toString(measureMs), "1000"));
+    long warmupMs = quick ? 500 : 2000;
+    long measureMs = quick ? 1500 : 4000;
+    int rounds = quick ? 5 : ROUNDS;
+    results.contendedNote = rounds + " rounds of " + measureMs + " ms measured after " + warmupMs + " ms of warm-up.";
+    List<String> impls = Impls.available(CONTENDED);
+    Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
+    for (int round = 0; round < rounds; round++) {
+      for (int k = 0; k < impls.size(); k++) {
+        String impl = impls.get(round % 2 == 0 ? k : impls.size() - 1 - k);
+        LOG.info("contended, round {} of {}: {} clients on one name, 1 ms of work per hold, {} ms: {}", round + 1, rounds,
+            CONTENDED_CLIENTS, measureMs, impl);
+        byImpl.computeIfAbsent(impl, x -> new ArrayList<>()).add(childOrError(ContendedRun.class, impl,
+            Integer.toString(CONTENDED_CLIENTS), Long.toString(warmupMs), Long.toString(measureMs), "1000"));
+      }
     }
+    for (String impl : impls) {
+      List<Properties> perRound = byImpl.get(impl);
+      results.contended.put(impl, mergeRounds(perRound));
+      for (String key : List.of("handoffsPerSec", "waiterP99Us")) {
+        double[] v = new double[perRound.size()];
+        for (int i = 0; i < v.length; i++) {
+          String s = perRound.get(i).getProperty(key);
+          v[i] = s == null ? Double.NaN : Double.parseDouble(s);
+        }
+        results.rounds.put(impl + "/" + key, v);
+      }
+    }
+  }
+
+  /** One row from the rounds of one implementation: medians of rates and percentiles, sums of counts. */
+  static Properties mergeRounds(List<Properties> rounds) {
+    Properties out = new Properties();
+    for (String key : List.of("handoffsPerSec", "acquisitionsPerSec", "waitP50Us", "waitP99Us", "waiterP50Us", "waiterP99Us")) {
+      List<Double> v = new ArrayList<>();
+      for (Properties p : rounds) {
+        if (p.getProperty(key) != null) {
+          v.add(Double.parseDouble(p.getProperty(key)));
+        }
+      }
+      if (!v.isEmpty()) {
+        out.setProperty(key, Double.toString(Rounds.median(v.stream().mapToDouble(Double::doubleValue).toArray())));
+      }
+    }
+    double waitMax = 0;
+    double waiterMax = 0;
+    long overlaps = 0;
+    long errors = 0;
+    long stillWaiting = 0;
+    long[] perClient = null;
+    for (Properties p : rounds) {
+      waitMax = Math.max(waitMax, Double.parseDouble(p.getProperty("waitMaxUs", "0")));
+      waiterMax = Math.max(waiterMax, Double.parseDouble(p.getProperty("waiterMaxUs", "0")));
+      overlaps += Long.parseLong(p.getProperty("overlaps", "0"));
+      errors += p.getProperty("errors", "0").equals("failed") ? 1 : Long.parseLong(p.getProperty("errors", "0"));
+      stillWaiting += Long.parseLong(p.getProperty("stillWaitingAtEnd", "0"));
+      if (p.getProperty("firstError") != null && out.getProperty("firstError") == null) {
+        out.setProperty("firstError", p.getProperty("firstError"));
+      }
+      if (p.getProperty("perClient") != null) {
+        String[] parts = p.getProperty("perClient").split("/");
+        perClient = perClient == null ? new long[parts.length] : perClient;
+        for (int i = 0; i < parts.length && i < perClient.length; i++) {
+          perClient[i] += Long.parseLong(parts[i]);
+        }
+      }
+    }
+    out.setProperty("waitMaxUs", Double.toString(waitMax));
+    out.setProperty("waiterMaxUs", Double.toString(waiterMax));
+    out.setProperty("overlaps", Long.toString(overlaps));
+    out.setProperty("errors", Long.toString(errors));
+    out.setProperty("stillWaitingAtEnd", Long.toString(stillWaiting));
+    if (perClient != null) {
+      StringBuilder sb = new StringBuilder();
+      for (long n : perClient) {
+        sb.append(sb.length() == 0 ? "" : "/").append(n);
+      }
+      out.setProperty("perClient", sb.toString());
+    }
+    return out;
   }
 
   private static void scale(Results results, boolean quick) throws Exception {
@@ -255,6 +315,15 @@ public final class BenchMain {
     final Map<String, Properties> contended = new LinkedHashMap<>();
     final Map<String, Properties> scale = new LinkedHashMap<>();
     final Map<String, Properties> sessionScale = new LinkedHashMap<>();
+    /** Per-round figures of the interleaved comparisons, by {@code <impl>/<key>} (p50Us, opsPerSec8, handoffsPerSec, ...). */
+    final Map<String, double[]> rounds = new LinkedHashMap<>();
+    String roundsNote = "";
+    String contendedNote = "";
+
+    /** @return the per-round ratios of {@code a} to {@code b} for {@code key}, or null if either was not measured in rounds */
+    double[] ratios(String a, String b, String key) {
+      return Rounds.ratios(rounds.get(a + "/" + key), rounds.get(b + "/" + key));
+    }
 
     Double un(String impl, String key) {
       Map<String, Double> m = uncontended.get(impl);

@@ -22,6 +22,8 @@ final class Report {
     final boolean atMost;
     final double bound;
     final String figures;
+    /** The per-round ratios when both figures were measured in interleaved rounds; null for a single figure. */
+    double[] rounds;
 
     Target(String what, Double numerator, Double denominator, boolean atMost, double bound, String figures) {
       this.what = what;
@@ -32,7 +34,17 @@ final class Report {
       this.figures = figures;
     }
 
+    /** Sets the per-round ratios (null leaves the target a ratio of two single figures). */
+    Target rounds(double[] perRound) {
+      this.rounds = perRound;
+      return this;
+    }
+
+    /** @return the median of the per-round ratios when there are rounds, else the ratio of the two figures */
     Double ratio() {
+      if (rounds != null) {
+        return Rounds.median(rounds);
+      }
       if (numerator == null || denominator == null || denominator == 0) {
         return null;
       }
@@ -44,8 +56,24 @@ final class Report {
       if (r == null) {
         return "not measured";
       }
+      if (rounds != null) {
+        // met only when the whole spread of the per-round ratios is on the right side of the bound
+        String v = Rounds.verdict(rounds, atMost, bound);
+        return v.equals("met") ? "met" : v.equals("missed") ? "**missed**" : "**undecided** (spread straddles the bound)";
+      }
       boolean met = atMost ? r <= bound : r >= bound;
       return met ? "met" : "**missed**";
+    }
+
+    /** @return "min–max (n rounds)" of the per-round ratios, or "one figure each" */
+    String spread() {
+      if (rounds == null) {
+        return "one figure each";
+      }
+      if (figures.startsWith("absolute")) {
+        return fmt(Rounds.min(rounds)) + "–" + fmt(Rounds.max(rounds)) + " (" + rounds.length + " rounds)";
+      }
+      return fmt2(Rounds.min(rounds)).replace("×", "") + "–" + fmt2(Rounds.max(rounds)) + " (" + rounds.length + " rounds)";
     }
   }
 
@@ -56,16 +84,21 @@ final class Report {
       String raw = "raw-" + server;
       if (r.uncontended.containsKey(ls)) {
         t.add(new Target(server + ": uncontended p50, Locksmith / raw floor", r.un(ls, "p50Us"), r.un(raw, "p50Us"), true, 1.15,
-            fmt(r.un(ls, "p50Us")) + " µs / " + fmt(r.un(raw, "p50Us")) + " µs"));
+            fmt(r.un(ls, "p50Us")) + " µs / " + fmt(r.un(raw, "p50Us")) + " µs").rounds(r.ratios(ls, raw, "p50Us")));
         t.add(new Target(server + ": 8-thread throughput, Locksmith / raw floor", r.un(ls, "opsPerSec8"), r.un(raw, "opsPerSec8"), false,
-            0.8, fmt(r.un(ls, "opsPerSec8")) + " / " + fmt(r.un(raw, "opsPerSec8")) + " ops/s"));
+            0.8, fmt(r.un(ls, "opsPerSec8")) + " / " + fmt(r.un(raw, "opsPerSec8")) + " ops/s").rounds(r.ratios(ls, raw, "opsPerSec8")));
       }
     }
     for (String[] pair : new String[][] {{"locksmith-redis", "redisson-lock"}, {"locksmith-redis", "redisson-trylock"},
         {"locksmith-etcd", "jetcd-lock"}, {"locksmith-zookeeper", "curator-mutex"}}) {
       if (r.uncontended.containsKey(pair[0]) && r.uncontended.containsKey(pair[1])) {
+        // issue 22: ahead of (or level with) the peer on every row, latency as well as throughput
+        t.add(new Target(Impls.serverOf(pair[0]) + ": uncontended p50, Locksmith / " + pair[1], r.un(pair[0], "p50Us"),
+            r.un(pair[1], "p50Us"), true, 1.0, fmt(r.un(pair[0], "p50Us")) + " µs / " + fmt(r.un(pair[1], "p50Us")) + " µs")
+            .rounds(r.ratios(pair[0], pair[1], "p50Us")));
         t.add(new Target(Impls.serverOf(pair[0]) + ": 8-thread throughput, Locksmith / " + pair[1], r.un(pair[0], "opsPerSec8"),
-            r.un(pair[1], "opsPerSec8"), false, 1.0, fmt(r.un(pair[0], "opsPerSec8")) + " / " + fmt(r.un(pair[1], "opsPerSec8")) + " ops/s"));
+            r.un(pair[1], "opsPerSec8"), false, 1.0, fmt(r.un(pair[0], "opsPerSec8")) + " / " + fmt(r.un(pair[1], "opsPerSec8")) + " ops/s")
+            .rounds(r.ratios(pair[0], pair[1], "opsPerSec8")));
       }
     }
     for (String[] pair : new String[][] {{"locksmith-redis", "redisson-lock"}, {"locksmith-etcd", "jetcd-lock"},
@@ -73,15 +106,24 @@ final class Report {
       if (r.contended.containsKey(pair[0]) && r.contended.containsKey(pair[1])) {
         t.add(new Target(Impls.serverOf(pair[0]) + ": contended hand-offs/s, Locksmith / " + pair[1], r.con(pair[0], "handoffsPerSec"),
             r.con(pair[1], "handoffsPerSec"), false, 1.0,
-            fmt(r.con(pair[0], "handoffsPerSec")) + " / " + fmt(r.con(pair[1], "handoffsPerSec")) + " per s"));
+            fmt(r.con(pair[0], "handoffsPerSec")) + " / " + fmt(r.con(pair[1], "handoffsPerSec")) + " per s")
+            .rounds(r.ratios(pair[0], pair[1], "handoffsPerSec")));
       }
     }
     for (String ls : List.of("locksmith-redis", "locksmith-etcd", "locksmith-zookeeper", "locksmith-jdbc")) {
       if (r.contended.containsKey(ls) && r.contended.containsKey("blogloop-redis")) {
         t.add(new Target(Impls.serverOf(ls) + ": contended waiter p99, Locksmith / hand-written sleep loop (redis)",
             r.con(ls, "waiterP99Us"), r.con("blogloop-redis", "waiterP99Us"), true, 0.1,
-            fmt(ms(r.con(ls, "waiterP99Us"))) + " ms / " + fmt(ms(r.con("blogloop-redis", "waiterP99Us"))) + " ms"));
+            fmt(ms(r.con(ls, "waiterP99Us"))) + " ms / " + fmt(ms(r.con("blogloop-redis", "waiterP99Us"))) + " ms")
+            .rounds(r.ratios(ls, "blogloop-redis", "waiterP99Us")));
       }
+    }
+    if (r.contended.containsKey("locksmith-etcd")) {
+      // issue 22: the waiter's tail follows the hand-off, not etcd's 100 ms loop that catches up old-revision watches
+      double[] perRound = r.rounds.get("locksmith-etcd/waiterP99Us");
+      t.add(new Target("etcd: contended waiter p99 (ms)", ms(r.con("locksmith-etcd", "waiterP99Us")), 1.0, true, 50,
+          "absolute: " + fmt(ms(r.con("locksmith-etcd", "waiterP99Us"))) + " ms")
+          .rounds(perRound == null ? null : java.util.Arrays.stream(perRound).map(v -> v / 1000).toArray()));
     }
     if (r.scale.containsKey("locksmith-redis")) {
       Double rt = roundTrips(r, "locksmith-redis");
@@ -124,30 +166,40 @@ final class Report {
         .append(Duration.between(r.started, r.finished).toSeconds()).append(" s. Every ratio compares two figures of this one run.\n\n");
     md.append("Rerun: `").append(command).append("`\n\n");
 
-    md.append("## Targets (issue 9)\n\n");
-    md.append("| target | figures | ratio | bound | verdict |\n|---|---|---|---|---|\n");
+    md.append("## Targets (issues 9 and 22)\n\n");
+    md.append("Where both figures were measured in interleaved rounds, the ratio is the median of the per-round ratios and the "
+        + "spread their min–max; a target is met only when the whole spread is on the right side of the bound (\"undecided\": "
+        + "it straddles it). Figures are the medians of the rounds.\n\n");
+    md.append("| target | figures | ratio | spread | bound | verdict |\n|---|---|---|---|---|---|\n");
     for (Target t : targets(r)) {
       md.append("| ").append(t.what).append(" | ").append(t.figures).append(" | ").append(t.figures.startsWith("absolute") ? fmt(t.ratio()) : fmt2(t.ratio()))
-          .append(" | ").append(t.atMost ? "≤ " : "≥ ").append(fmtBound(t.bound)).append(" | ").append(t.verdict()).append(" |\n");
+          .append(" | ").append(t.spread()).append(" | ").append(t.atMost ? "≤ " : "≥ ").append(fmtBound(t.bound)).append(" | ").append(t.verdict()).append(" |\n");
     }
 
     md.append("\n## Uncontended acquire + release\n\n");
-    md.append("1 thread: JMH SampleTime (latency of one acquire + release). 8 threads: JMH Throughput, each thread on a name of its own "
-        + "(± is JMH's 99.9 % error over the measurement iterations). One fork per implementation, run one after another, "
-        + "after a warm-up pass over all of them whose figures are discarded; 1 thread: 15 × 2 s warm-up, 4 × 2 s measured; 8 threads: "
-        + "10 × 3 s warm-up, 5 × 2 s measured (quick runs: 1 × 2 s and 2 × 1 s, no warm-up pass).\n");
+    md.append("Each server's implementations run side by side in one JVM (`RoundsRun`), in interleaved rounds: after a warm-up "
+        + "of each (in slices, interleaved), every implementation gets one measured round in turn, the order reversed every other "
+        + "round, so that the rest of the machine's load falls on all of them alike. 1 thread: the latency of every acquire + release "
+        + "in the round (p50, p99); 8 threads: each thread on a name of its own, operations per second over the round. Figures are "
+        + "the medians over the rounds, with their min–max; ratios against the floor are the medians of the per-round ratios. "
+        + r.roundsNote + "\n");
     md.append("Locksmith is called through its public API with default options (30 s lease, auto-renew on, reentrant).\n\n");
-    md.append("| implementation | server | p50 µs | p99 µs | ops/s, 8 threads | p50 / floor | ops/s / floor |\n|---|---|---|---|---|---|---|\n");
+    md.append("| implementation | server | p50 µs (min–max) | p99 µs | ops/s, 8 threads (min–max) | p50 / floor | ops/s / floor |\n"
+        + "|---|---|---|---|---|---|---|\n");
     for (Map.Entry<String, Map<String, Double>> e : r.uncontended.entrySet()) {
       String impl = e.getKey();
       String server = Impls.serverOf(impl);
       String floor = "raw-" + server;
-      md.append("| ").append(impl).append(" | ").append(server).append(" | ").append(fmt(r.un(impl, "p50Us"))).append(" | ")
+      md.append("| ").append(impl).append(" | ").append(server).append(" | ").append(fmt(r.un(impl, "p50Us")))
+          .append(range(r.rounds.get(impl + "/p50Us"))).append(" | ")
           .append(fmt(r.un(impl, "p99Us"))).append(" | ").append(fmt(r.un(impl, "opsPerSec8")))
-          .append(r.un(impl, "opsPerSec8Error") == null || r.un(impl, "opsPerSec8Error").isNaN() ? "" : " ± " + fmt(r.un(impl, "opsPerSec8Error")));
+          .append(range(r.rounds.get(impl + "/opsPerSec8")));
       if (r.uncontended.containsKey(floor) && !impl.equals(floor)) {
-        md.append(" | ").append(fmt2(div(r.un(impl, "p50Us"), r.un(floor, "p50Us")))).append(" | ")
-            .append(fmt2(div(r.un(impl, "opsPerSec8"), r.un(floor, "opsPerSec8")))).append(" |\n");
+        double[] p50 = r.ratios(impl, floor, "p50Us");
+        double[] ops = r.ratios(impl, floor, "opsPerSec8");
+        md.append(" | ").append(p50 == null ? fmt2(div(r.un(impl, "p50Us"), r.un(floor, "p50Us"))) : fmt2(Rounds.median(p50)) + range2(p50))
+            .append(" | ").append(ops == null ? fmt2(div(r.un(impl, "opsPerSec8"), r.un(floor, "opsPerSec8"))) : fmt2(Rounds.median(ops)) + range2(ops))
+            .append(" |\n");
       } else {
         md.append(" | | |\n");
       }
@@ -160,16 +212,21 @@ final class Report {
         + "hand-offs (the client found the lock held by another and had to wait for it), plus, for a client still waiting when "
         + "the window closed, its wait so far: a starved client completes few waits, so without these its starvation would not "
         + "show. *All* waits include a releasing client's immediate re-acquisitions (barging). Overlaps: holdings that began while "
-        + "another was open (must be 0).\n\n");
+        + "another was open (must be 0). Each implementation runs in interleaved rounds, a JVM of its own per round (every "
+        + "implementation once per round, the order reversed every other round); rates and percentiles are the medians over the "
+        + "rounds (hand-offs/s and waiter p99 with their min–max), acquisitions per client, still waiting, overlaps and errors are "
+        + "summed over them. " + r.contendedNote + "\n\n");
     md.append("| implementation | hand-offs/s | acquisitions/s | waiter wait p50 ms | waiter p99 ms | waiter max ms | all waits p50 ms | "
         + "all waits p99 ms | acquisitions per client | still waiting at end | overlaps | errors |\n");
     md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (Map.Entry<String, Properties> e : r.contended.entrySet()) {
       String impl = e.getKey();
       Properties p = e.getValue();
-      md.append("| ").append(impl).append(" | ").append(fmt(r.con(impl, "handoffsPerSec"))).append(" | ")
-          .append(fmt(r.con(impl, "acquisitionsPerSec"))).append(" | ").append(fmt(ms(r.con(impl, "waiterP50Us")))).append(" | ")
-          .append(fmt(ms(r.con(impl, "waiterP99Us")))).append(" | ").append(fmt(ms(r.con(impl, "waiterMaxUs")))).append(" | ")
+      double[] p99 = r.rounds.get(impl + "/waiterP99Us");
+      md.append("| ").append(impl).append(" | ").append(fmt(r.con(impl, "handoffsPerSec"))).append(range(r.rounds.get(impl + "/handoffsPerSec")))
+          .append(" | ").append(fmt(r.con(impl, "acquisitionsPerSec"))).append(" | ").append(fmt(ms(r.con(impl, "waiterP50Us")))).append(" | ")
+          .append(fmt(ms(r.con(impl, "waiterP99Us")))).append(p99 == null ? "" : range(java.util.Arrays.stream(p99).map(x -> x / 1000).toArray()))
+          .append(" | ").append(fmt(ms(r.con(impl, "waiterMaxUs")))).append(" | ")
           .append(fmt(ms(r.con(impl, "waitP50Us")))).append(" | ").append(fmt(ms(r.con(impl, "waitP99Us")))).append(" | ")
           .append(p.getProperty("perClient")).append(" | ").append(p.getProperty("stillWaitingAtEnd")).append(" | ")
           .append(p.getProperty("overlaps")).append(" | ")
@@ -249,6 +306,16 @@ final class Report {
     md.append(", JMH ").append(v.getProperty("jmh", "?")).append(", Redisson ").append(v.getProperty("redisson", "?"))
         .append(", Jedis ").append(v.getProperty("jedis", "?")).append(", jetcd ").append(v.getProperty("jetcd", "?")).append("\n");
     return md.toString();
+  }
+
+  /** @return " (min–max)" of per-round figures, or "" without rounds */
+  static String range(double[] v) {
+    return v == null || v.length == 0 ? "" : " (" + fmt(Rounds.min(v)) + "–" + fmt(Rounds.max(v)) + ")";
+  }
+
+  /** @return " (min–max)" of per-round ratios, or "" without rounds */
+  static String range2(double[] v) {
+    return v == null || v.length == 0 ? "" : " (" + fmt2(Rounds.min(v)).replace("×", "") + "–" + fmt2(Rounds.max(v)) + ")";
   }
 
   static Double div(Double a, Double b) {

@@ -157,4 +157,76 @@ class HarnessTest {
         .doesNotContain("old cluster rows").contains("42 ns");
     java.nio.file.Files.delete(file);
   }
+
+  @Test
+  void perRoundRatiosPairRoundsAndDropRoundsWithoutAFigure() {
+    double[] r = Rounds.ratios(new double[] {110, 120, Double.NaN, 90}, new double[] {100, 100, 100, 0});
+    assertThat(r).containsExactly(1.1, 1.2); // NaN and a zero denominator drop their round
+    assertThat(Rounds.ratios(null, new double[] {1})).isNull();
+    assertThat(Rounds.ratios(new double[] {Double.NaN}, new double[] {1})).isNull();
+    assertThat(Rounds.median(new double[] {3, 1, 2})).isEqualTo(2.0);
+    assertThat(Rounds.median(new double[] {4, 1, 3, 2})).isEqualTo(2.5);
+    assertThat(Rounds.median(new double[0])).isNaN();
+    assertThat(Rounds.min(new double[] {3, 1, 2})).isEqualTo(1.0);
+    assertThat(Rounds.max(new double[] {3, 1, 2})).isEqualTo(3.0);
+  }
+
+  @Test
+  void aTargetInRoundsIsMetOnlyWhenItsWholeSpreadIsOnTheRightSide() {
+    BenchMain.Results r = new BenchMain.Results();
+    // median 1.10 <= 1.15, but one round at 1.30: the spread straddles the bound, so not met
+    r.rounds.put("locksmith-zookeeper/p50Us", new double[] {110, 130, 105, 112, 108});
+    r.rounds.put("raw-zookeeper/p50Us", new double[] {100, 100, 100, 100, 100});
+    r.uncontended.computeIfAbsent("locksmith-zookeeper", k -> new java.util.LinkedHashMap<>()).put("p50Us", 110.0);
+    r.uncontended.computeIfAbsent("raw-zookeeper", k -> new java.util.LinkedHashMap<>()).put("p50Us", 100.0);
+    Report.Target p50 = Report.targets(r).stream().filter(t -> t.what.startsWith("zookeeper: uncontended p50, Locksmith / raw"))
+        .findFirst().orElseThrow();
+    assertThat(p50.ratio()).isEqualTo(1.1); // the median of the per-round ratios, not the ratio of the medians
+    assertThat(p50.verdict()).contains("undecided").doesNotStartWith("met");
+    assertThat(p50.spread()).isEqualTo("1.05–1.30× (5 rounds)");
+
+    r.rounds.put("locksmith-zookeeper/p50Us", new double[] {110, 114, 105, 112, 108});
+    assertThat(Report.targets(r).get(0).verdict()).isEqualTo("met");
+    r.rounds.put("locksmith-zookeeper/p50Us", new double[] {120, 130, 116, 125, 140});
+    assertThat(Report.targets(r).get(0).verdict()).isEqualTo("**missed**");
+
+    // an at-least target: throughput against the peer, every round must be >= 1
+    r.rounds.put("locksmith-zookeeper/opsPerSec8", new double[] {1000, 1100, 990});
+    r.rounds.put("curator-mutex/opsPerSec8", new double[] {900, 1000, 1000});
+    r.uncontended.get("locksmith-zookeeper").put("opsPerSec8", 1000.0);
+    r.uncontended.computeIfAbsent("curator-mutex", k -> new java.util.LinkedHashMap<>()).put("opsPerSec8", 1000.0);
+    Report.Target peer = Report.targets(r).stream().filter(t -> t.what.equals("zookeeper: 8-thread throughput, Locksmith / curator-mutex"))
+        .findFirst().orElseThrow();
+    assertThat(peer.verdict()).contains("undecided"); // 0.99 in one round
+    r.rounds.put("locksmith-zookeeper/opsPerSec8", new double[] {1000, 1100, 1000});
+    assertThat(Report.targets(r).stream().filter(t -> t.what.equals(peer.what)).findFirst().orElseThrow().verdict()).isEqualTo("met");
+  }
+
+  @Test
+  void contendedRoundsMergeIntoMediansAndSums() {
+    Properties a = new Properties();
+    a.setProperty("handoffsPerSec", "100");
+    a.setProperty("waiterP99Us", "5000");
+    a.setProperty("overlaps", "0");
+    a.setProperty("errors", "1");
+    a.setProperty("perClient", "1/2/3");
+    a.setProperty("waiterMaxUs", "9000");
+    Properties b = new Properties();
+    b.setProperty("handoffsPerSec", "300");
+    b.setProperty("waiterP99Us", "7000");
+    b.setProperty("overlaps", "2");
+    b.setProperty("errors", "0");
+    b.setProperty("perClient", "10/20/30");
+    b.setProperty("waiterMaxUs", "8000");
+    Properties c = new Properties();
+    c.setProperty("handoffsPerSec", "200");
+    c.setProperty("waiterP99Us", "6000");
+    Properties m = BenchMain.mergeRounds(java.util.List.of(a, b, c));
+    assertThat(m.getProperty("handoffsPerSec")).isEqualTo("200.0");
+    assertThat(m.getProperty("waiterP99Us")).isEqualTo("6000.0");
+    assertThat(m.getProperty("overlaps")).isEqualTo("2"); // an overlap in any round shows
+    assertThat(m.getProperty("errors")).isEqualTo("1");
+    assertThat(m.getProperty("perClient")).isEqualTo("11/22/33");
+    assertThat(m.getProperty("waiterMaxUs")).isEqualTo("9000.0");
+  }
 }

@@ -20,8 +20,8 @@ import java.util.List;
 /**
  * One acquisition: creates our key once, then on every poll asks etcd whether a key with a lower
  * create revision is left. If one is, it watches only the nearest such key for deletion, from
- * the revision just read + 1 (a watch from an older revision lands in etcd's slow catch-up
- * group). Every grant follows a read that found our own key still there, so a key deleted
+ * etcd's current revision (a watch from an older one lands in etcd's slow catch-up group), and
+ * reads again once the watch is registered. Every grant follows a read that found our own key still there, so a key deleted
  * while we waited (lease expired, revoked) is never reported as held (etcd issue 11456).
  */
 final class EtcdAttempt implements LockAttempt {
@@ -135,7 +135,7 @@ final class EtcdAttempt implements LockAttempt {
       }
       if (predecessor == null) {
         EtcdBackend.KeyEntry e = entry;
-        e.held = true;
+        backend.granted(e);
         if (e.deleted || session.dead) {
           e.held = false;
           dropKey(null);
@@ -145,7 +145,7 @@ final class EtcdAttempt implements LockAttempt {
         session.waiters.remove(wake);
         return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, slot, e));
       }
-      watch(predecessor.getKey(), readRevision + 1);
+      watch(predecessor.getKey());
       // A holder on a lease of its own (held without renewal, or a hold after release) ends with
       // that lease at the latest: look again by then even if no delete event comes.
       return Poll.busy(backend.leaseControl.untilFree(predecessor, backend.context.recheck()));
@@ -166,20 +166,25 @@ final class EtcdAttempt implements LockAttempt {
     return b.build();
   }
 
-  private void watch(ByteSequence predecessor, long fromRevision) {
+  /**
+   * Watches the predecessor for deletion from etcd's current revision, never from an older one: a
+   * watch that starts at or below the current revision joins etcd's unsynced group, which a loop
+   * catches up only every 100 ms, so a release right after our read reached us up to 100 ms late
+   * (the waiter p99 of lock-bench FINDINGS 12). A watch from the current revision is synced at once
+   * and sees every later delete as it happens; a delete between our read and the watch's start is
+   * found by reading again once etcd confirms the watch (its created notice wakes a poll).
+   */
+  private void watch(ByteSequence predecessor) {
     if (watcher != null && !watchBroken && predecessor.equals(watched)) {
-      return; // already watching it: this poll was a wake-up by a peer or the recheck
+      return; // already watching it: this poll was a wake-up by a peer, the recheck, or the watch's created notice
     }
     closeWatch();
     watchBroken = false;
     watched = predecessor;
-    WatchOption option = WatchOption.builder().withRevision(fromRevision).withNoPut(true).withCreateNotify(true).build();
+    WatchOption option = WatchOption.builder().withNoPut(true).withCreateNotify(true).build();
     watcher = backend.client.getWatchClient().watch(predecessor, option, Watch.listener(response -> {
-      if (response.isCreatedNotify() && response.getHeader().getRevision() >= fromRevision) {
-        // The store moved on between our read and the watch's creation (a loaded client): etcd
-        // serves such a watch from its catch-up group, synced only every 100 ms, so a delete
-        // already made would reach us late. Poll again now instead; it keeps this watch.
-        wake.run();
+      if (response.isCreatedNotify()) {
+        wake.run(); // registered: read again, so a delete made before it started is not missed
         return;
       }
       for (WatchEvent event : response.getEvents()) {

@@ -89,8 +89,24 @@ final class EtcdBackend implements LockBackend {
   private final AtomicBoolean closed = new AtomicBoolean();
   /** Every key this client created and has not deleted, for loss detection. */
   final Map<ByteSequence, KeyEntry> keys = new ConcurrentHashMap<>();
+  /** The watch for deleted keys; open only while a key of ours has been held for {@link #WATCH_DELAY} or longer. */
   private volatile Watch.Watcher deleteWatcher;
+  /** The revision {@link #deleteWatcher} started at. */
+  private volatile long watchFrom;
   private volatile long watchedRevision;
+  /** Keys granted since the last {@link #watchHeldKeys} run, about in grant order. */
+  private final java.util.Queue<KeyEntry> granted = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  /** How many delete events the watch delivered (for tests and the bench: each costs the server and us a message). */
+  final AtomicLong deleteEvents = new AtomicLong();
+  /**
+   * How long a key is held before the watch for deleted keys covers it. Most locks are given back
+   * sooner, and a watch open all the time receives an event for every release under the prefix,
+   * this client's own included (one message per release, to every client, measured in lock-bench
+   * FINDINGS 11); a release tells by itself whether the key was still ours. A key deleted behind
+   * a holder's back is reported at most about this long plus etcd's catch-up of an older start
+   * revision (100 ms) later than with a watch always open.
+   */
+  static final Duration WATCH_DELAY = Duration.ofMillis(50);
 
   /** One etcd lease and the keep-alive state of it. */
   final class Session {
@@ -163,6 +179,8 @@ final class EtcdBackend implements LockBackend {
      */
     volatile long createRevision;
     volatile boolean held;
+    /** {@link System#nanoTime()} of the grant. */
+    volatile long heldSince;
     volatile boolean deleted;
     /**
      * The etcd lease of its own that the key was moved to by {@link #extend}, 0 while it hangs
@@ -214,7 +232,8 @@ final class EtcdBackend implements LockBackend {
         "granting a lease", EtcdSettings.CONNECT_TIMEOUT);
     session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
     watchedRevision = grant.getHeader().getRevision();
-    startDeleteWatch(watchedRevision + 1);
+    long delay = WATCH_DELAY.toNanos();
+    keeper.scheduleWithFixedDelay(this::watchHeldKeys, delay, delay, TimeUnit.NANOSECONDS);
     long period = Math.max(TimeUnit.MILLISECONDS.toNanos(100), session.ttlNanos / 3);
     keeper.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.NANOSECONDS);
     LOG.debug("connected to {} with {} (TTL {}s)", settings.describe(), session, grant.getTTL());
@@ -397,16 +416,86 @@ final class EtcdBackend implements LockBackend {
 
   // ------------------------------------------------------------------ watching for deleted keys
 
+  /** Notes a grant: the key is watched for deletion once it has been held for {@link #WATCH_DELAY}. */
+  void granted(KeyEntry entry) {
+    entry.heldSince = System.nanoTime();
+    entry.held = true;
+    granted.add(entry);
+  }
+
+  /**
+   * Opens the watch for deleted keys once a key has been held for {@link #WATCH_DELAY}, from the
+   * lowest create revision of the keys held then (+ 1), so that no deletion of a held key since
+   * its creation is missed, and closes it once no key has been held that long (run on the
+   * keep-alive thread every {@link #WATCH_DELAY}). A key granted while the watch is open, but
+   * created before it started (a waiter that waited long), starts it again from its revision.
+   */
+  private void watchHeldKeys() {
+    try {
+      if (closed.get()) {
+        return;
+      }
+      long lowestGranted = Long.MAX_VALUE;
+      for (KeyEntry e = granted.poll(); e != null; e = granted.poll()) {
+        if (e.held) {
+          lowestGranted = Math.min(lowestGranted, e.createRevision);
+        }
+      }
+      long now = System.nanoTime();
+      long delay = WATCH_DELAY.toNanos();
+      boolean longHold = false;
+      for (KeyEntry e : keys.values()) {
+        if (e.held && now - e.heldSince >= delay) {
+          longHold = true;
+          break;
+        }
+      }
+      Watch.Watcher open = deleteWatcher;
+      if (!longHold) {
+        if (open != null) {
+          deleteWatcher = null;
+          closeQuietly(open);
+        }
+        return;
+      }
+      if (open != null && (lowestGranted == Long.MAX_VALUE || lowestGranted + 1 >= watchFrom)) {
+        return; // open, and it covers every key held
+      }
+      long lowest = lowestGranted;
+      for (KeyEntry e : keys.values()) {
+        if (e.held) {
+          lowest = Math.min(lowest, e.createRevision);
+        }
+      }
+      if (open != null) {
+        deleteWatcher = null;
+        closeQuietly(open);
+      }
+      startDeleteWatch(lowest == Long.MAX_VALUE ? 0 : lowest + 1);
+    } catch (RuntimeException e) {
+      LOG.warn("{}: watching the keys of held locks failed; retrying", settings.describe(), e);
+    }
+  }
+
   private void startDeleteWatch(long fromRevision) {
     if (closed.get()) {
       return;
     }
     ByteSequence prefix = KeyNames.bytes(settings.prefix + "/");
     WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withRevision(fromRevision).build();
-    deleteWatcher = client.getWatchClient().watch(prefix, option, Watch.listener(this::onDeletes, this::onWatchError));
+    watchFrom = fromRevision;
+    Watch.Watcher[] self = new Watch.Watcher[1];
+    // the error handler acts only for the watch that is open: one closed on purpose must not start again
+    self[0] = client.getWatchClient().watch(prefix, option, Watch.listener(this::onDeletes, error -> {
+      if (deleteWatcher == self[0]) {
+        onWatchError(error);
+      }
+    }));
+    deleteWatcher = self[0];
   }
 
   private void onDeletes(WatchResponse response) {
+    deleteEvents.addAndGet(response.getEvents().size());
     for (WatchEvent event : response.getEvents()) {
       watchedRevision = Math.max(watchedRevision, event.getKeyValue().getModRevision());
       saw(event.getKeyValue().getModRevision());
@@ -432,11 +521,16 @@ final class EtcdBackend implements LockBackend {
     boolean compacted = text.toLowerCase(java.util.Locale.ROOT).contains("compact");
     LOG.warn("{}: the watch for deleted keys failed ({}); restarting it", settings.describe(), text);
     later(() -> {
+      Watch.Watcher failed = deleteWatcher;
+      deleteWatcher = null;
+      if (failed != null) {
+        closeQuietly(failed);
+      }
       if (compacted) {
         startDeleteWatch(0);
         checkHeldKeys();
       } else {
-        startDeleteWatch(watchedRevision + 1);
+        startDeleteWatch(Math.max(watchFrom, watchedRevision + 1));
       }
     }, 200);
   }
@@ -665,13 +759,23 @@ final class EtcdBackend implements LockBackend {
 
   private void closeWatcher() {
     Watch.Watcher w = deleteWatcher;
+    deleteWatcher = null;
     if (w != null) {
-      try {
-        w.close();
-      } catch (RuntimeException e) {
-        LOG.debug("closing the delete watch failed: {}", e.toString());
-      }
+      closeQuietly(w);
     }
+  }
+
+  private static void closeQuietly(Watch.Watcher w) {
+    try {
+      w.close();
+    } catch (RuntimeException e) {
+      LOG.debug("closing the delete watch failed: {}", e.toString());
+    }
+  }
+
+  /** @return whether the watch for deleted keys is open (for tests) */
+  boolean deleteWatchOpen() {
+    return deleteWatcher != null;
   }
 
   boolean isClosed() {

@@ -23,14 +23,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -38,6 +41,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -127,6 +131,8 @@ final class ZooKeeperBackend implements LockBackend {
   private final AtomicLong connectionEpoch = new AtomicLong();
   private final ScheduledExecutorService tasks;
   private final ConnectionStateListener listener = this::stateChanged;
+  /** How often the children read sent behind a create did not show the new node and was sent again (for tests and the bench). */
+  final AtomicLong childrenReadAgain = new AtomicLong();
   /** This client's scratch node, written to learn the leader's clock ({@link #leaderNow()}). */
   private final String clockPath;
   private volatile boolean connected = true;
@@ -1034,27 +1040,37 @@ final class ZooKeeperBackend implements LockBackend {
       predecessorChanged = false; // before reading, so a change during the read still counts
       watched = null;
       headExpiresAt = 0;
+      List<String> pipelined = null;
       if (nodePath == null) {
-        createInFlight = true;
-        // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no
-        // read of its own. A node found again by protected mode after a connection loss may come
-        // back without them (czxid 0); the grant then reads them.
-        created = new Stat();
-        nodePath = curator.create().storingStatIn(created).creatingParentContainersIfNeeded().withProtection()
-            .withMode(CreateMode.EPHEMERAL_SEQUENTIAL).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
-        createInFlight = false;
+        pipelined = createAndReadChildren();
+        if (pipelined == null) {
+          childrenReadAgain.incrementAndGet(); // the read behind the create failed (no parent node yet): read again below
+        }
       }
+      boolean behindCreate = pipelined != null;
       String mine = ZKPaths.getNodeFromPath(nodePath);
       for (int round = 1; ; round++) {
-        List<String> children;
-        try {
-          children = curator.getChildren().forPath(parent);
-        } catch (KeeperException.NoNodeException e) {
-          children = List.of();
+        List<String> children = pipelined;
+        pipelined = null;
+        if (children == null) {
+          try {
+            children = curator.getChildren().forPath(parent);
+          } catch (KeeperException.NoNodeException e) {
+            children = List.of();
+          }
         }
         children = new ArrayList<>(children);
         children.sort(NodeNames.BY_SEQUENCE);
         int index = children.indexOf(mine);
+        if (index < 0 && behindCreate) {
+          // the read behind the create did not see our node (it was served before it: the lock's parent node had to
+          // be made first, or Curator sent the create again after a connection loss): read again, now
+          behindCreate = false;
+          childrenReadAgain.incrementAndGet();
+          round = 0;
+          continue;
+        }
+        behindCreate = false;
         if (index < 0) {
           // our node is gone (its session ended, or it was deleted): queue again at the back
           LOG.debug("node {} of lock '{}' vanished while waiting; queueing again", nodePath, name);
@@ -1081,6 +1097,60 @@ final class ZooKeeperBackend implements LockBackend {
           return Poll.busy(Duration.ZERO);
         }
         // the head went away, or we deleted it: read the children again now
+      }
+    }
+
+    /**
+     * Creates our node and reads the lock's children in one round trip of latency: the read is sent right behind the
+     * create, without waiting for its answer. ZooKeeper serves one session's requests in the order they were sent
+     * (a read waits behind the session's pending writes), so the read sees our new node, and the grant of an
+     * uncontended lock costs what the create alone costs. Where the read was served first (the parent node did not
+     * exist yet, so Curator made it and sent the create again; or a retry after a connection loss), our node is not in
+     * it, and {@link #check} reads again: only a read that contains our node decides anything, so a read from before
+     * the create can delay a grant but never give one.
+     *
+     * @return the children the read behind the create saw, or null if it failed (then {@link #check} reads again)
+     */
+    private List<String> createAndReadChildren() throws Exception {
+      createInFlight = true;
+      CompletableFuture<CuratorEvent> create = new CompletableFuture<>();
+      // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no read of its own. A
+      // node found again by protected mode after a connection loss may come back without them (czxid 0); the grant
+      // then reads them.
+      curator.create().creatingParentContainersIfNeeded().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+          .inBackground((c, e) -> create.complete(e)).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
+      // The read goes out behind the create and waits in the foreground: its answer comes after the create's, and
+      // wakes this thread straight from ZooKeeper's I/O thread, one thread hop fewer than a background answer; the
+      // create's answer has reached its callback by then, or is about to.
+      List<String> children;
+      try {
+        children = curator.getChildren().forPath(parent);
+      } catch (InterruptedException e) {
+        throw e; // the create stays in flight: abandon() finds its node by our owner id
+      } catch (Exception e) {
+        LOG.debug("the children read behind the create of lock '{}' failed; reading again: {}", name, e.toString());
+        children = null; // no parent node yet (NoNode), or a connection problem: read again once the create is done
+      }
+      CuratorEvent made = await(create);
+      if (made.getResultCode() != KeeperException.Code.OK.intValue()) {
+        throw KeeperException.create(KeeperException.Code.get(made.getResultCode()), parent);
+      }
+      // protected mode's recovery answers with the node's name alone, a plain create with its path: take the name
+      nodePath = ZKPaths.makePath(parent, ZKPaths.getNodeFromPath(made.getName()));
+      created = made.getStat() != null ? made.getStat() : new Stat();
+      createInFlight = false;
+      return children;
+    }
+
+    /** Waits for a background call's answer; Curator answers every one, with an error once its retries are spent. */
+    private <T> T await(CompletableFuture<T> answer) throws Exception {
+      try {
+        return answer.get(callTimeoutMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        throw new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts + " for lock '" + name
+            + "' within " + callTimeoutMillis() + " ms", e);
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
       }
     }
 

@@ -224,7 +224,10 @@ class ZooKeeperSessionIT {
    * delete), as Curator's own mutex, and nothing else when the lock is given back within
    * {@link ZooKeeperBackend#WATCH_DELAY}. The czxid and ephemeral owner come with the create's
    * answer; the watch on the holder's node is set only once the lease has been held that long.
-   * Curator's tracer names each operation, foreground (the caller waits) or background.
+   * Curator's tracer names each operation, foreground (the caller waits) or background: the
+   * create is sent in the background and the children read right behind it, without waiting for
+   * the create's answer, so the acquire waits for one round trip, not two; and every read sent behind a create
+   * saw the new node (ZooKeeper serves one session's requests in order), none was sent again.
    */
   @Test
   void anUncontendedAcquireAndReleaseSendsThreeRequests() throws Exception {
@@ -235,6 +238,7 @@ class ZooKeeperSessionIT {
       assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, context.clientId() + ":warm", warm.fencingToken(),
           Duration.ofSeconds(1), warm.state()))).isTrue();
       Map<String, Integer> traced = traceOperations(backend);
+      long readAgainBefore = backend.childrenReadAgain.get();
       int n = 20;
       List<Long> tokens = new java.util.ArrayList<>();
       for (int i = 0; i < n; i++) {
@@ -254,10 +258,37 @@ class ZooKeeperSessionIT {
       assertThat(watches == null ? 0 : watches).as("own-node watches set over %d holds of about a millisecond", n)
           .isLessThanOrEqualTo(2);
       assertThat(all).as("operations over %d uncontended acquire + release, then one exists", n)
-          .isEqualTo(Map.of("CreateBuilderImpl-Foreground", n, "GetChildrenBuilderImpl-Foreground", n,
+          .isEqualTo(Map.of("CreateBuilderImpl-Background", n, "GetChildrenBuilderImpl-Foreground", n,
               "DeleteBuilderImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
+      assertThat(backend.childrenReadAgain.get() - readAgainBefore).as("children reads sent behind a create that missed its node")
+          .isZero();
       assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
       assertThat(context.calls).as("no lease reported lost by a release's own child event").noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
+    }
+  }
+
+  /**
+   * The first acquire of a name finds no parent node: the read sent behind the create is answered
+   * before Curator has made the parent and created our node again, so it cannot show our node; the
+   * attempt reads again (counted), and the grant is as good as any other. A read that does not
+   * show our node never grants.
+   */
+  @Test
+  void aReadBehindTheCreateThatMissedTheNodeIsSentAgainBeforeAnyGrant() throws Exception {
+    RecordingContext context = new RecordingContext();
+    try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
+      String name = lockName(); // a fresh name: no parent node yet
+      long before = backend.childrenReadAgain.get();
+      Poll first = backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }).poll();
+      assertThat(first.isGranted()).as("the first acquire of a fresh name").isTrue();
+      assertThat(backend.childrenReadAgain.get() - before).as("children reads sent again").isEqualTo(1);
+      // a second client queues behind the holder: its read behind the create shows both nodes, it is not granted
+      Poll second = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { }).poll();
+      assertThat(second.isGranted()).as("a second acquirer while the first holds").isFalse();
+      assertThat(backend.childrenReadAgain.get() - before).as("children reads sent again, the parent existing").isEqualTo(1);
+      String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
+      assertThat(admin.getChildren().forPath(parent)).hasSize(2);
+      assertThat(first.fencingToken()).isPositive();
     }
   }
 
