@@ -35,14 +35,18 @@ public final class Locks {
   private static final Logger LOG = LoggerFactory.getLogger(Locks.class);
 
   /** Which artifact serves which of our own schemes, to say what to add when one is missing. */
-  private static final Map<String, String> ARTIFACTS = Map.of(
-      "redis", "dev.locksmith:lock-redis",
-      "rediss", "dev.locksmith:lock-redis",
-      "redlock", "dev.locksmith:lock-redlock",
-      "jdbc", "dev.locksmith:lock-jdbc",
-      "zookeeper", "dev.locksmith:lock-zookeeper",
-      "etcd", "dev.locksmith:lock-etcd",
-      "local", "dev.locksmith:lock-api");
+  private static final Map<String, String> ARTIFACTS = Map.ofEntries(
+      Map.entry("redis", "dev.locksmith:lock-redis"),
+      Map.entry("rediss", "dev.locksmith:lock-redis"),
+      Map.entry("redis-sentinel", "dev.locksmith:lock-redis"),
+      Map.entry("rediss-sentinel", "dev.locksmith:lock-redis"),
+      Map.entry("redis-cluster", "dev.locksmith:lock-redis"),
+      Map.entry("rediss-cluster", "dev.locksmith:lock-redis"),
+      Map.entry("redlock", "dev.locksmith:lock-redlock"),
+      Map.entry("jdbc", "dev.locksmith:lock-jdbc"),
+      Map.entry("zookeeper", "dev.locksmith:lock-zookeeper"),
+      Map.entry("etcd", "dev.locksmith:lock-etcd"),
+      Map.entry("local", "dev.locksmith:lock-api"));
 
   private Locks() {}
 

@@ -17,6 +17,11 @@ class LocksTest {
         .hasMessageNotContaining(":pw@");
     assertThatThrownBy(() -> Locks.connect("jdbc:mysql://db/app?password=pw"))
         .hasMessageContaining("dev.locksmith:lock-jdbc").hasMessageNotContaining("=pw");
+    // the Sentinel and Cluster forms come from lock-redis too
+    assertThatThrownBy(() -> Locks.connect("redis-sentinel://u:pw@s1:26379,s2:26379/mymaster"))
+        .hasMessageContaining("scheme 'redis-sentinel'").hasMessageContaining("dev.locksmith:lock-redis")
+        .hasMessageNotContaining(":pw@");
+    assertThatThrownBy(() -> Locks.connect("rediss-cluster://n1:7000")).hasMessageContaining("dev.locksmith:lock-redis");
     assertThatThrownBy(() -> Locks.connect("mystore://h")).hasMessageContaining("'mystore'").hasMessageContaining("a provider for");
   }
 
