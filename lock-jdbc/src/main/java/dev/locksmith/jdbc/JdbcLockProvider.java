@@ -211,8 +211,10 @@ public final class JdbcLockProvider implements LockProvider {
       pool.close();
       throw e;
     }
-    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared), ioTimeout, backoffMin,
-        backoffMax, pool, () -> { });
+    ReleaseListener listener = leases.channel() == null ? null
+        : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
+    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null), ioTimeout,
+        backoffMin, backoffMax, pool, listener, () -> { });
   }
 
   /**
@@ -271,8 +273,10 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (SQLException e) {
       throw new BackendUnavailableException("preparing lock table " + table + " through " + endpoint + " failed: " + describe(e), e);
     }
-    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2), ioTimeout,
-        backoffMin, backoffMax, null, () -> { });
+    // PostgreSQL: the DataSource lends one connection for the client's lifetime, to LISTEN on.
+    ReleaseListener listener = leases.channel() == null ? null : new ReleaseListener(ds, leases.channel(), endpoint, 0);
+    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
+        listener != null), ioTimeout, backoffMin, backoffMax, null, listener, () -> { });
   }
 
   /**
