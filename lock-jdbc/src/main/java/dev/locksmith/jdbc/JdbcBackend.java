@@ -48,6 +48,8 @@ final class JdbcBackend implements LockBackend {
   private final Runnable onClose;
   /** PostgreSQL: the client's one LISTEN connection that wakes its waiters; null where waiters poll. */
   private final ReleaseListener listener;
+  /** MySQL/MariaDB: named-lock bells that wake waiters of other clients; null elsewhere. */
+  private final NamedLockBells bells;
   /** Runs renewals so that a hung database cannot hold the core's scheduler past a lease. */
   private final ExecutorService renewer = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "locksmith-jdbc-renew-" + THREADS.incrementAndGet());
@@ -63,7 +65,7 @@ final class JdbcBackend implements LockBackend {
   static final long MIN_TICKET_MILLIS = 2_000;
 
   JdbcBackend(LeaseTable table, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
-      Duration backoffMax, AutoCloseable pool, ReleaseListener listener, Runnable onClose) {
+      Duration backoffMax, AutoCloseable pool, ReleaseListener listener, NamedLockBells bells, Runnable onClose) {
     this.table = table;
     this.endpoint = endpoint;
     this.secrets = secrets;
@@ -73,6 +75,7 @@ final class JdbcBackend implements LockBackend {
     this.backoffMaxNanos = Math.max(backoffMin.toNanos(), backoffMax.toNanos());
     this.pool = pool;
     this.listener = listener;
+    this.bells = bells;
     this.onClose = onClose;
     String host = System.getenv("HOSTNAME");
     this.holderPrefix = "pid " + ProcessHandle.current().pid() + (host == null || host.isBlank() ? "" : " on " + host);
@@ -81,7 +84,8 @@ final class JdbcBackend implements LockBackend {
   /**
    * @param durable whether the database keeps committed rows across a restart (false for H2 in memory)
    * @param shared whether other processes can reach the database (false for H2 in memory)
-   * @param notified whether releases wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY)
+   * @param notified whether releases wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY,
+   *     MySQL's and MariaDB's named-lock bells)
    */
   static Guarantees guarantees(boolean durable, boolean shared, boolean notified) {
     Guarantees.Builder b = Guarantees.builder()
@@ -137,6 +141,8 @@ final class JdbcBackend implements LockBackend {
       /** Our place in the wait queue, 0 before the first busy poll. */
       private volatile long ticket;
       private boolean listening;
+      /** MySQL/MariaDB: whether a watcher on the lock's bell wakes us (false: we poll). */
+      private boolean rung;
       private boolean nudged;
 
       @Override
@@ -144,8 +150,13 @@ final class JdbcBackend implements LockBackend {
         if (Thread.interrupted()) {
           throw new InterruptedException("interrupted before polling lock '" + name + "'");
         }
-        if (listener != null && !listening) {
-          listener.register(name, wake); // before the read: a release committed after it wakes us
+        if (!listening) {
+          // before the read: a release committed after it wakes us
+          if (listener != null) {
+            listener.register(name, wake);
+          } else if (bells != null) {
+            rung = bells.register(name, wake);
+          }
           listening = true;
         }
         LeaseTable.Take t;
@@ -158,10 +169,18 @@ final class JdbcBackend implements LockBackend {
           maybeHeld = false;
           ticket = 0;
           stopListening();
+          if (bells != null) {
+            bells.granted(name, ownerId, leaseMillis);
+          }
           return Poll.granted(t.fence, null);
         }
         ticket = t.ticket;
         long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);
+        if (rung) {
+          bells.arm(name, t.fence != holderFence);
+          holderFence = t.fence;
+          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, refreshNanos))));
+        }
         if (listener != null) {
           if (t.queuedBehind && !nudged) {
             // Free, but an earlier waiter is first in line: make sure it was told (once per
@@ -193,8 +212,13 @@ final class JdbcBackend implements LockBackend {
 
       private void stopListening() {
         if (listening) {
-          listener.unregister(name, wake);
+          if (listener != null) {
+            listener.unregister(name, wake);
+          } else if (bells != null) {
+            bells.unregister(name, wake);
+          }
           listening = false;
+          rung = false;
         }
       }
 
@@ -244,6 +268,13 @@ final class JdbcBackend implements LockBackend {
       f = renewer.submit(() -> table.renew(due));
       Set<String> ours = f.get(limit, TimeUnit.MILLISECONDS);
       for (BackendLease l : leases) {
+        if (bells != null) {
+          if (ours.contains(l.ownerId())) {
+            bells.renewed(l.ownerId(), Math.max(1, l.lease().toMillis()));
+          } else {
+            bells.released(l.ownerId());
+          }
+        }
         out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
             : Renewal.lost("the row of lock '" + l.name() + "' in " + table.table() + " no longer has us as its owner"));
       }
@@ -274,7 +305,11 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     try {
-      return table.release(lease.name(), lease.ownerId());
+      boolean ours = table.release(lease.name(), lease.ownerId());
+      if (bells != null) {
+        bells.released(lease.ownerId()); // after the commit: a woken waiter finds the row free
+      }
+      return ours;
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
     }
@@ -284,7 +319,12 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
     try {
-      return table.extend(lease.name(), lease.ownerId(), ceilMillis(newLease));
+      long ms = ceilMillis(newLease);
+      boolean moved = table.extend(lease.name(), lease.ownerId(), ms);
+      if (bells != null && moved) {
+        bells.renewed(lease.ownerId(), ms);
+      }
+      return moved;
     } catch (SQLException e) {
       throw unavailable("extending the lease on lock '" + lease.name() + "'", e);
     }
@@ -297,7 +337,16 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
     try {
-      return table.releaseAfter(lease.name(), lease.ownerId(), ceilMillis(keep));
+      long ms = ceilMillis(keep);
+      boolean ours = table.releaseAfter(lease.name(), lease.ownerId(), ms);
+      if (bells != null) {
+        if (ours) {
+          bells.renewed(lease.ownerId(), ms); // the bell rings at the hold's end
+        } else {
+          bells.released(lease.ownerId());
+        }
+      }
+      return ours;
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "' with a hold of " + Durations.format(keep), e);
     }
@@ -337,6 +386,9 @@ final class JdbcBackend implements LockBackend {
     renewer.shutdownNow();
     if (listener != null) {
       listener.close();
+    }
+    if (bells != null) {
+      bells.close();
     }
     try {
       if (pool != null) {

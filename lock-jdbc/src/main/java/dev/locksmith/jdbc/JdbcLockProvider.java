@@ -213,8 +213,9 @@ public final class JdbcLockProvider implements LockProvider {
     }
     ReleaseListener listener = leases.channel() == null ? null
         : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
-    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null), ioTimeout,
-        backoffMin, backoffMax, pool, listener, () -> { });
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, table, endpoint) : null;
+    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
+        ioTimeout, backoffMin, backoffMax, pool, listener, bells, () -> { });
   }
 
   /**
@@ -275,8 +276,10 @@ public final class JdbcLockProvider implements LockProvider {
     }
     // PostgreSQL: the DataSource lends one connection for the client's lifetime, to LISTEN on.
     ReleaseListener listener = leases.channel() == null ? null : new ReleaseListener(ds, leases.channel(), endpoint, 0);
+    // MySQL/MariaDB: the DataSource lends a connection for the bells and one per watched name.
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, table, endpoint) : null;
     return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
-        listener != null), ioTimeout, backoffMin, backoffMax, null, listener, () -> { });
+        listener != null || bells != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
   }
 
   /**
