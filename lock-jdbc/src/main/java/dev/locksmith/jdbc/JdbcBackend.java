@@ -63,6 +63,11 @@ final class JdbcBackend implements LockBackend {
    * woken by notification should sleep longer than a few hundred milliseconds between them.
    */
   static final long MIN_TICKET_MILLIS = 2_000;
+  /**
+   * Longest sleep of a waiter that a release wakes (PostgreSQL, MySQL/MariaDB) without a wake-up:
+   * what a lost notification, or a release nobody announced, costs at most.
+   */
+  static final long FALLBACK_POLL_MILLIS = 1_000;
 
   JdbcBackend(LeaseTable table, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
       Duration backoffMax, AutoCloseable pool, ReleaseListener listener, NamedLockBells bells, Runnable onClose) {
@@ -133,6 +138,7 @@ final class JdbcBackend implements LockBackend {
     long ticketMillis = Math.max(MIN_TICKET_MILLIS, leaseMillis);
     // A queued waiter polls at least three times per ticket life, so that its ticket lives on.
     long refreshNanos = TimeUnit.MILLISECONDS.toNanos(ticketMillis / 3);
+    long fallbackNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(ticketMillis / 3, FALLBACK_POLL_MILLIS));
     return new LockAttempt() {
       private long backoff = backoffMinNanos;
       /** The holder's fence at our last busy poll: a new one means the lock changed hands meanwhile. */
@@ -179,7 +185,7 @@ final class JdbcBackend implements LockBackend {
         if (rung) {
           bells.arm(name, t.fence != holderFence);
           holderFence = t.fence;
-          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, refreshNanos))));
+          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
         }
         if (listener != null) {
           if (t.queuedBehind && !nudged) {
@@ -192,9 +198,9 @@ final class JdbcBackend implements LockBackend {
               LOG.debug("announcing lock '{}' on {} failed: {}", name, endpoint, e.toString());
             }
           }
-          // Woken by the release; until then poll only when a wake-up cannot come: the holder's
-          // lease or the first waiter's ticket runs out, or our own ticket needs refreshing.
-          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, refreshNanos))));
+          // Woken by the release; until then poll only when a wake-up cannot come (the holder's
+          // lease or the first waiter's ticket runs out) or by the fallback interval.
+          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
         }
         // A lock that changes hands between our polls is freed again and again, and only a
         // waiter that looks often enough sees it free: poll at the shortest backoff again. One
