@@ -156,13 +156,8 @@ final class JdbcBackend implements LockBackend {
         if (Thread.interrupted()) {
           throw new InterruptedException("interrupted before polling lock '" + name + "'");
         }
-        if (!listening) {
-          // before the read: a release committed after it wakes us
-          if (listener != null) {
-            listener.register(name, wake);
-          } else if (bells != null) {
-            rung = bells.register(name, wake);
-          }
+        if (listener != null && !listening) {
+          listener.register(name, wake); // before the read: a release committed after it wakes us
           listening = true;
         }
         LeaseTable.Take t;
@@ -182,6 +177,12 @@ final class JdbcBackend implements LockBackend {
         }
         ticket = t.ticket;
         long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);
+        if (bells != null && !listening) {
+          // Only now that we wait: a bell is level-triggered (a release before the watcher's
+          // GET_LOCK lets it straight through), so an uncontended acquire costs no watcher.
+          rung = bells.register(name, wake);
+          listening = true;
+        }
         if (rung) {
           bells.arm(name, t.fence != holderFence);
           holderFence = t.fence;

@@ -45,6 +45,8 @@ final class NamedLockBells implements AutoCloseable {
   static final int MAX_WATCHERS = 16;
   /** A GET_LOCK answered within this went through a free bell: no release was awaited. */
   private static final long FREE_BELL_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
+  /** A watcher without waiters keeps its connection this long, for the lock's next waiters. */
+  private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private final DataSource source;
   private final String table;
@@ -310,8 +312,24 @@ final class NamedLockBells implements AutoCloseable {
       }
     }
 
-    /** @return whether it has no waiters left, and then it is out of the map: a new waiter starts a new watcher */
+    private long idleSince;
+
+    /**
+     * @return whether it has had no waiters for {@link #LINGER_NANOS}, and then it is out of the
+     *     map: a new waiter starts a new watcher
+     */
     private boolean finished() {
+      if (!waiters.isEmpty()) {
+        idleSince = 0;
+        return false;
+      }
+      long now = System.nanoTime();
+      if (idleSince == 0) {
+        idleSince = now;
+      }
+      if (now - idleSince < LINGER_NANOS) {
+        return false;
+      }
       watchers.computeIfPresent(name, (k, w) -> {
         if (w == this && waiters.isEmpty()) {
           done = true;
