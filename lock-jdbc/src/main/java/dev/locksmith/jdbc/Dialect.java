@@ -71,9 +71,21 @@ enum Dialect {
    * @return the CREATE TABLE statement, as shipped in this module's resources
    */
   String ddl(String table) {
-    try (InputStream in = Dialect.class.getResourceAsStream(ddlResource)) {
+    return ddl(ddlResource, table);
+  }
+
+  /**
+   * @param queueTable the wait queue's table name ({@link LeaseTable#queueTable})
+   * @return the CREATE TABLE statement of the wait queue, as shipped in this module's resources
+   */
+  String queueDdl(String queueTable) {
+    return ddl(ddlResource.replace(".sql", "-queue.sql"), queueTable);
+  }
+
+  private static String ddl(String resource, String table) {
+    try (InputStream in = Dialect.class.getResourceAsStream(resource)) {
       if (in == null) {
-        throw new IllegalStateException("resource " + ddlResource + " is missing from lock-jdbc");
+        throw new IllegalStateException("resource " + resource + " is missing from lock-jdbc");
       }
       StringBuilder sql = new StringBuilder();
       for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {

@@ -46,6 +46,10 @@ final class JdbcBackend implements LockBackend {
   private final String holderPrefix;
   private final AutoCloseable pool;
   private final Runnable onClose;
+  /** PostgreSQL: the client's one LISTEN connection that wakes its waiters; null where waiters poll. */
+  private final ReleaseListener listener;
+  /** MySQL/MariaDB: named-lock bells that wake waiters of other clients; null elsewhere. */
+  private final NamedLockBells bells;
   /** Runs renewals so that a hung database cannot hold the core's scheduler past a lease. */
   private final ExecutorService renewer = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "locksmith-jdbc-renew-" + THREADS.incrementAndGet());
@@ -53,8 +57,20 @@ final class JdbcBackend implements LockBackend {
     return t;
   });
 
+  /**
+   * Shortest life of a waiter's ticket in the wait queue, whatever the lease: a queued waiter
+   * polls (and so refreshes its ticket) at least three times per ticket life, and a waiter
+   * woken by notification should sleep longer than a few hundred milliseconds between them.
+   */
+  static final long MIN_TICKET_MILLIS = 2_000;
+  /**
+   * Longest sleep of a waiter that a release wakes (PostgreSQL, MySQL/MariaDB) without a wake-up:
+   * what a lost notification, or a release nobody announced, costs at most.
+   */
+  static final long FALLBACK_POLL_MILLIS = 1_000;
+
   JdbcBackend(LeaseTable table, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
-      Duration backoffMax, AutoCloseable pool, Runnable onClose) {
+      Duration backoffMax, AutoCloseable pool, ReleaseListener listener, NamedLockBells bells, Runnable onClose) {
     this.table = table;
     this.endpoint = endpoint;
     this.secrets = secrets;
@@ -63,6 +79,8 @@ final class JdbcBackend implements LockBackend {
     this.backoffMinNanos = backoffMin.toNanos();
     this.backoffMaxNanos = Math.max(backoffMin.toNanos(), backoffMax.toNanos());
     this.pool = pool;
+    this.listener = listener;
+    this.bells = bells;
     this.onClose = onClose;
     String host = System.getenv("HOSTNAME");
     this.holderPrefix = "pid " + ProcessHandle.current().pid() + (host == null || host.isBlank() ? "" : " on " + host);
@@ -71,11 +89,13 @@ final class JdbcBackend implements LockBackend {
   /**
    * @param durable whether the database keeps committed rows across a restart (false for H2 in memory)
    * @param shared whether other processes can reach the database (false for H2 in memory)
+   * @param notified whether releases wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY,
+   *     MySQL's and MariaDB's named-lock bells)
    */
-  static Guarantees guarantees(boolean durable, boolean shared) {
+  static Guarantees guarantees(boolean durable, boolean shared, boolean notified) {
     Guarantees.Builder b = Guarantees.builder()
-        .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY, Feature.STATE_READS,
-            Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+        .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY,
+            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
@@ -100,6 +120,9 @@ final class JdbcBackend implements LockBackend {
     if (shared) {
       b.features(Feature.SHARED_ACROSS_PROCESSES);
     }
+    if (notified) {
+      b.features(Feature.NOTIFIED_WAKEUP);
+    }
     return b.build();
   }
 
@@ -112,26 +135,73 @@ final class JdbcBackend implements LockBackend {
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
     long leaseMillis = Math.max(1, lease.toMillis());
     String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
+    long ticketMillis = Math.max(MIN_TICKET_MILLIS, leaseMillis);
+    // A queued waiter polls at least three times per ticket life, so that its ticket lives on.
+    long refreshNanos = TimeUnit.MILLISECONDS.toNanos(ticketMillis / 3);
+    long fallbackNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(ticketMillis / 3, FALLBACK_POLL_MILLIS));
     return new LockAttempt() {
       private long backoff = backoffMinNanos;
       /** The holder's fence at our last busy poll: a new one means the lock changed hands meanwhile. */
       private long holderFence = -1;
       private volatile boolean maybeHeld;
+      /** Our place in the wait queue, 0 before the first busy poll. */
+      private volatile long ticket;
+      private boolean listening;
+      /** MySQL/MariaDB: whether a watcher on the lock's bell wakes us (false: we poll). */
+      private boolean rung;
+      private boolean nudged;
 
       @Override
       public Poll poll() throws InterruptedException {
         if (Thread.interrupted()) {
           throw new InterruptedException("interrupted before polling lock '" + name + "'");
         }
+        if (listener != null && !listening) {
+          listener.register(name, wake); // before the read: a release committed after it wakes us
+          listening = true;
+        }
         LeaseTable.Take t;
         try {
-          t = table.tryTake(name, ownerId, leaseMillis, holder, () -> maybeHeld = true);
+          t = table.tryTake(name, ownerId, leaseMillis, holder, ticket, ticketMillis, () -> maybeHeld = true);
         } catch (SQLException e) {
           throw unavailable("acquiring lock '" + name + "'", e);
         }
         if (t.granted) {
           maybeHeld = false;
+          ticket = 0;
+          stopListening();
+          if (bells != null) {
+            bells.granted(name, ownerId, leaseMillis);
+          }
           return Poll.granted(t.fence, null);
+        }
+        ticket = t.ticket;
+        long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);
+        if (bells != null && !listening) {
+          // Only now that we wait: a bell is level-triggered (a release before the watcher's
+          // GET_LOCK lets it straight through), so an uncontended acquire costs no watcher.
+          rung = bells.register(name, wake);
+          listening = true;
+        }
+        if (rung) {
+          bells.arm(name, t.fence != holderFence);
+          holderFence = t.fence;
+          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
+        }
+        if (listener != null) {
+          if (t.queuedBehind && !nudged) {
+            // Free, but an earlier waiter is first in line: make sure it was told (once per
+            // attempt; a vanished one is passed over when its ticket expires).
+            nudged = true;
+            try {
+              table.announce(name);
+            } catch (SQLException e) {
+              LOG.debug("announcing lock '{}' on {} failed: {}", name, endpoint, e.toString());
+            }
+          }
+          // Woken by the release; until then poll only when a wake-up cannot come (the holder's
+          // lease or the first waiter's ticket runs out) or by the fallback interval.
+          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
         }
         // A lock that changes hands between our polls is freed again and again, and only a
         // waiter that looks often enough sees it free: poll at the shortest backoff again. One
@@ -144,12 +214,34 @@ final class JdbcBackend implements LockBackend {
         }
         long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
         backoff = Math.min(backoffMaxNanos, backoff * 2);
-        long untilExpiry = TimeUnit.MILLISECONDS.toNanos(t.remainingMillis);
-        return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(jittered, untilExpiry))));
+        return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(Math.min(jittered, untilExpiry), refreshNanos))));
+      }
+
+      private void stopListening() {
+        if (listening) {
+          if (listener != null) {
+            listener.unregister(name, wake);
+          } else if (bells != null) {
+            bells.unregister(name, wake);
+          }
+          listening = false;
+          rung = false;
+        }
       }
 
       @Override
       public void abandon() {
+        stopListening();
+        if (ticket > 0) {
+          // Leave the queue at once, so the waiter behind us is not kept waiting for our ticket to expire.
+          try {
+            table.withdraw(name, ownerId);
+          } catch (SQLException | RuntimeException e) {
+            LOG.warn("leaving the wait queue of lock '{}' on {} failed; the ticket expires within {} ms: {}", name, endpoint,
+                ticketMillis, e.toString());
+          }
+          ticket = 0;
+        }
         if (!maybeHeld) {
           return;
         }
@@ -183,6 +275,13 @@ final class JdbcBackend implements LockBackend {
       f = renewer.submit(() -> table.renew(due));
       Set<String> ours = f.get(limit, TimeUnit.MILLISECONDS);
       for (BackendLease l : leases) {
+        if (bells != null) {
+          if (ours.contains(l.ownerId())) {
+            bells.renewed(l.ownerId(), Math.max(1, l.lease().toMillis()));
+          } else {
+            bells.released(l.ownerId());
+          }
+        }
         out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
             : Renewal.lost("the row of lock '" + l.name() + "' in " + table.table() + " no longer has us as its owner"));
       }
@@ -213,7 +312,11 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     try {
-      return table.release(lease.name(), lease.ownerId());
+      boolean ours = table.release(lease.name(), lease.ownerId());
+      if (bells != null) {
+        bells.released(lease.ownerId()); // after the commit: a woken waiter finds the row free
+      }
+      return ours;
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
     }
@@ -223,7 +326,12 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
     try {
-      return table.extend(lease.name(), lease.ownerId(), ceilMillis(newLease));
+      long ms = ceilMillis(newLease);
+      boolean moved = table.extend(lease.name(), lease.ownerId(), ms);
+      if (bells != null && moved) {
+        bells.renewed(lease.ownerId(), ms);
+      }
+      return moved;
     } catch (SQLException e) {
       throw unavailable("extending the lease on lock '" + lease.name() + "'", e);
     }
@@ -236,7 +344,16 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
     try {
-      return table.releaseAfter(lease.name(), lease.ownerId(), ceilMillis(keep));
+      long ms = ceilMillis(keep);
+      boolean ours = table.releaseAfter(lease.name(), lease.ownerId(), ms);
+      if (bells != null) {
+        if (ours) {
+          bells.renewed(lease.ownerId(), ms); // the bell rings at the hold's end
+        } else {
+          bells.released(lease.ownerId());
+        }
+      }
+      return ours;
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "' with a hold of " + Durations.format(keep), e);
     }
@@ -274,6 +391,12 @@ final class JdbcBackend implements LockBackend {
   @Override
   public void close() {
     renewer.shutdownNow();
+    if (listener != null) {
+      listener.close();
+    }
+    if (bells != null) {
+      bells.close();
+    }
     try {
       if (pool != null) {
         pool.close();

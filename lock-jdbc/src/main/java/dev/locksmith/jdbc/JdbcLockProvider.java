@@ -211,8 +211,11 @@ public final class JdbcLockProvider implements LockProvider {
       pool.close();
       throw e;
     }
-    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared), ioTimeout, backoffMin,
-        backoffMax, pool, () -> { });
+    ReleaseListener listener = leases.channel() == null ? null
+        : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, table, endpoint) : null;
+    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
+        ioTimeout, backoffMin, backoffMax, pool, listener, bells, () -> { });
   }
 
   /**
@@ -271,8 +274,12 @@ public final class JdbcLockProvider implements LockProvider {
     } catch (SQLException e) {
       throw new BackendUnavailableException("preparing lock table " + table + " through " + endpoint + " failed: " + describe(e), e);
     }
-    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2), ioTimeout,
-        backoffMin, backoffMax, null, () -> { });
+    // PostgreSQL: the DataSource lends one connection for the client's lifetime, to LISTEN on.
+    ReleaseListener listener = leases.channel() == null ? null : new ReleaseListener(ds, leases.channel(), endpoint, 0);
+    // MySQL/MariaDB: the DataSource lends a connection for the bells and one per watched name.
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, table, endpoint) : null;
+    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
+        listener != null || bells != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
   }
 
   /**

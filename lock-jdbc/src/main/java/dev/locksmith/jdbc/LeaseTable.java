@@ -43,9 +43,19 @@ final class LeaseTable {
   private final Runnable onBrokenConnection;
   private final Dialect dialect;
   private final String table;
+  private final String queueTable;
+  /** The PostgreSQL channel releases are announced on; null where the database cannot notify. */
+  private final String channel;
   private final String selectForUpdate;
   private final String insert;
   private final String take;
+  private final String takeIfFirst;
+  private final String refreshTicket;
+  private final String dropExpiredTickets;
+  private final String lastTicket;
+  private final String insertTicket;
+  private final String headTicket;
+  private final String deleteTicket;
   private final String release;
   private final String extend;
   private final String holdAfterRelease;
@@ -62,13 +72,32 @@ final class LeaseTable {
     this.ioTimeoutMillis = ioTimeoutMillis;
     this.dialect = dialect;
     this.table = table;
+    this.queueTable = queueTable(table);
+    this.channel = dialect == Dialect.POSTGRESQL ? channel(table) : null;
     String now = dialect.nowMillis;
     this.selectState = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
     this.selectForUpdate = selectState + " FOR UPDATE";
     this.insert = "INSERT INTO " + table + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
         + now + " + ?, " + now + ", ?)";
     this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
-    this.release = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+    // Run while we hold the row lock, which every enqueue needs too: each ticket committed
+    // before is visible to this statement's own read (PostgreSQL and H2 read committed per
+    // statement; InnoDB's first consistent read of the transaction comes after the row lock).
+    String liveTicket = " AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
+    this.takeIfFirst = take + " AND NOT EXISTS (SELECT 1 FROM " + queueTable + " WHERE name = ? AND ticket < ?" + liveTicket + ")";
+    this.refreshTicket = "UPDATE " + queueTable + " SET expires_at = " + now + " + ? WHERE name = ? AND ticket = ? AND owner = ?";
+    this.dropExpiredTickets = "DELETE FROM " + queueTable + " WHERE name = ? AND expires_at < " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
+    this.lastTicket = "SELECT COALESCE(MAX(ticket), 0) FROM " + queueTable + " WHERE name = ?";
+    this.insertTicket = "INSERT INTO " + queueTable + " (name, ticket, owner, expires_at) VALUES (?, ?, ?, " + now + " + ?)";
+    this.headTicket = "SELECT ticket, expires_at, " + now + " FROM " + queueTable + " WHERE name = ?" + liveTicket
+        + " ORDER BY ticket LIMIT 1";
+    this.deleteTicket = "DELETE FROM " + queueTable + " WHERE name = ? AND owner = ?";
+    String free = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+    // PostgreSQL: announce the release in the same statement (no extra round trip), to every
+    // client's listener; delivered at commit. Always, not only when a ticket is seen: a waiter
+    // that enqueues while this statement waits for the row lock is not in its snapshot.
+    this.release = channel == null ? free
+        : "WITH freed AS (" + free + " RETURNING name) SELECT COUNT(*) FROM freed, pg_notify(?, ?)";
     // Ours and not expired: the same test a taker applies (heldAt), by the same database clock.
     String live = " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
     this.extend = "UPDATE " + table + " SET expires_at = " + now + " + ?" + live;
@@ -85,13 +114,27 @@ final class LeaseTable {
     final boolean granted;
     /** For a grant: our token. For a busy lock: the holder's, which tells one holding from the next. */
     final long fence;
-    /** For a busy lock: how long the holder's lease still runs by the database clock. */
+    /**
+     * For a busy lock: how long until a poll could succeed without a wake-up, by the database
+     * clock: the holder's lease runs out, or (lock free, an earlier waiter first in line) that
+     * waiter's ticket expires.
+     */
     final long remainingMillis;
+    /** For a busy lock: our ticket in the wait queue. */
+    final long ticket;
+    /** For a busy lock: it is free, but an earlier waiter is first in line. */
+    final boolean queuedBehind;
 
-    private Take(boolean granted, long fence, long remainingMillis) {
+    private Take(boolean granted, long fence, long remainingMillis, long ticket, boolean queuedBehind) {
       this.granted = granted;
       this.fence = fence;
       this.remainingMillis = remainingMillis;
+      this.ticket = ticket;
+      this.queuedBehind = queuedBehind;
+    }
+
+    static Take granted(long fence) {
+      return new Take(true, fence, 0, 0, false);
     }
   }
 
@@ -99,14 +142,22 @@ final class LeaseTable {
    * One short transaction: lock the row (inserting it if absent), take it if free or expired by
    * the database's clock, increment its fence, commit.
    *
+   * <p>The grant goes to the oldest live ticket of the wait queue: a free row is taken only if
+   * no live ticket older than ours (any, without one) is queued. A busy poll enqueues a ticket,
+   * or refreshes ours so that it lives another {@code ticketMillis}.
+   *
+   * @param ticket our ticket from an earlier busy poll, 0 if none
+   * @param ticketMillis how long our ticket lives without another poll
    * @param beforeCommit runs just before the commit of a grant: from then on the outcome is
    *     ambiguous if the commit fails
    */
-  Take tryTake(String name, String owner, long leaseMillis, String holder, Runnable beforeCommit) throws SQLException {
-    return onceMore(() -> take(name, owner, leaseMillis, holder, beforeCommit));
+  Take tryTake(String name, String owner, long leaseMillis, String holder, long ticket, long ticketMillis, Runnable beforeCommit)
+      throws SQLException {
+    return onceMore(() -> take(name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit));
   }
 
-  private Take take(String name, String owner, long leaseMillis, String holder, Runnable beforeCommit) throws SQLException {
+  private Take take(String name, String owner, long leaseMillis, String holder, long ticket, long ticketMillis,
+      Runnable beforeCommit) throws SQLException {
     for (int round = 0; ; round++) {
       try (Connection c = borrow()) {
         boolean auto = c.getAutoCommit();
@@ -114,12 +165,8 @@ final class LeaseTable {
           c.setAutoCommit(false); // only a user's DataSource hands out autocommit connections
         }
         try {
-          Take t = takeInTransaction(c, name, owner, leaseMillis, holder, beforeCommit);
-          if (t.granted) {
-            c.commit();
-          } else {
-            c.rollback(); // nothing written; ends the row lock at once
-          }
+          Take t = takeInTransaction(c, name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit);
+          c.commit(); // a grant, or our ticket enqueued or refreshed
           return t;
         } catch (SQLException e) {
           rollbackQuietly(c);
@@ -136,8 +183,8 @@ final class LeaseTable {
     }
   }
 
-  private Take takeInTransaction(Connection c, String name, String owner, long leaseMillis, String holder,
-      Runnable beforeCommit) throws SQLException {
+  private Take takeInTransaction(Connection c, String name, String owner, long leaseMillis, String holder, long ticket,
+      long ticketMillis, Runnable beforeCommit) throws SQLException {
     String current;
     long fence;
     long expiresAt;
@@ -166,8 +213,9 @@ final class LeaseTable {
         ins.setString(4, holder);
         ins.executeUpdate();
       }
+      leaveQueue(c, name, owner, ticket); // only after the row was deleted by hand while we waited
       beforeCommit.run();
-      return new Take(true, 1, 0);
+      return Take.granted(1);
     }
     if (owner.equals(current)) {
       // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the lease.
@@ -180,24 +228,181 @@ final class LeaseTable {
         upd.setString(6, name);
         upd.executeUpdate();
       }
+      leaveQueue(c, name, owner, ticket);
       beforeCommit.run();
-      return new Take(true, fence, 0);
+      return Take.granted(fence);
     }
-    if (current != null && heldAt(expiresAt, now)) {
-      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1);
+    boolean held = current != null && heldAt(expiresAt, now);
+    if (!held) {
+      long next = fence + 1;
+      int taken;
+      try (PreparedStatement upd = c.prepareStatement(takeIfFirst)) {
+        upd.setString(1, owner);
+        upd.setLong(2, next);
+        upd.setLong(3, now + leaseMillis);
+        upd.setLong(4, now);
+        upd.setString(5, holder);
+        upd.setString(6, name);
+        upd.setString(7, name);
+        upd.setLong(8, ticket > 0 ? ticket : Long.MAX_VALUE);
+        taken = upd.executeUpdate();
+      }
+      if (taken > 0) {
+        leaveQueue(c, name, owner, ticket);
+        beforeCommit.run();
+        return Take.granted(next);
+      }
     }
-    long next = fence + 1;
-    try (PreparedStatement upd = c.prepareStatement(take)) {
-      upd.setString(1, owner);
-      upd.setLong(2, next);
-      upd.setLong(3, now + leaseMillis);
-      upd.setLong(4, now);
-      upd.setString(5, holder);
-      upd.setString(6, name);
-      upd.executeUpdate();
+    // Busy, or free with an earlier waiter first in line: keep our place, or take one at the end.
+    long ours = ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis) ? ticket : enqueue(c, name, owner, ticketMillis);
+    if (held) {
+      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1, ours, false);
     }
-    beforeCommit.run();
-    return new Take(true, next, 0);
+    long wait = ticketMillis;
+    try (PreparedStatement ps = c.prepareStatement(headTicket)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          wait = rs.getLong(2) + CLOCK_ALLOWANCE_MILLIS - rs.getLong(3) + 1;
+        }
+      }
+    }
+    return new Take(false, fence, Math.max(0, wait), ours, true);
+  }
+
+  private boolean refreshTicket(Connection c, String name, String owner, long ticket, long ticketMillis) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(refreshTicket)) {
+      ps.setLong(1, ticketMillis);
+      ps.setString(2, name);
+      ps.setLong(3, ticket);
+      ps.setString(4, owner);
+      return ps.executeUpdate() > 0; // 0: it expired (we were paused) and was dropped
+    }
+  }
+
+  /** Under the row lock, which serializes every enqueue for the name: the next ticket is unique. */
+  private long enqueue(Connection c, String name, String owner, long ticketMillis) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dropExpiredTickets)) {
+      ps.setString(1, name);
+      ps.executeUpdate(); // waiters that vanished, so the queue does not grow without bound
+    }
+    long next;
+    try (PreparedStatement ps = c.prepareStatement(lastTicket)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        next = rs.getLong(1) + 1;
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(insertTicket)) {
+      ps.setString(1, name);
+      ps.setLong(2, next);
+      ps.setString(3, owner);
+      ps.setLong(4, ticketMillis);
+      ps.executeUpdate();
+    }
+    return next;
+  }
+
+  private void leaveQueue(Connection c, String name, String owner, long ticket) throws SQLException {
+    if (ticket <= 0) {
+      return; // never queued: the uncontended path stays at its five statements
+    }
+    try (PreparedStatement ps = c.prepareStatement(deleteTicket)) {
+      ps.setString(1, name);
+      ps.setString(2, owner);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Withdraws a waiter: deletes its ticket, and on PostgreSQL announces it, since the waiter
+   * behind it may now be first in line for a free lock.
+   */
+  void withdraw(String name, String owner) throws SQLException {
+    onceMore(() -> {
+      for (int round = 0; ; round++) {
+        try (Connection c = borrow()) {
+          boolean auto = c.getAutoCommit();
+          try {
+            leaveQueue(c, name, owner, 1);
+            if (channel != null) {
+              announce(c, name);
+            }
+            if (!auto) {
+              c.commit();
+            }
+            return null;
+          } catch (SQLException | RuntimeException e) {
+            if (!auto) {
+              rollbackQuietly(c);
+            }
+            if (round < 3 && e instanceof SQLException && Dialect.isRetryable((SQLException) e)) {
+              continue;
+            }
+            throw e;
+          }
+        }
+      }
+    });
+  }
+
+  /** PostgreSQL only: tells every client's listener that the lock may be worth polling again. */
+  void announce(String name) throws SQLException {
+    if (channel == null) {
+      return;
+    }
+    onceMore(() -> {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        try {
+          announce(c, name);
+          if (!auto) {
+            c.commit();
+          }
+          return null;
+        } catch (SQLException | RuntimeException e) {
+          if (!auto) {
+            rollbackQuietly(c);
+          }
+          throw e;
+        }
+      }
+    });
+  }
+
+  private void announce(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
+      ps.setString(1, channel);
+      ps.setString(2, name);
+      ps.executeQuery().close();
+    }
+  }
+
+  /** @return the PostgreSQL channel releases of this table are announced on; null on other databases */
+  String channel() {
+    return channel;
+  }
+
+  /**
+   * @param table the lease table's checked name
+   * @return the wait queue's name: the lease table's with {@code _queue} appended, its last part
+   *     cut (and told apart by a hash) where it would pass 63 characters
+   */
+  static String queueTable(String table) {
+    int dot = table.indexOf('.');
+    String schema = dot < 0 ? "" : table.substring(0, dot + 1);
+    String base = table.substring(dot + 1);
+    if (base.length() + 6 > 63) {
+      base = base.substring(0, 52) + String.format("_%04x", base.hashCode() & 0xffff);
+    }
+    return schema + base + "_queue";
+  }
+
+  /** @return the LISTEN channel for a table: at most 63 characters, PostgreSQL's limit */
+  static String channel(String table) {
+    String c = "locksmith:" + table;
+    return c.length() <= 63 ? c : c.substring(0, 54) + String.format("#%08x", table.hashCode());
   }
 
   /**
@@ -233,7 +438,16 @@ final class LeaseTable {
       try (PreparedStatement ps = c.prepareStatement(release)) {
         ps.setString(1, name);
         ps.setString(2, owner);
-        int n = ps.executeUpdate();
+        int n;
+        if (channel == null) {
+          n = ps.executeUpdate();
+        } else {
+          ps.setString(3, channel);
+          ps.setString(4, name);
+          try (ResultSet rs = ps.executeQuery()) {
+            n = rs.next() ? rs.getInt(1) : 0;
+          }
+        }
         if (!auto) {
           c.commit();
         }
@@ -509,32 +723,44 @@ final class LeaseTable {
    * @throws LockConfigurationException if it is missing and may not be created
    */
   void ensureExists(boolean create) throws SQLException {
-    if (exists()) {
-      return;
+    if (!exists(table, "name, owner, fence, expires_at, acquired_at, holder")) {
+      String ddl = dialect.ddl(table);
+      if (!create) {
+        throw new LockConfigurationException(List.of("`table` was '" + table + "' but no such table exists and create-table=false;"
+            + " create it and its wait queue with:\n" + ddl + ";\n" + dialect.queueDdl(queueTable)));
+      }
+      createTable(table, ddl);
     }
-    String ddl = dialect.ddl(table);
-    if (!create) {
-      throw new LockConfigurationException(List.of("`table` was '" + table + "' but no such table exists and create-table=false;"
-          + " create it with:\n" + ddl));
+    // Tables of earlier versions have no wait queue beside them: it is added the same way.
+    if (!exists(queueTable, "name, ticket, owner, expires_at")) {
+      String ddl = dialect.queueDdl(queueTable);
+      if (!create) {
+        throw new LockConfigurationException(List.of("`table` was '" + table + "' but its wait queue " + queueTable
+            + " does not exist (tables made by earlier versions of lock-jdbc have none; waiters queue in it) and create-table=false; create it with:\n" + ddl));
+      }
+      createTable(queueTable, ddl);
     }
+  }
+
+  private void createTable(String name, String ddl) throws SQLException {
     try (Connection c = borrow(); Statement s = c.createStatement()) {
       s.execute(ddl);
       if (!c.getAutoCommit()) {
         c.commit();
       }
     } catch (SQLException e) {
-      if (!exists()) { // a concurrent creator may have won the race; only fail if it is still missing
-        throw new SQLException("creating the lock table failed (" + e.getMessage() + "); create it yourself with:\n" + ddl,
+      if (!exists(name, "*")) { // a concurrent creator may have won the race; only fail if it is still missing
+        throw new SQLException("creating the lock table " + name + " failed (" + e.getMessage() + "); create it yourself with:\n" + ddl,
             e.getSQLState(), e.getErrorCode(), e);
       }
     }
   }
 
-  private boolean exists() throws SQLException {
+  private boolean exists(String name, String columns) throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try (Statement s = c.createStatement()) {
-        s.executeQuery("SELECT name, owner, fence, expires_at, acquired_at, holder FROM " + table + " WHERE 1 = 0").close();
+        s.executeQuery("SELECT " + columns + " FROM " + name + " WHERE 1 = 0").close();
         if (!auto) {
           c.rollback(); // ends the read's transaction: nothing was written
         }

@@ -267,7 +267,7 @@ class JdbcLeaseControlIT {
     LeaseTable table = new LeaseTable(new DriverConnections(DriverManager.getDriver(db.adminUrl), db.adminUrl, props, new Secrets(),
         db.name), dialect, TABLE, 5_000, () -> { });
     table.ensureExists(true);
-    LeaseTable.Take take = table.tryTake(name, owner, 60_000, "test", () -> { });
+    LeaseTable.Take take = table.tryTake(name, owner, 60_000, "test", 0, 2_000, () -> { });
     assertThat(take.granted).isTrue();
     assertThat(row(db, name).owner).isEqualTo(owner);
 

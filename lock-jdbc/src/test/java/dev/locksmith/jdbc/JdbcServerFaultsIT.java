@@ -103,8 +103,13 @@ class JdbcServerFaultsIT {
       assertThat(delta.get("Com_set_option")).as("SET statements over %d acquire+release: %s", n, delta).isLessThan(n / 10);
       long statements = delta.get("Com_select") + delta.get("Com_update") + delta.get("Com_insert")
           + delta.get("Com_commit") + delta.get("Com_rollback");
+      // Five in the two transactions, plus the bell's SELECT GET_LOCK and SELECT RELEASE_LOCK on
+      // its own connection after the grant and after the release (notified wake-up on MariaDB),
+      // sent by one thread of their own: those of the 10 warm-up rounds may land in the window.
       assertThat(statements).as("SELECT/UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta)
-          .isLessThanOrEqualTo(5L * n + 5);
+          .isLessThanOrEqualTo(7L * n + 5 + 2 * 10);
+      assertThat(delta.get("Com_update") + delta.get("Com_commit") + delta.get("Com_rollback") + delta.get("Com_insert"))
+          .as("UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta).isLessThanOrEqualTo(4L * n + 5);
       assertThat(delta.get("Com_commit")).as("commits over %d acquire+release: %s", n, delta).isGreaterThanOrEqualTo(2L * n);
     }
   }
