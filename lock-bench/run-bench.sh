@@ -66,8 +66,9 @@ if [ "${BENCH_SOURCE:-tree}" = head ]; then
 fi
 echo "== building lock-bench and the backends it measures (from ${BENCH_SOURCE:-tree})"
 rm -rf "$SRC/lock-bench/target/bench-lib" # copy-dependencies adds, never removes: no stale jars from an earlier build
-# -Dmaven.test.skip: benchmarks need no test classes, and other modules' tests are not ours to compile here.
-flock "$MVN_LOCK" mvn -B -ntp -q $MVN_FLAGS -f "$SRC/pom.xml" -pl lock-bench -am package -Dmaven.test.skip=true
+# -DskipTests, not -Dmaven.test.skip: lock-redis needs lock-api's test-jar (the kit's fixtures), which
+# -Dmaven.test.skip does not build; the tests are compiled, never run here.
+flock "$MVN_LOCK" mvn -B -ntp -q $MVN_FLAGS -f "$SRC/pom.xml" -pl lock-bench -am package -DskipTests
 # A private copy of the classes and jars: other builds may rewrite the modules' target/ during the run.
 SNAP="$WORK/run"
 mkdir -p "$SNAP" && cp -r "$SRC/lock-bench/target/classes" "$SNAP/classes" && cp -r "$SRC/lock-bench/target/bench-lib" "$SNAP/lib"
