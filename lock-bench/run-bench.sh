@@ -4,6 +4,7 @@
 #   lock-bench/run-bench.sh            full run (about 25-30 minutes on 2 cores)
 #   lock-bench/run-bench.sh --quick    short runs (about 5 minutes): a smoke test, figures indicative only
 #   lock-bench/run-bench.sh --only contended[,uncontended,scale]
+#   lock-bench/run-bench.sh --only cluster    the Redis Cluster section only (about 5 minutes; also starts a 6-node Cluster)
 #   BENCH_SOURCE=head lock-bench/run-bench.sh   measure the last commit (built in a scratch copy), not the working tree
 #
 # Builds lock-bench and the backends it uses, starts redis-server, etcd, ZooKeeper and MariaDB on free loopback
@@ -80,6 +81,39 @@ PIDS+=($!)
 wait_port redis "$REDIS_PORT" 20
 export BENCH_REDIS="127.0.0.1:$REDIS_PORT"
 export BENCH_REDIS_VERSION="$(redis-server --version | sed 's/ sha=.*//')"
+
+# The Redis Cluster section (--only ...cluster...): 6 cluster-enabled nodes, 3 primaries and 3 replicas.
+WANT_CLUSTER=no
+for ((i = 1; i < $#; i++)); do
+  if [ "${!i}" = --only ]; then j=$((i + 1)); [[ ",${!j}," == *,cluster,* ]] && WANT_CLUSTER=yes; fi
+done
+if [ "$WANT_CLUSTER" = yes ]; then
+  need redis-cli "apt-get install redis-tools"
+  CLUSTER_NODES=()
+  for n in 1 2 3 4 5 6; do
+    port=$(free_port)
+    while ((port + 10000 > 65535)); do port=$(free_port); done # the Cluster bus listens on port + 10000
+    mkdir -p "$WORK/cluster-$n"
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --protected-mode no \
+      --cluster-enabled yes --cluster-config-file "$WORK/cluster-$n/nodes.conf" --cluster-node-timeout 5000 \
+      --cluster-announce-ip 127.0.0.1 --dir "$WORK/cluster-$n" >"$WORK/cluster-$n.log" 2>&1 &
+    PIDS+=($!)
+    wait_port "cluster-$n" "$port" 20
+    CLUSTER_NODES+=("127.0.0.1:$port")
+  done
+  redis-cli --cluster create "${CLUSTER_NODES[@]}" --cluster-replicas 1 --cluster-yes >"$WORK/cluster-create.log" 2>&1 \
+    || { echo "run-bench.sh: redis-cli --cluster create failed:" >&2; tail -20 "$WORK/cluster-create.log" >&2; exit 1; }
+  for _ in $(seq 1 300); do
+    healthy=yes
+    for node in "${CLUSTER_NODES[@]}"; do
+      redis-cli -h 127.0.0.1 -p "${node#*:}" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || healthy=no
+    done
+    [ "$healthy" = yes ] && break
+    sleep 0.1
+  done
+  [ "$healthy" = yes ] || { echo "run-bench.sh: the Redis Cluster did not reach cluster_state:ok within 30 s" >&2; exit 1; }
+  export BENCH_REDIS_CLUSTER="${CLUSTER_NODES[0]},${CLUSTER_NODES[1]},${CLUSTER_NODES[2]}"
+fi
 
 ETCD_PORT=$(free_port)
 ETCD_PEER=$(free_port)

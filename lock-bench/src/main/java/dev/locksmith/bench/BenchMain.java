@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * Runs every measurement against the servers run-bench.sh started (their endpoints in
  * {@code BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
  *
- * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale]}.
+ * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster]}; {@code cluster}
+ * (the Redis Cluster rows, {@link ClusterSection}) runs only when asked for.
  */
 public final class BenchMain {
   private static final Logger LOG = LoggerFactory.getLogger(BenchMain.class);
@@ -64,7 +65,7 @@ public final class BenchMain {
           only = List.of(args[++i].split(","));
           break;
         default:
-          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale");
+          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale,cluster");
       }
     }
     Results results = new Results();
@@ -80,6 +81,13 @@ public final class BenchMain {
     }
     if (only.contains("scale")) {
       scale(results, quick);
+    }
+    if (only.contains("cluster")) {
+      // a section of its own (ResultSections); alone, it leaves the rest of RESULTS.md as it was
+      ClusterSection.run(out.resolve("RESULTS.md"), quick);
+      if (only.size() == 1) {
+        return;
+      }
     }
     results.loadAfter = Machine.loadAverage();
     results.finished = Instant.now();

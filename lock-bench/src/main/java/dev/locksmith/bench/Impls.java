@@ -25,6 +25,10 @@ final class Impls {
         return new RawRedisImpl(Endpoints.require("redis"), true);
       case "redisson-lock":
         return new RedissonImpl(Endpoints.require("redis"), true);
+      case "locksmith-redis-cluster":
+        return new LocksmithImpl("redis-cluster://" + Endpoints.require("redis_cluster"));
+      case "redisson-lock-cluster":
+        return RedissonImpl.cluster(Endpoints.require("redis_cluster"));
       case "redisson-trylock":
         return new RedissonImpl(Endpoints.require("redis"), false);
       case "locksmith-etcd":
@@ -52,7 +56,7 @@ final class Impls {
   static List<String> all() {
     return List.of("locksmith-local", "locksmith-redis", "raw-redis", "redisson-lock", "redisson-trylock", "blogloop-redis",
         "locksmith-etcd", "raw-etcd", "jetcd-lock", "locksmith-zookeeper", "raw-zookeeper", "curator-mutex",
-        "locksmith-jdbc", "raw-jdbc");
+        "locksmith-jdbc", "raw-jdbc", "locksmith-redis-cluster", "redisson-lock-cluster");
   }
 
   /** @return the ids whose server has an endpoint (local always) */
@@ -68,6 +72,9 @@ final class Impls {
   }
 
   static String serverOf(String id) {
+    if (id.endsWith("-redis-cluster") || id.endsWith("-lock-cluster")) {
+      return "redis_cluster"; // BENCH_REDIS_CLUSTER: the Cluster's seed nodes
+    }
     if (id.startsWith("redisson") || id.endsWith("-redis")) {
       return "redis";
     }

@@ -30,6 +30,24 @@ final class RedissonImpl implements LockImpl {
     this.watchdog = watchdog;
   }
 
+  /**
+   * @param seeds {@code host:port,host:port,...} of Cluster nodes
+   * @return Redisson on the Cluster ({@code useClusterServers()}), with the settings of {@code redisson-lock}
+   */
+  static RedissonImpl cluster(String seeds) {
+    Config config = new Config();
+    org.redisson.config.ClusterServersConfig servers = config.useClusterServers();
+    for (String seed : seeds.split(",")) {
+      servers.addNodeAddress("redis://" + seed.trim());
+    }
+    return new RedissonImpl(Redisson.create(config), true);
+  }
+
+  private RedissonImpl(RedissonClient redisson, boolean watchdog) {
+    this.redisson = redisson;
+    this.watchdog = watchdog;
+  }
+
   @Override
   public Held acquire(String name, Duration timeout) throws Exception {
     RLock lock = redisson.getLock("redisson:" + name);

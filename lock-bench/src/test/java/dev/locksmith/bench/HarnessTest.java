@@ -67,6 +67,31 @@ class HarnessTest {
     assertThat(Impls.serverOf("jetcd-lock")).isEqualTo("etcd");
     assertThat(Impls.serverOf("raw-etcd")).isEqualTo("etcd");
     assertThat(Impls.serverOf("locksmith-local")).isEqualTo("local");
+    // the Cluster rows need BENCH_REDIS_CLUSTER, not the single server's BENCH_REDIS
+    assertThat(Impls.serverOf("locksmith-redis-cluster")).isEqualTo("redis_cluster");
+    assertThat(Impls.serverOf("redisson-lock-cluster")).isEqualTo("redis_cluster");
+    assertThat(Impls.all()).containsAll(ClusterSection.IMPLS);
+  }
+
+  @Test
+  void theClusterSectionReportsItsRatiosAndSaysWhenRedissonIsFaster() {
+    java.util.Map<String, java.util.Map<String, Double>> f = new java.util.LinkedHashMap<>();
+    f.put("locksmith-redis", new java.util.LinkedHashMap<>(java.util.Map.of("p50Us", 100.0, "opsPerSec8", 8000.0)));
+    f.put("locksmith-redis-cluster", new java.util.LinkedHashMap<>(java.util.Map.of("p50Us", 150.0, "opsPerSec8", 6000.0)));
+    f.put("redisson-lock-cluster", new java.util.LinkedHashMap<>(java.util.Map.of("p50Us", 300.0, "opsPerSec8", 4000.0)));
+    String md = ClusterSection.markdown(f, "header.", "lock-bench/run-bench.sh --only cluster", false);
+    assertThat(md).contains("| Locksmith p50, Cluster / single server | 1.50 |")
+        .contains("| Locksmith 8-thread throughput, Cluster / single server | 0.75 |")
+        .contains("| p50 on the Cluster, Locksmith / Redisson | 0.50 |")
+        .contains("| 8-thread throughput on the Cluster, Locksmith / Redisson | 1.50 | ≥ 1: met |")
+        .contains("| locksmith-redis-cluster | Cluster (6 nodes) | 150 | – | 6,000 | – |")
+        .contains("| redisson-lock | single server | – | – | – | – |") // not measured: a dash, not a zero
+        .contains("Rerun: `lock-bench/run-bench.sh --only cluster`");
+
+    f.get("redisson-lock-cluster").put("opsPerSec8", 7500.0);
+    assertThat(ClusterSection.markdown(f, "", "", false)).contains("| 0.80 | ≥ 1: **missed** |");
+    f.remove("redisson-lock-cluster");
+    assertThat(ClusterSection.markdown(f, "", "", false)).contains("| – | ≥ 1: not measured |");
   }
 
   @Test
