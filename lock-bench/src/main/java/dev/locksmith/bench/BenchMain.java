@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * Runs every measurement against the servers run-bench.sh started (their endpoints in
  * {@code BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
  *
- * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale]}.
+ * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,jdbc-peers]}
+ * ({@code jdbc-peers} is a section of its own, {@link JdbcPeersRun}, not part of a full run).
  */
 public final class BenchMain {
   private static final Logger LOG = LoggerFactory.getLogger(BenchMain.class);
@@ -65,6 +66,12 @@ public final class BenchMain {
           break;
         default:
           throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale");
+      }
+    }
+    if (only.contains("jdbc-peers")) {
+      JdbcPeersRun.run(out, quick); // replaces only its own section of RESULTS.md
+      if (only.stream().noneMatch(List.of("uncontended", "contended", "scale")::contains)) {
+        return; // nothing else asked for: the rest of RESULTS.md and results.svg stay as they are
       }
     }
     Results results = new Results();
