@@ -127,9 +127,11 @@ final class JdbcPeersRun {
         .append(quick ? " (**quick**: indicative only)" : "").append(", git ").append(env("BENCH_GIT")).append(". Load average ")
         .append(loadBefore).append(" before, ").append(Machine.loadAverage()).append(" after (2 shared cores; others build).\n\n")
         .append("Servers: ").append(env("BENCH_MARIADB_VERSION")).append("; ").append(env("BENCH_PG_VERSION")).append(". Peers: ")
-        .append("Spring Integration `JdbcLockRegistry` ").append(version(org.springframework.integration.jdbc.lock.JdbcLockRegistry.class))
+        .append("Spring Integration `JdbcLockRegistry` ").append(version(org.springframework.integration.jdbc.lock.JdbcLockRegistry.class,
+            "org.springframework.integration/spring-integration-jdbc"))
         .append(" (defaults: 10 s TTL, polls every 100 ms; `INT_LOCK` from the jar's schema SQL), ShedLock `JdbcTemplateLockProvider` ")
-        .append(version(net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider.class))
+        .append(version(net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider.class,
+            "net.javacrumbs.shedlock/shedlock-provider-jdbc-template"))
         .append(" (default configuration, lockAtMostFor 30 s), each with a Hikari pool of its own per client. ")
         .append("**ShedLock is not a waiting lock** (a held lock is skipped, not waited for): it is measured uncontended only.\n\n")
         .append("Contended: ").append(BenchMain.CONTENDED_CLIENTS).append(" clients (each its own client and connections) on one name, ")
@@ -202,9 +204,22 @@ final class JdbcPeersRun {
     return v == null || v.isBlank() ? "(" + name + " not set)" : v;
   }
 
-  private static String version(Class<?> type) {
+  /** @return the version in the jar's manifest, else in its Maven pom.properties ({@code group/artifact} given) */
+  private static String version(Class<?> type, String groupArtifact) {
     String v = type.getPackage().getImplementationVersion();
-    return v == null ? "(version not in its manifest)" : v;
+    if (v != null) {
+      return v;
+    }
+    try (java.io.InputStream in = type.getClassLoader().getResourceAsStream("META-INF/maven/" + groupArtifact + "/pom.properties")) {
+      if (in != null) {
+        Properties p = new Properties();
+        p.load(in);
+        v = p.getProperty("version");
+      }
+    } catch (java.io.IOException e) {
+      LOG.debug("no pom.properties for {}", groupArtifact, e);
+    }
+    return v == null ? "(version unknown)" : v;
   }
 
   private static Double num(Map<String, Properties> m, String impl, String key) {
