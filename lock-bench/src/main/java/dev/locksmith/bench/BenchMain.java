@@ -65,7 +65,7 @@ public final class BenchMain {
           only = List.of(args[++i].split(","));
           break;
         default:
-          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale");
+          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale,jdbc-peers");
       }
     }
     if (only.contains("jdbc-peers")) {
