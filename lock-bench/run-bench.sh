@@ -9,7 +9,8 @@
 #
 # Builds lock-bench and the backends it uses, starts redis-server, etcd, ZooKeeper and MariaDB on free loopback
 # ports (data in a temporary directory, removed at the end), runs the benchmarks against them
-# and stops them again. Needs: java 17+, mvn, redis-server, etcd (bash .ci/install installs them).
+# and stops them again. Needs: java 17+, mvn, redis-server, etcd, mariadb (bash .ci/install installs them); --only jdbc-peers
+# also starts a private PostgreSQL (/usr/lib/postgresql/*/bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
