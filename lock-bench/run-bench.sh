@@ -5,11 +5,13 @@
 #   lock-bench/run-bench.sh --quick    short runs (about 5 minutes): a smoke test, figures indicative only
 #   lock-bench/run-bench.sh --only contended[,uncontended,scale]
 #   lock-bench/run-bench.sh --only cluster    the Redis Cluster section only (about 5 minutes; also starts a 6-node Cluster)
+#   lock-bench/run-bench.sh --only jdbc-peers   JDBC peers on MariaDB and PostgreSQL: its own section of RESULTS.md (about 6 minutes)
 #   BENCH_SOURCE=head lock-bench/run-bench.sh   measure the last commit (built in a scratch copy), not the working tree
 #
 # Builds lock-bench and the backends it uses, starts redis-server, etcd, ZooKeeper and MariaDB on free loopback
 # ports (data in a temporary directory, removed at the end), runs the benchmarks against them
-# and stops them again. Needs: java 17+, mvn, redis-server, etcd (bash .ci/install installs them).
+# and stops them again. Needs: java 17+, mvn, redis-server, etcd, mariadb (bash .ci/install installs them); --only jdbc-peers
+# also starts a private PostgreSQL (/usr/lib/postgresql/*/bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -164,6 +166,29 @@ for _ in $(seq 1 100); do
 done
 export BENCH_JDBC="127.0.0.1:$DB_PORT"
 export BENCH_MARIADB_VERSION="$(mariadbd --version | sed 's/^.*Ver /MariaDB /; s/ for .*//') (--innodb-flush-log-at-trx-commit=2, data on $(basename "$SHM"))"
+
+# The jdbc-peers section only: a private PostgreSQL (initdb + postgres, as the postgres user when run as root).
+if [[ " $* " == *jdbc-peers* ]]; then
+  PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ -x "$PG_BIN/postgres" ] || { echo "run-bench.sh: PostgreSQL not found in /usr/lib/postgresql/*/bin; install it with: apt-get install postgresql (bash .ci/install does this)" >&2; exit 1; }
+  PG_PORT=$(free_port)
+  AS_PG=()
+  if [ "$(id -u)" = 0 ]; then
+    chmod o+x "$WORK" # the postgres user reaches its data directory below the (private) work dir
+    install -d -o postgres -g postgres "$WORK/pg"
+    AS_PG=(setpriv --reuid=postgres --regid=postgres --clear-groups)
+  else
+    mkdir -p "$WORK/pg"
+  fi
+  "${AS_PG[@]}" "$PG_BIN/initdb" -D "$WORK/pg/data" -A trust -U postgres -E UTF8 --locale=C --no-sync >"$WORK/postgres-init.log" 2>&1
+  # As lock-jdbc's tests run it: no fsync (data on tmpfs anyway).
+  "${AS_PG[@]}" "$PG_BIN/postgres" -D "$WORK/pg/data" -p "$PG_PORT" -k "$WORK/pg" -c listen_addresses=127.0.0.1 -c fsync=off \
+    -c full_page_writes=off -c max_connections=500 -c shared_buffers=32MB >"$WORK/postgres.log" 2>&1 &
+  PIDS+=($!)
+  wait_port postgres "$PG_PORT" 60
+  export BENCH_PG="127.0.0.1:$PG_PORT"
+  export BENCH_PG_VERSION="$("$PG_BIN/postgres" --version | sed 's/^postgres (PostgreSQL) /PostgreSQL /') (fsync=off, data on $(basename "$SHM"))"
+fi
 
 if [ "${BENCH_SOURCE:-tree}" = head ]; then
   export BENCH_COMMAND="BENCH_SOURCE=head lock-bench/run-bench.sh${*:+ $*}"

@@ -22,8 +22,9 @@ import org.slf4j.LoggerFactory;
  * Runs every measurement against the servers run-bench.sh started (their endpoints in
  * {@code BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
  *
- * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster]}; {@code cluster}
- * (the Redis Cluster rows, {@link ClusterSection}) runs only when asked for.
+ * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster,jdbc-peers]};
+ * {@code cluster} (the Redis Cluster rows, {@link ClusterSection}) and {@code jdbc-peers} ({@link JdbcPeersRun})
+ * are sections of their own, run only when asked for.
  */
 public final class BenchMain {
   private static final Logger LOG = LoggerFactory.getLogger(BenchMain.class);
@@ -65,8 +66,19 @@ public final class BenchMain {
           only = List.of(args[++i].split(","));
           break;
         default:
-          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only uncontended,contended,scale,cluster");
+          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only "
+              + "uncontended,contended,scale,cluster,jdbc-peers");
       }
+    }
+    // sections of their own (ResultSections): each replaces only its part of RESULTS.md
+    if (only.contains("jdbc-peers")) {
+      JdbcPeersRun.run(out, quick);
+    }
+    if (only.contains("cluster")) {
+      ClusterSection.run(out.resolve("RESULTS.md"), quick);
+    }
+    if (only.stream().noneMatch(List.of("uncontended", "contended", "scale")::contains)) {
+      return; // nothing else asked for: the rest of RESULTS.md and results.svg stay as they are
     }
     Results results = new Results();
     results.quick = quick;
@@ -81,13 +93,6 @@ public final class BenchMain {
     }
     if (only.contains("scale")) {
       scale(results, quick);
-    }
-    if (only.contains("cluster")) {
-      // a section of its own (ResultSections); alone, it leaves the rest of RESULTS.md as it was
-      ClusterSection.run(out.resolve("RESULTS.md"), quick);
-      if (only.size() == 1) {
-        return;
-      }
     }
     results.loadAfter = Machine.loadAverage();
     results.finished = Instant.now();

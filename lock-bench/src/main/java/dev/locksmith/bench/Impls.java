@@ -47,6 +47,19 @@ final class Impls {
         return new LocksmithImpl("jdbc:mariadb://" + Endpoints.require("jdbc") + "/locks?user=root");
       case "raw-jdbc":
         return new JdbcImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
+      // the jdbc-peers section (JdbcPeersRun): MariaDB as above, and PostgreSQL ("pg")
+      case "jdbclockregistry-jdbc":
+        return new SpringJdbcLockImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
+      case "shedlock-jdbc":
+        return new ShedLockJdbcImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
+      case "locksmith-pg":
+        return new LocksmithImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+      case "raw-pg":
+        return new JdbcImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+      case "jdbclockregistry-pg":
+        return new SpringJdbcLockImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+      case "shedlock-pg":
+        return new ShedLockJdbcImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       default:
         throw new IllegalArgumentException("unknown implementation '" + id + "'; known: " + all());
     }
@@ -56,7 +69,8 @@ final class Impls {
   static List<String> all() {
     return List.of("locksmith-local", "locksmith-redis", "raw-redis", "redisson-lock", "redisson-trylock", "blogloop-redis",
         "locksmith-etcd", "raw-etcd", "jetcd-lock", "locksmith-zookeeper", "raw-zookeeper", "curator-mutex",
-        "locksmith-jdbc", "raw-jdbc", "locksmith-redis-cluster", "redisson-lock-cluster");
+        "locksmith-jdbc", "raw-jdbc", "locksmith-redis-cluster", "redisson-lock-cluster", "jdbclockregistry-jdbc", "shedlock-jdbc",
+        "locksmith-pg", "raw-pg", "jdbclockregistry-pg", "shedlock-pg");
   }
 
   /** @return the ids whose server has an endpoint (local always) */
@@ -86,6 +100,9 @@ final class Impls {
     }
     if (id.endsWith("-jdbc")) {
       return "jdbc";
+    }
+    if (id.endsWith("-pg")) {
+      return "pg";
     }
     return "local";
   }
