@@ -118,7 +118,8 @@ final class ReleaseListener implements AutoCloseable {
       try {
         TimeUnit.MILLISECONDS.sleep(retryMillis);
       } catch (InterruptedException e) {
-        return; // closing
+        Thread.currentThread().interrupt(); // closing: our own thread ends with its flag kept
+        return;
       }
       retryMillis = Math.min(2_000, retryMillis * 2);
     }
