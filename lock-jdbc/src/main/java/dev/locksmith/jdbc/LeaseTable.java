@@ -836,6 +836,17 @@ final class LeaseTable {
     return c;
   }
 
+  /** Closes a connection that may be broken already, for the listener and bell threads. */
+  static void closeQuietly(Connection c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException | RuntimeException e) {
+        // broken already
+      }
+    }
+  }
+
   private static void rollbackQuietly(Connection c) {
     try {
       c.rollback();

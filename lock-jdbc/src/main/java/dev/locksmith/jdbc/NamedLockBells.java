@@ -164,7 +164,7 @@ final class NamedLockBells implements AutoCloseable {
           // them free and poll. Start afresh with a new connection.
           LOG.debug("a named-lock bell on {} failed, waiters of other clients poll instead: {}", endpoint, e.toString());
           held.clear();
-          closeQuietly(bellConnection);
+          LeaseTable.closeQuietly(bellConnection);
           bellConnection = null;
         }
       });
@@ -308,7 +308,7 @@ final class NamedLockBells implements AutoCloseable {
         finishNow();
         Thread.currentThread().interrupt(); // our own thread, ending
       } finally {
-        closeQuietly(c);
+        LeaseTable.closeQuietly(c);
       }
     }
 
@@ -352,23 +352,13 @@ final class NamedLockBells implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(Connection c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException | RuntimeException e) {
-        // broken already
-      }
-    }
-  }
-
   /** Watchers end within a second; the bell connection closes, which lets every bell go. */
   @Override
   public void close() {
     closed = true;
     watchers.values().forEach(w -> w.armed.release());
     ringer.execute(() -> {
-      closeQuietly(bellConnection);
+      LeaseTable.closeQuietly(bellConnection);
       bellConnection = null;
       held.clear();
     });

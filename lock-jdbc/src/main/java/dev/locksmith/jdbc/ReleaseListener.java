@@ -110,7 +110,7 @@ final class ReleaseListener implements AutoCloseable {
         }
       } finally {
         connection = null;
-        closeQuietly(c);
+        LeaseTable.closeQuietly(c);
       }
       if (closed) {
         return;
@@ -136,21 +136,11 @@ final class ReleaseListener implements AutoCloseable {
     waiters.values().forEach(set -> set.forEach(Runnable::run));
   }
 
-  private static void closeQuietly(Connection c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException | RuntimeException e) {
-        // broken already
-      }
-    }
-  }
-
   @Override
   public void close() {
     closed = true;
     thread.interrupt();
-    closeQuietly(connection);
+    LeaseTable.closeQuietly(connection);
     try {
       thread.join(1_000);
     } catch (InterruptedException e) {
