@@ -3,6 +3,7 @@ package dev.locksmith;
 import dev.locksmith.spi.Abandonable;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -124,7 +125,58 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     Names.check(name);
     Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
     ensureOpen();
-    return new LockHandle(this, name, options);
+    return new LockHandle(this, name, Claim.exclusive(), options);
+  }
+
+  @Override
+  public DistributedLock semaphore(String name, int permits) {
+    return semaphore(name, permits, config.defaults().toBuilder().reentrant(false).build());
+  }
+
+  @Override
+  public DistributedLock semaphore(String name, int permits, LockOptions options) {
+    Names.check(name);
+    Claim claim = Claim.permit(permits);
+    Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    ensureOpen();
+    requireFeature(Guarantees.Feature.SEMAPHORES, "semaphore");
+    return new LockHandle(this, name, claim, options);
+  }
+
+  @Override
+  public DistributedReadWriteLock readWriteLock(String name) {
+    return readWriteLock(name, config.defaults());
+  }
+
+  @Override
+  public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
+    Names.check(name);
+    Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    ensureOpen();
+    requireFeature(Guarantees.Feature.READ_WRITE_LOCKS, "readWriteLock");
+    DistributedLock read = new LockHandle(this, name, Claim.read(), options);
+    DistributedLock write = new LockHandle(this, name, Claim.write(), options);
+    return new DistributedReadWriteLock() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public DistributedLock readLock() {
+        return read;
+      }
+
+      @Override
+      public DistributedLock writeLock() {
+        return write;
+      }
+
+      @Override
+      public String toString() {
+        return "DistributedReadWriteLock{'" + name + "', " + options + "}";
+      }
+    };
   }
 
   @Override
@@ -170,33 +222,50 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return state;
   }
 
-  LeaseHandle acquire(String name, LockOptions options, long timeoutNanos, Waiter waiter, Thread owner)
+  LeaseHandle acquire(String name, Claim claim, LockOptions options, long timeoutNanos, Waiter waiter, Thread owner)
       throws InterruptedException {
     ensureOpen();
+    String what = HeldLease.describe(name, claim);
     if (Thread.interrupted()) {
-      throw new InterruptedException("interrupted before acquiring lock '" + name + "'");
+      throw new InterruptedException("interrupted before acquiring " + what);
     }
     long start = System.nanoTime();
-    HeldLease mine = owner == null ? null : byThread.get(new ThreadKey(name, owner));
+    boolean permit = claim.kind() == Claim.Kind.PERMIT;
+    HeldLease mine = owner == null ? null : byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), owner));
     if (mine != null && options.reentrant() && mine.enterAgain()) {
       return new LeaseHandle(this, mine);
     }
-    if (mine != null && !options.reentrant() && mine.isValid()) {
+    if (mine != null && !options.reentrant() && !permit && mine.isValid()) {
       if (timeoutNanos == 0) {
         emit(() -> events.gaveUp(name, Duration.ZERO, LockEvents.GiveUpReason.TIMEOUT));
         return null; // one attempt finds the lock taken, as for any holder
       }
       // waiting for our own release would never end (or only at the deadline): say so at once
-      throw new IllegalStateException("lock '" + name + "' is already held by the calling thread ("
+      throw new IllegalStateException(what + " is already held by the calling thread ("
           + owner.getName() + ") through this client, and reentrancy is off (LockOptions.reentrant(false)): "
           + "waiting would never end; release that lease first, or turn reentrancy on");
     }
+    if (owner != null && (claim.kind() == Claim.Kind.READ || claim.kind() == Claim.Kind.WRITE)) {
+      Claim other = claim.kind() == Claim.Kind.READ ? Claim.write() : Claim.read();
+      HeldLease otherSide = byThread.get(new ThreadKey(HeldLease.threadKey(name, other), owner));
+      if (otherSide != null && otherSide.isValid()) {
+        if (timeoutNanos == 0) {
+          emit(() -> events.gaveUp(name, Duration.ZERO, LockEvents.GiveUpReason.TIMEOUT));
+          return null; // one attempt finds the other side held, as for any holder
+        }
+        throw new IllegalStateException("the calling thread (" + owner.getName() + ") holds the " + other
+            + " lock of read-write lock '" + name + "' through this client and asked for the " + claim + " lock: "
+            + (claim.kind() == Claim.Kind.WRITE ? "upgrading" : "downgrading") + " is not supported, as the wait "
+            + "would never end; release the " + other + " lock first");
+      }
+    }
+    String key = HeldLease.resourceKey(name, claim);
     boolean bounded = timeoutNanos != Long.MAX_VALUE;
     long deadline = start + timeoutNanos;
     String ownerId = clientId + ":" + leaseSeq.incrementAndGet();
     long leaseNanos = options.lease().toNanos();
     // compute() keeps adding and removing atomic per name, so no waiter lands in a set that was just dropped
-    waiting.compute(name, (k, set) -> {
+    waiting.compute(key, (k, set) -> {
       Set<Waiter> peers = set == null ? ConcurrentHashMap.newKeySet() : set;
       peers.add(waiter);
       return peers;
@@ -205,20 +274,20 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     boolean granted = false;
     LockEvents.GiveUpReason reason = LockEvents.GiveUpReason.TIMEOUT;
     try {
-      attempt = backend.attempt(name, ownerId, options.lease(), waiter::wake);
+      attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
       while (true) {
         if (waiter.isCancelled()) {
-          throw new CancellationException("acquiring lock '" + name + "' was cancelled");
+          throw new CancellationException("acquiring " + what + " was cancelled");
         }
         if (closed.get()) {
-          throw new LockException("lock client for " + config.uri() + " was closed while waiting for lock '" + name + "'");
+          throw new LockException("lock client for " + config.uri() + " was closed while waiting for " + what);
         }
         waiter.clear();
         long pollStart = System.nanoTime();
         long epoch = sessionEpoch.get();
         Poll poll = attempt.poll();
         if (poll.isGranted()) {
-          HeldLease lease = register(name, ownerId, options, poll, pollStart, leaseNanos, owner);
+          HeldLease lease = register(name, claim, ownerId, options, poll, pollStart, leaseNanos, owner);
           granted = true;
           if (poll.isSessionGrant() && sessionEpoch.get() != epoch) {
             // The session ended while this grant was on its way: it is registered now, so either
@@ -227,7 +296,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             releaseQuietly(lease);
             granted = false;
             ownerId = clientId + ":" + leaseSeq.incrementAndGet();
-            attempt = backend.attempt(name, ownerId, options.lease(), waiter::wake);
+            attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
             continue;
           }
           if (poll.isSessionGrant() && !options.autoRenew() && guarantees.has(Guarantees.Feature.EXTEND)) {
@@ -257,7 +326,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       reason = LockEvents.GiveUpReason.ERROR;
       throw e;
     } finally {
-      waiting.computeIfPresent(name, (k, peers) -> {
+      waiting.computeIfPresent(key, (k, peers) -> {
         peers.remove(waiter);
         return peers.isEmpty() ? null : peers;
       });
@@ -266,7 +335,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           try {
             attempt.abandon();
           } catch (RuntimeException e) {
-            LOG.warn("withdrawing from lock '{}' failed: {}", name, e.toString());
+            LOG.warn("withdrawing from {} failed: {}", what, e.toString());
           }
         }
         long waited = System.nanoTime() - start;
@@ -276,7 +345,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
-  private HeldLease register(String name, String ownerId, LockOptions options, Poll poll, long pollStart,
+  private HeldLease register(String name, Claim claim, String ownerId, LockOptions options, Poll poll, long pollStart,
       long leaseNanos, Thread owner) {
     boolean session = poll.isSessionGrant();
     boolean sessionHeld = session && options.autoRenew();
@@ -285,22 +354,23 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     // a session grant held without renewal ends with its lease, or sooner if the session's bound comes first
     long leaseEnd = pollStart + leaseNanos;
     long validUntil = session && !sessionHeld && (bound == Long.MAX_VALUE || bound - leaseEnd > 0) ? leaseEnd : bound;
-    BackendLease bl = new BackendLease(name, ownerId, poll.fencingToken(), options.lease(), poll.state());
+    BackendLease bl = new BackendLease(name, claim, ownerId, poll.fencingToken(), options.lease(), poll.state());
     HeldLease lease = new HeldLease(bl, scheduled, session, sessionHeld, owner, pollStart, validUntil, leaseNanos);
     held.put(ownerId, lease);
-    if (owner != null) {
-      byThread.put(new ThreadKey(name, owner), lease); // reentrant or not: a nested acquire must find it
+    if (owner != null && (claim.kind() != Claim.Kind.PERMIT || options.reentrant())) {
+      // reentrant or not: a nested acquire must find it (a semaphore without reentrancy takes a new permit instead)
+      byThread.put(new ThreadKey(lease.threadKey, owner), lease);
     }
     if (closed.get()) {
       // close() ran while we polled: it may have missed this lease, so give it back now
       releaseQuietly(lease);
-      throw new LockException("lock client for " + config.uri() + " was closed while acquiring lock '" + name + "'");
+      throw new LockException("lock client for " + config.uri() + " was closed while acquiring " + HeldLease.describe(name, claim));
     }
     scheduleBy(lease.nextDue());
     return lease;
   }
 
-  CompletableFuture<Lease> acquireAsync(String name, LockOptions options, long timeoutNanos, Duration timeout) {
+  CompletableFuture<Lease> acquireAsync(String name, Claim claim, LockOptions options, long timeoutNanos, Duration timeout) {
     ensureOpen();
     Waiter waiter = new Waiter();
     CompletableFuture<Lease> future = new CompletableFuture<>();
@@ -309,7 +379,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     try {
       background.execute(() -> {
         try {
-          LeaseHandle lease = acquire(name, options, timeoutNanos, waiter, null);
+          LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
           if (lease == null) {
             future.completeExceptionally(new LockTimeoutException(name, timeout));
           } else if (!future.complete(lease)) {
@@ -318,7 +388,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         } catch (CancellationException e) {
           future.cancel(false);
         } catch (InterruptedException e) {
-          future.completeExceptionally(new LockException("acquiring lock '" + name + "' was interrupted", e));
+          future.completeExceptionally(new LockException("acquiring " + HeldLease.describe(name, claim) + " was interrupted", e));
           Thread.currentThread().interrupt();
         } catch (Throwable e) {
           future.completeExceptionally(e);
@@ -331,8 +401,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   }
 
   /** Finds the lease a thread holds reentrantly, for the {@link java.util.concurrent.locks.Lock} view. */
-  HeldLease heldBy(String name, Thread thread) {
-    return byThread.get(new ThreadKey(name, thread));
+  HeldLease heldBy(String name, Claim claim, Thread thread) {
+    return byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), thread));
   }
 
   /**
@@ -348,6 +418,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       if (!backend.extend(lease.backendLease, ceilMillis(left))) {
         markLost(lease, LeaseLostException.Reason.TAKEN, "the server no longer had it as ours when its expiry was set");
       }
+    } catch (UnsupportedOperationException e) {
+      LOG.debug("{} (token {}): the backend cannot have the server end it with its lease; this client ends it on time, "
+          + "and the server when the session ends: {}", HeldLease.describe(lease.name, lease.claim), lease.token, e.toString());
     } catch (RuntimeException e) {
       LOG.warn("lock '{}' (token {}): could not have the server end it with its lease, so a crash of this process "
           + "leaves it held until the session ends; this client still ends it on time: {}", lease.name, lease.token, e.toString());
@@ -367,6 +440,13 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
+  private static void requireExclusive(HeldLease lease, String method) {
+    if (!lease.claim.isExclusive()) {
+      throw new UnsupportedOperationException(method + "() is for leases of exclusive locks; this lease is on "
+          + HeldLease.describe(lease.name, lease.claim));
+    }
+  }
+
   /** Moves the server's expiry of a lease held without auto-renew. */
   boolean extend(HeldLease lease, Duration newLease) {
     if (newLease == null) {
@@ -379,6 +459,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           + "so extend() is not for it: take the lock with LockOptions.autoRenew(false) to set its expiry yourself");
     }
     requireFeature(Guarantees.Feature.EXTEND, "extend");
+    requireExclusive(lease, "extend");
     if (!lease.isValid()) {
       return false;
     }
@@ -420,7 +501,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       ours = inTime ? backend.releaseAfter(lease.backendLease, keep) : backend.release(lease.backendLease);
       return ours && inTime;
     } finally {
-      wakeWaiters(lease.name);
+      wakeWaiters(lease.resourceKey);
       boolean stillHeld = ours && inTime;
       long heldFor = System.nanoTime() - lease.grantedAt;
       emit(() -> events.released(lease.name, lease.token, Duration.ofNanos(heldFor), stillHeld));
@@ -429,6 +510,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   void checkHoldAfterRelease(HeldLease lease) {
     requireFeature(Guarantees.Feature.HOLD_AFTER_RELEASE, "releaseAfter");
+    requireExclusive(lease, "releaseAfter");
     if (lease.holds.get() > 1) {
       throw new IllegalStateException("lock '" + lease.name + "' is held " + lease.holds.get() + " times by "
           + (lease.owner == null ? "this lease" : "thread " + lease.owner.getName())
@@ -454,7 +536,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       ours = backend.release(lease.backendLease);
       return ours && inTime;
     } finally {
-      wakeWaiters(lease.name);
+      wakeWaiters(lease.resourceKey);
       boolean stillHeld = ours && inTime;
       long heldFor = System.nanoTime() - lease.grantedAt;
       emit(() -> events.released(lease.name, lease.token, Duration.ofNanos(heldFor), stillHeld));
@@ -469,7 +551,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       } catch (RuntimeException e) {
         LOG.warn("releasing lock '{}' (token {}) failed; it expires with its lease: {}", lease.name, lease.token, e.toString());
       } finally {
-        wakeWaiters(lease.name);
+        wakeWaiters(lease.resourceKey);
       }
     }
   }
@@ -477,13 +559,13 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   private void forget(HeldLease lease) {
     held.remove(lease.ownerId, lease);
     if (lease.owner != null) {
-      byThread.remove(new ThreadKey(lease.name, lease.owner), lease);
+      byThread.remove(new ThreadKey(lease.threadKey, lease.owner), lease);
     }
   }
 
-  /** Waiters of this client for the same lock need no server round trip to learn of a release. */
-  private void wakeWaiters(String name) {
-    Set<Waiter> peers = waiting.get(name);
+  /** Waiters of this client for the same resource need no server round trip to learn of a release. */
+  private void wakeWaiters(String resourceKey) {
+    Set<Waiter> peers = waiting.get(resourceKey);
     if (peers != null) {
       peers.forEach(Waiter::wake);
     }
@@ -506,7 +588,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       lease.lost.complete(loss);
       events.lost(lease.name, lease.token, loss);
     });
-    wakeWaiters(lease.name);
+    wakeWaiters(lease.resourceKey);
   }
 
   @Override

@@ -47,7 +47,18 @@ public final class Guarantees {
      * {@link Lease#releaseAfter(java.time.Duration)} gives a lease up but has the server keep
      * the lock held until a time, through the holder's close, crash or killed process.
      */
-    HOLD_AFTER_RELEASE
+    HOLD_AFTER_RELEASE,
+    /**
+     * {@link LockClient#semaphore(String, int)}: at most N leases at once, each leased, renewed,
+     * owner-checked and fenced like a lock's; a dead holder's permit comes back within its lease
+     * plus the backend's slack.
+     */
+    SEMAPHORES,
+    /**
+     * {@link LockClient#readWriteLock(String)}: many readers or one writer, leased, renewed,
+     * owner-checked and fenced like a lock; a waiting writer is not starved by a stream of readers.
+     */
+    READ_WRITE_LOCKS
   }
 
   /**

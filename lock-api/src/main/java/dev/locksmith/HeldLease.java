@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.BackendLease;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -10,6 +11,11 @@ final class HeldLease {
   enum State { HELD, RELEASED, LOST }
 
   final String name;
+  final Claim claim;
+  /** Keys the client's waiters of the same resource (a lock, a semaphore, a read-write lock). */
+  final String resourceKey;
+  /** Keys the holding thread's reentrancy: a semaphore, a lock, or one side of a read-write lock. */
+  final String threadKey;
   final String ownerId;
   final long token;
   final long leaseNanos;
@@ -31,6 +37,9 @@ final class HeldLease {
   HeldLease(BackendLease backendLease, boolean scheduledRenewal, boolean sessionGrant, boolean sessionHeld, Thread owner,
       long grantedAt, long validUntil, long leaseNanos) {
     this.name = backendLease.name();
+    this.claim = backendLease.claim();
+    this.resourceKey = resourceKey(name, claim);
+    this.threadKey = threadKey(name, claim);
     this.ownerId = backendLease.ownerId();
     this.token = backendLease.fencingToken();
     this.backendLease = backendLease;
@@ -42,6 +51,49 @@ final class HeldLease {
     this.validUntil = validUntil;
     this.leaseNanos = leaseNanos;
     this.nextRenewAt = scheduledRenewal ? grantedAt + renewInterval() : Long.MAX_VALUE;
+  }
+
+  /**
+   * Names can hold no control characters, so a NUL-prefixed key never meets a lock's own name.
+   *
+   * @return the key of the resource a claim is on, for waking this client's waiters of it
+   */
+  static String resourceKey(String name, Claim claim) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return "\0sem\0" + name;
+      case READ:
+      case WRITE:
+        return "\0rw\0" + name;
+      default:
+        return name;
+    }
+  }
+
+  /** @return the key of a thread's holding of a claim: one per lock, semaphore, or read-write side */
+  static String threadKey(String name, Claim claim) {
+    switch (claim.kind()) {
+      case READ:
+        return "\0r\0" + name;
+      case WRITE:
+        return "\0w\0" + name;
+      default:
+        return resourceKey(name, claim);
+    }
+  }
+
+  /** @return how messages name the resource: "lock 'x'", "semaphore 'x'", "read lock of 'x'" */
+  static String describe(String name, Claim claim) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return "semaphore '" + name + "'";
+      case READ:
+        return "read lock of '" + name + "'";
+      case WRITE:
+        return "write lock of '" + name + "'";
+      default:
+        return "lock '" + name + "'";
+    }
   }
 
   long renewInterval() {

@@ -35,6 +35,71 @@ public interface LockClient extends AutoCloseable {
    */
   DistributedLock lock(String name, LockOptions options);
 
+  /**
+   * A counting semaphore: at most {@code permits} leases at once across every client, each lease
+   * one permit, leased, renewed, owner-checked and fenced like a lock's (tokens strictly increase
+   * across the semaphore's grants). A holder that dies frees its permit within its lease plus the
+   * backend's slack. Every acquire takes a permit of its own (the client's default options with
+   * reentrancy off, as {@link java.util.concurrent.Semaphore}); pass options with reentrancy on
+   * to have the holding thread get its own permit back, counted.
+   *
+   * <p>Every client must give the same count: an acquire that gives another count while permits
+   * are held fails with {@link IllegalStateException} naming both counts. The count can change
+   * once no permit is held. {@link DistributedLock#state()} is {@link LockState#unknown()};
+   * {@link Lease#extend} and {@link Lease#releaseAfter} are for exclusive locks only.
+   *
+   * @param name the semaphore's name, as for {@link #lock(String)}; a semaphore is a resource of
+   *     its own, apart from a lock or read-write lock of the same name
+   * @param permits how many leases may be held at once, 1 to 10,000
+   * @return the semaphore, as a {@link DistributedLock} whose every lease is one permit
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is not valid or {@code permits} is out of range
+   * @throws UnsupportedOperationException if the backend does not declare
+   *     {@link Guarantees.Feature#SEMAPHORES}
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedLock semaphore(String name, int permits);
+
+  /**
+   * @param name as for {@link #semaphore(String, int)}
+   * @param permits as for {@link #semaphore(String, int)}
+   * @param options how its permits are held; {@link LockOptions#reentrant()} says whether the
+   *     holding thread gets its own permit back
+   * @return the semaphore
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} or {@code permits} is not valid
+   * @throws UnsupportedOperationException if the backend does not declare
+   *     {@link Guarantees.Feature#SEMAPHORES}
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedLock semaphore(String name, int permits, LockOptions options);
+
+  /**
+   * A read-write lock: many readers or one writer; see {@link DistributedReadWriteLock} for what
+   * it guarantees. Both sides are held with the client's default options.
+   *
+   * @param name the read-write lock's name, as for {@link #lock(String)}; a resource of its own
+   * @return the read-write lock
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code name} is not valid
+   * @throws UnsupportedOperationException if the backend does not declare
+   *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedReadWriteLock readWriteLock(String name);
+
+  /**
+   * @param name as for {@link #readWriteLock(String)}
+   * @param options how both sides are held
+   * @return the read-write lock
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code name} is not valid
+   * @throws UnsupportedOperationException if the backend does not declare
+   *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
+   * @throws IllegalStateException if the client is closed
+   */
+  DistributedReadWriteLock readWriteLock(String name, LockOptions options);
+
   /** @return what the backend promises, as data */
   Guarantees guarantees();
 

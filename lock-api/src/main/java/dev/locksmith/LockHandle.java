@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import dev.locksmith.spi.Claim;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -11,13 +12,15 @@ import java.util.concurrent.locks.Lock;
 final class LockHandle implements DistributedLock {
   private final ClientCore core;
   private final String name;
+  private final Claim claim;
   private final LockOptions options;
   private final LockOptions reentrantOptions;
   private final Lock view = new View();
 
-  LockHandle(ClientCore core, String name, LockOptions options) {
+  LockHandle(ClientCore core, String name, Claim claim, LockOptions options) {
     this.core = core;
     this.name = name;
+    this.claim = claim;
     this.options = options;
     this.reentrantOptions = options.reentrant() ? options : options.toBuilder().reentrant(true).build();
   }
@@ -34,13 +37,13 @@ final class LockHandle implements DistributedLock {
 
   @Override
   public Lease acquire() throws InterruptedException {
-    return core.acquire(name, options, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+    return core.acquire(name, claim, options, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
   }
 
   @Override
   public Lease acquire(Duration timeout) throws InterruptedException {
     long nanos = Names.timeoutNanos(timeout);
-    Lease lease = core.acquire(name, options, nanos, new Waiter(), Thread.currentThread());
+    Lease lease = core.acquire(name, claim, options, nanos, new Waiter(), Thread.currentThread());
     if (lease == null) {
       throw new LockTimeoutException(name, timeout);
     }
@@ -50,7 +53,7 @@ final class LockHandle implements DistributedLock {
   @Override
   public Optional<Lease> tryAcquire() {
     try {
-      return Optional.ofNullable(core.acquire(name, options, 0, new Waiter(), Thread.currentThread()));
+      return Optional.ofNullable(core.acquire(name, claim, options, 0, new Waiter(), Thread.currentThread()));
     } catch (InterruptedException e) {
       // One attempt does not wait, so an interrupt is not ours to consume: keep the flag set.
       Thread.currentThread().interrupt();
@@ -61,17 +64,20 @@ final class LockHandle implements DistributedLock {
   @Override
   public Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException {
     long nanos = Names.timeoutNanos(timeout);
-    return Optional.ofNullable(core.acquire(name, options, nanos, new Waiter(), Thread.currentThread()));
+    return Optional.ofNullable(core.acquire(name, claim, options, nanos, new Waiter(), Thread.currentThread()));
   }
 
   @Override
   public CompletableFuture<Lease> acquireAsync(Duration timeout) {
     long nanos = Names.timeoutNanos(timeout);
-    return core.acquireAsync(name, options, nanos, timeout);
+    return core.acquireAsync(name, claim, options, nanos, timeout);
   }
 
   @Override
   public LockState state() {
+    if (!claim.isExclusive()) {
+      return LockState.unknown(); // state reads are for exclusive locks
+    }
     return core.inspect(name);
   }
 
@@ -82,7 +88,7 @@ final class LockHandle implements DistributedLock {
 
   @Override
   public String toString() {
-    return "DistributedLock{'" + name + "', " + options + "}";
+    return "DistributedLock{'" + name + "'" + (claim.isExclusive() ? "" : ", " + claim) + ", " + options + "}";
   }
 
   /** {@link Lock} semantics over the core's per-thread reentrancy. */
@@ -93,7 +99,7 @@ final class LockHandle implements DistributedLock {
       try {
         while (true) {
           try {
-            core.acquire(name, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+            core.acquire(name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
             return;
           } catch (InterruptedException e) {
             interrupted = true; // Lock.lock() is uninterruptible: keep waiting, restore the flag after
@@ -108,13 +114,13 @@ final class LockHandle implements DistributedLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-      core.acquire(name, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+      core.acquire(name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
     }
 
     @Override
     public boolean tryLock() {
       try {
-        return core.acquire(name, reentrantOptions, 0, new Waiter(), Thread.currentThread()) != null;
+        return core.acquire(name, claim, reentrantOptions, 0, new Waiter(), Thread.currentThread()) != null;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return false;
@@ -127,14 +133,14 @@ final class LockHandle implements DistributedLock {
         throw new NullPointerException("`unit` was null but it must be a TimeUnit");
       }
       long nanos = Math.max(0, unit.toNanos(time));
-      return core.acquire(name, reentrantOptions, nanos, new Waiter(), Thread.currentThread()) != null;
+      return core.acquire(name, claim, reentrantOptions, nanos, new Waiter(), Thread.currentThread()) != null;
     }
 
     @Override
     public void unlock() {
-      HeldLease lease = core.heldBy(name, Thread.currentThread());
+      HeldLease lease = core.heldBy(name, claim, Thread.currentThread());
       if (lease == null) {
-        throw new IllegalMonitorStateException("lock '" + name + "' is not held by thread " + Thread.currentThread().getName());
+        throw new IllegalMonitorStateException(HeldLease.describe(name, claim) + " is not held by thread " + Thread.currentThread().getName());
       }
       boolean held = core.releaseHolding(lease);
       if (!held) {

@@ -6,6 +6,7 @@ import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Poll;
@@ -19,7 +20,7 @@ final class LocalBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
           Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND,
-          Feature.HOLD_AFTER_RELEASE)
+          Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
@@ -67,11 +68,35 @@ final class LocalBackend implements LockBackend {
   }
 
   @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    if (claim.isExclusive()) {
+      return attempt(name, ownerId, lease, wake);
+    }
+    String key = LocalSpace.sharedKey(name, claim);
+    LocalSpace.Queued me = new LocalSpace.Queued(ownerId, wake);
+    long leaseNanos = lease.toNanos();
+    space.enqueueShared(key, me);
+    return new LockAttempt() {
+      @Override
+      public Poll poll() {
+        long r = space.tryTakeShared(key, name, claim, me, leaseNanos);
+        return r > 0 ? Poll.granted(r, null) : Poll.busy(Duration.ofNanos(-r));
+      }
+
+      @Override
+      public void abandon() {
+        space.withdrawShared(key, me);
+      }
+    };
+  }
+
+  @Override
   public List<Renewal> renew(List<BackendLease> leases) {
     List<Renewal> out = new ArrayList<>(leases.size());
     for (BackendLease lease : leases) {
       try {
-        String why = space.renew(lease.name(), lease.ownerId(), lease.lease().toNanos());
+        String why = lease.claim().isExclusive() ? space.renew(lease.name(), lease.ownerId(), lease.lease().toNanos())
+            : space.renewShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId(), lease.lease().toNanos());
         out.add(why == null ? Renewal.renewed() : Renewal.lost(why));
       } catch (RuntimeException e) {
         out.add(Renewal.failed(e));
@@ -82,6 +107,9 @@ final class LocalBackend implements LockBackend {
 
   @Override
   public boolean extend(BackendLease lease, java.time.Duration newLease) {
+    if (!lease.claim().isExclusive()) {
+      return space.renewShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
+    }
     return space.renew(lease.name(), lease.ownerId(), newLease.toNanos()) == null;
   }
 
@@ -92,6 +120,9 @@ final class LocalBackend implements LockBackend {
 
   @Override
   public boolean release(BackendLease lease) {
+    if (!lease.claim().isExclusive()) {
+      return space.releaseShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId());
+    }
     return space.release(lease.name(), lease.ownerId());
   }
 

@@ -53,13 +53,17 @@ public final class LocalLockProvider implements LockProvider {
 
   /**
    * Frees a lock as if the server had lost it: its holder's next renewal finds it gone and
-   * reports the lease lost.
+   * reports the lease lost. The semaphore and the read-write lock of the same name lose every
+   * lease too.
    *
    * @param space the space ({@code default} for {@code local:})
    * @param lockName the lock
    */
   public static void revoke(String space, String lockName) {
-    LocalSpace.named(Objects.requireNonNull(space, "space")).revoke(Objects.requireNonNull(lockName, "lockName"));
+    LocalSpace s = LocalSpace.named(Objects.requireNonNull(space, "space"));
+    s.revoke(Objects.requireNonNull(lockName, "lockName"));
+    s.revokeShared(LocalSpace.sharedKey(lockName, dev.locksmith.spi.Claim.permit(1)));
+    s.revokeShared(LocalSpace.sharedKey(lockName, dev.locksmith.spi.Claim.read()));
   }
 
   /**

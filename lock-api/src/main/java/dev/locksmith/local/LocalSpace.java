@@ -2,10 +2,14 @@ package dev.locksmith.local;
 
 import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.LockState;
+import dev.locksmith.spi.Claim;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -19,6 +23,8 @@ final class LocalSpace {
   final String name;
   private final ReentrantLock mutex = new ReentrantLock();
   private final Map<String, Entry> locks = new HashMap<>();
+  /** Semaphores and read-write locks, by {@link #sharedKey}: apart from locks of the same name. */
+  private final Map<String, Shared> shared = new HashMap<>();
   private volatile boolean suspended;
 
   /** One lock: its holder, its fence counter (kept after release), and its FIFO queue of waiters. */
@@ -27,6 +33,29 @@ final class LocalSpace {
     long expiresAt;
     long fence;
     final ArrayDeque<Queued> queue = new ArrayDeque<>();
+  }
+
+  /**
+   * One semaphore or read-write lock: its live leases, the count the semaphore's leases were
+   * taken with, its fence counter (kept after release), every waiter (woken on each release),
+   * and the writers waiting (no new reader while there is one: writer preference).
+   */
+  private static final class Shared {
+    int permits;
+    long fence;
+    final Map<String, Holding> holders = new LinkedHashMap<>();
+    final Set<Queued> waiters = new LinkedHashSet<>();
+    final Set<Queued> writersWaiting = new LinkedHashSet<>();
+  }
+
+  private static final class Holding {
+    final boolean write;
+    long expiresAt;
+
+    Holding(boolean write, long expiresAt) {
+      this.write = write;
+      this.expiresAt = expiresAt;
+    }
   }
 
   static final class Queued {
@@ -231,6 +260,141 @@ final class LocalSpace {
     Queued head = e.queue.peekFirst();
     if (head != null) {
       head.wake.run();
+    }
+  }
+
+  // ---------------------------------------------------------------- semaphores and read-write locks
+
+  static String sharedKey(String name, Claim claim) {
+    return (claim.kind() == Claim.Kind.PERMIT ? "sem\0" : "rw\0") + name;
+  }
+
+  private Shared shared(String key) {
+    return shared.computeIfAbsent(key, k -> new Shared());
+  }
+
+  /** Drops leases whose time is up; a semaphore with none left forgets its count. */
+  private static void purge(Shared s, long now) {
+    s.holders.values().removeIf(h -> now - h.expiresAt >= 0);
+    if (s.holders.isEmpty()) {
+      s.permits = 0;
+    }
+  }
+
+  void enqueueShared(String key, Queued q) {
+    mutex.lock();
+    try {
+      shared(key).waiters.add(q);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * @return the fence granted, or the negative of the nanoseconds until a lease in the way ends
+   * @throws IllegalStateException if a semaphore is asked for with another count than its live leases'
+   */
+  long tryTakeShared(String key, String name, Claim claim, Queued me, long leaseNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Shared s = shared(key);
+      long now = System.nanoTime();
+      purge(s, now);
+      boolean free;
+      switch (claim.kind()) {
+        case PERMIT:
+          if (!s.holders.isEmpty() && s.permits != claim.permits()) {
+            throw Claim.permitsInUse(name, claim.permits(), s.permits);
+          }
+          free = s.holders.size() < claim.permits();
+          break;
+        case WRITE:
+          free = s.holders.isEmpty();
+          if (!free) {
+            s.writersWaiting.add(me);
+          }
+          break;
+        default:
+          free = s.writersWaiting.isEmpty() && s.holders.values().stream().noneMatch(h -> h.write);
+      }
+      if (!free) {
+        long next = Long.MAX_VALUE;
+        for (Holding h : s.holders.values()) {
+          next = Math.min(next, h.expiresAt - now);
+        }
+        return next == Long.MAX_VALUE ? -50_000_000L : -Math.max(1, next); // readers held back by a writer: recheck
+      }
+      s.waiters.remove(me);
+      s.writersWaiting.remove(me);
+      s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
+      s.holders.put(me.ownerId, new Holding(claim.kind() == Claim.Kind.WRITE, now + leaseNanos));
+      return ++s.fence;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Withdraws a waiter; gives back a grant the withdrawn attempt may hold; wakes the rest. */
+  void withdrawShared(String key, Queued me) {
+    mutex.lock();
+    try {
+      Shared s = shared(key);
+      boolean wasWriter = s.writersWaiting.remove(me);
+      s.waiters.remove(me);
+      boolean held = s.holders.remove(me.ownerId) != null;
+      if (wasWriter || held) {
+        s.waiters.forEach(q -> q.wake.run()); // readers held back by that writer may go now
+      }
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** @return null if renewed, else why not */
+  String renewShared(String key, String ownerId, long leaseNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Shared s = shared(key);
+      long now = System.nanoTime();
+      Holding h = s.holders.get(ownerId);
+      if (h == null || now - h.expiresAt >= 0) {
+        return "the lease is no longer among the live leases";
+      }
+      h.expiresAt = now + leaseNanos;
+      return null;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  boolean releaseShared(String key, String ownerId) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Shared s = shared(key);
+      Holding h = s.holders.remove(ownerId);
+      if (h == null) {
+        return false;
+      }
+      s.waiters.forEach(q -> q.wake.run());
+      return System.nanoTime() - h.expiresAt < 0;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Forgets every lease of a semaphore or read-write lock, as a server that lost them would. */
+  void revokeShared(String key) {
+    mutex.lock();
+    try {
+      Shared s = shared(key);
+      s.holders.clear();
+      s.permits = 0;
+      s.waiters.forEach(q -> q.wake.run());
+    } finally {
+      mutex.unlock();
     }
   }
 }

@@ -9,6 +9,7 @@ public final class BackendLease {
   private final long fencingToken;
   private final Duration lease;
   private final Object state;
+  private final Claim claim;
 
   /**
    * @param name the lock's name
@@ -18,6 +19,19 @@ public final class BackendLease {
    * @param state what the backend returned with the grant
    */
   public BackendLease(String name, String ownerId, long fencingToken, Duration lease, Object state) {
+    this(name, Claim.exclusive(), ownerId, fencingToken, lease, state);
+  }
+
+  /**
+   * @param name the resource's name
+   * @param claim what the lease took of it
+   * @param ownerId the owner id the lease was acquired with
+   * @param fencingToken the lease's token
+   * @param lease the lease time asked for
+   * @param state what the backend returned with the grant
+   */
+  public BackendLease(String name, Claim claim, String ownerId, long fencingToken, Duration lease, Object state) {
+    this.claim = java.util.Objects.requireNonNull(claim, "claim");
     this.name = name;
     this.ownerId = ownerId;
     this.fencingToken = fencingToken;
@@ -28,6 +42,11 @@ public final class BackendLease {
   /** @return the lock's name */
   public String name() {
     return name;
+  }
+
+  /** @return what the lease took: a whole lock, a permit, or a side of a read-write lock */
+  public Claim claim() {
+    return claim;
   }
 
   /** @return the owner id the lease was acquired with */
@@ -52,6 +71,6 @@ public final class BackendLease {
 
   @Override
   public String toString() {
-    return "BackendLease{" + name + ", owner " + ownerId + ", token " + fencingToken + "}";
+    return "BackendLease{" + name + (claim.isExclusive() ? "" : " (" + claim + ")") + ", owner " + ownerId + ", token " + fencingToken + "}";
   }
 }

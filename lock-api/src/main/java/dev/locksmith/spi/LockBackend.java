@@ -58,6 +58,32 @@ public interface LockBackend extends AutoCloseable {
   LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake);
 
   /**
+   * Starts one acquisition of a semaphore permit or a side of a read-write lock (or, for
+   * {@link Claim#exclusive()}, of a lock, which the default passes to
+   * {@link #attempt(String, String, Duration, Runnable)}). The core calls it only for a claim
+   * whose feature the backend declares ({@link dev.locksmith.Guarantees.Feature#SEMAPHORES},
+   * {@link dev.locksmith.Guarantees.Feature#READ_WRITE_LOCKS}); {@link Claim} says what the
+   * server must keep true. The lease comes back to {@link #renew}, {@link #release},
+   * {@link #extend} and {@link #releaseAfter} with its claim in {@link BackendLease#claim()}: a
+   * backend that declares either feature must handle every method for those leases too (extend
+   * and releaseAfter may throw {@link UnsupportedOperationException} for them; the core then
+   * says so to the user). {@link #inspect} is for exclusive locks only.
+   *
+   * @param name the resource's name, already checked
+   * @param claim what to take
+   * @param ownerId as for locks
+   * @param lease as for locks
+   * @param wake as for locks: also after a release of a permit or side of the same resource
+   * @return the attempt
+   */
+  default LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    if (claim.isExclusive()) {
+      return attempt(name, ownerId, lease, wake);
+    }
+    throw new UnsupportedOperationException(this + " has no " + Claim.noun(claim.kind()) + "s");
+  }
+
+  /**
    * @return true if held locks stay held by a session the backend keeps alive itself (ZooKeeper
    *     session, etcd lease); the core then never calls {@link #renew(List)} and relies on
    *     {@link BackendContext} for loss

@@ -5,6 +5,7 @@ import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.LockProvider;
@@ -123,7 +124,13 @@ final class KitProbe {
 
     @Override
     public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
-      LockAttempt attempt = backend.attempt(name, ownerId, lease, wake);
+      return attempt(name, Claim.exclusive(), ownerId, lease, wake);
+    }
+
+    @Override
+    public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+      LockAttempt attempt = claim.isExclusive() ? backend.attempt(name, ownerId, lease, wake)
+          : backend.attempt(name, claim, ownerId, lease, wake);
       return new LockAttempt() {
         @Override
         public Poll poll() throws InterruptedException {
