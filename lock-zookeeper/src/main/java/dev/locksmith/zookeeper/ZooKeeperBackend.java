@@ -81,6 +81,11 @@ import org.slf4j.LoggerFactory;
  * learns the leader's time now from a write of its own (see {@link #leaderNow()}), then deletes
  * an expired head with a versioned delete, so an extend that lands first wins. Nothing on a
  * client clock decides that a lock is free.
+ *
+ * <p><b>Semaphores and read-write locks</b> queue the same way under parents of their own
+ * ({@link NodeNames#parent}); {@link ClaimQueue} says which nodes ahead stand in a waiter's way,
+ * and the token of such a grant is the zxid of a write made with it ({@code fence()}), since
+ * their grants need not come in their nodes' order. Extend and release-after are for locks only.
  */
 final class ZooKeeperBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
