@@ -401,6 +401,55 @@ class ZooKeeperSemaphoreIT {
     }
   }
 
+  /**
+   * Counted with Curator's tracer: an uncontended permit or read side, acquired and released, sends
+   * four requests, one more than a lock: the create (in the background) with the children read
+   * sent right behind it, the multi that makes the token, and the delete. Released within
+   * {@link ZooKeeperBackend#WATCH_DELAY}, no watch is set on the node.
+   */
+  @Test
+  void anUncontendedPermitOrReadSendsFourRequestsAndTokensRise() throws Exception {
+    RecordingContext ca = new RecordingContext();
+    try (ZooKeeperBackend a = open(ca)) {
+      String name = name();
+      for (Claim claim : List.of(Claim.permit(2), Claim.read())) {
+        Waiting warm = new Waiting(a, ca, name, claim, 0);
+        assertThat(warm.release(warm.granted())).isTrue(); // the parent nodes exist from now on
+      }
+      Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
+      a.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
+        @Override
+        public void addTrace(String trace, long time, TimeUnit unit) {
+          traced.merge(trace, 1, Integer::sum);
+        }
+
+        @Override
+        public void addCount(String counter, int increment) {
+        }
+      });
+      int n = 10;
+      List<Long> tokens = new ArrayList<>();
+      for (int i = 1; i <= n; i++) {
+        Waiting w = new Waiting(a, ca, name, i % 2 == 0 ? Claim.permit(2) : Claim.read(), i);
+        Poll grant = w.attempt.poll();
+        assertThat(grant.isGranted()).as("uncontended acquire %d", i).isTrue();
+        tokens.add(grant.fencingToken());
+        assertThat(w.release(grant)).isTrue();
+      }
+      Thread.sleep(3 * ZooKeeperBackend.WATCH_DELAY.toMillis()); // a watch of a lease held too long is set by now
+      a.curator().checkExists().forPath("/"); // answered in order: every request sent before has been answered
+      Map<String, Integer> all = new java.util.TreeMap<>(traced);
+      Integer watches = all.remove("ExistsBuilderImpl-Background");
+      assertThat(watches == null ? 0 : watches).as("own-node watches over %d holds of about a millisecond", n)
+          .isLessThanOrEqualTo(2);
+      assertThat(all).as("operations over %d uncontended acquire + release, then one exists", n)
+          .isEqualTo(Map.of("CreateBuilderImpl-Background", n, "GetChildrenBuilderImpl-Foreground", n,
+              "CuratorMultiTransactionImpl-Foreground", n, "DeleteBuilderImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
+      assertThat(tokens).as("tokens of a semaphore and a read-write lock: zxids of their grants").isSorted()
+          .doesNotHaveDuplicates();
+    }
+  }
+
   private static boolean pollOnce(LockAttempt attempt) throws InterruptedException {
     return attempt.poll().isGranted();
   }
