@@ -21,6 +21,8 @@ final class NodeNames {
   static final String PERMIT_MARK = "permit-";
   /** Our part of a read-write lock waiter's node name, before its owner. */
   static final String RW_MARK = "rw-";
+  /** What comes before a permit node's count, after its owner. */
+  private static final String COUNT_MARK = "-of-";
   private static final String READ_TAIL = "read";
   private static final String WRITE_TAIL = "write";
   /** The node under the namespace that holds one parent node per semaphore. */
@@ -147,7 +149,7 @@ final class NodeNames {
   static String claimBase(Claim claim, String ownerId) {
     switch (claim.kind()) {
       case PERMIT:
-        return PERMIT_MARK + encode(ownerId) + "-of-" + claim.permits() + "-";
+        return PERMIT_MARK + encode(ownerId) + COUNT_MARK + claim.permits() + "-";
       case READ:
         return RW_MARK + encode(ownerId) + "-" + READ_TAIL + "-";
       case WRITE:
@@ -163,17 +165,13 @@ final class NodeNames {
    */
   static int permitsOf(String nodeName) {
     String tail = tail(nodeName);
-    if (tail == null || tail.isEmpty() || tail.length() > 5 || !nodeName.contains("-" + PERMIT_MARK)) {
+    if (tail == null || tail.isEmpty() || tail.length() > 5 || !tail.chars().allMatch(c -> c >= '0' && c <= '9')
+        || !nodeName.contains("-" + PERMIT_MARK)) {
       return -1;
     }
-    for (int i = 0; i < tail.length(); i++) {
-      if (tail.charAt(i) < '0' || tail.charAt(i) > '9') {
-        return -1;
-      }
-    }
+    int of = nodeName.length() - SEQUENCE_DIGITS - 1 - tail.length() - COUNT_MARK.length(); // where "-of-" must begin
     int permits = Integer.parseInt(tail);
-    return permits >= 1 && permits <= Claim.MAX_PERMITS && nodeName.endsWith("-of-" + tail + "-" + nodeName.substring(
-        nodeName.length() - SEQUENCE_DIGITS)) ? permits : -1;
+    return of > 0 && nodeName.startsWith(COUNT_MARK, of) && permits >= 1 && permits <= Claim.MAX_PERMITS ? permits : -1;
   }
 
   /**

@@ -104,6 +104,10 @@ class ClaimQueueTest {
     String permit = node(Claim.permit(4), "of-9-x:1");
     assertThat(NodeNames.permitsOf(permit)).isEqualTo(4);
     assertThat(NodeNames.permitsOf(reader)).isEqualTo(-1);
+    assertThat(NodeNames.permitsOf(node(Claim.permit(Claim.MAX_PERMITS), "a:1"))).isEqualTo(Claim.MAX_PERMITS);
+    assertThat(NodeNames.permitsOf("_c_x-permit-a-of-0-0000000001")).as("no semaphore has 0 permits").isEqualTo(-1);
+    assertThat(NodeNames.permitsOf("_c_x-permit-a-to-4-0000000001")).as("a count without its mark").isEqualTo(-1);
+    assertThat(NodeNames.permitsOf("_c_x-permit-a-of-4")).as("no sequence number").isEqualTo(-1);
     assertThat(NodeNames.hasBase(permit, NodeNames.claimBase(Claim.permit(4), "of-9-x:1"))).isTrue();
     assertThat(NodeNames.hasBase(permit, NodeNames.claimBase(Claim.permit(4), "9-x:1"))).isFalse();
   }
