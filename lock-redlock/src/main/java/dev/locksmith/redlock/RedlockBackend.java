@@ -368,15 +368,18 @@ final class RedlockBackend implements LockBackend {
     }
 
     /**
-     * The release of one of this attempt's rounds that did not win. A writer's marks itself
-     * waiting again where it gives a server back, so readers stay out while it retries.
+     * The release of one of this attempt's rounds that did not win. A writer marks itself waiting
+     * again where it gives a server back, so readers stay out while it retries. A reader's is
+     * published as a release, not marked unheld: a reader that lost the race to a writer's marks
+     * waits behind them and does not retry, so the writer that found those reads in its way is
+     * woken now rather than at its next recheck.
      */
     private Call unheldReleaseCall(String value) {
       if (claim.kind() == Claim.Kind.WRITE) {
         return new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
             List.of(value, channel, UNHELD + value, ownerId, Long.toString(writerMarkMillis(lease))));
       }
-      return releaseCall(name, claim, value, slot, UNHELD + value);
+      return releaseCall(name, claim, value, slot, claim.kind() == Claim.Kind.READ ? value : UNHELD + value);
     }
 
     /** @return the outcome, or null if a majority was out of reach and {@code last} is false */
