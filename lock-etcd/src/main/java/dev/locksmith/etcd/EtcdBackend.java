@@ -9,6 +9,7 @@ import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -44,7 +45,10 @@ import org.slf4j.LoggerFactory;
  * revision holds the lock, each waiter watches only the key just before its own (FIFO, no herd),
  * and the create revision is the fencing token. A lock held without auto-renew, and a hold after
  * release, move their key onto an etcd lease of its own ({@link EtcdLeaseControl}), so that etcd
- * ends them on its own clock even when this client is gone.
+ * ends them on its own clock even when this client is gone. Semaphores and read-write locks queue
+ * keys the same way under ranges of their own ({@link KeyNames}, {@link QueueRule}): a permit is
+ * granted while fewer keys than its permits are ahead of it, a writer when no key is, a reader
+ * when no writer's key is (arrival order). Their token is the revision of the grant's write.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
@@ -52,7 +56,7 @@ final class EtcdBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
           Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS,
-          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"
@@ -69,7 +73,7 @@ final class EtcdBackend implements LockBackend {
           "etcd times leases with its monotonic clock and the client times keep-alive with System.nanoTime")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own key: its name carries our lease and is not reused before it is deleted; a new holder has a key of its own")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt deletes its own key whether or not its create reached etcd")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision, from etcd's cluster-wide revision counter, which never goes back")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision (for a permit or a read-write side, the revision of the grant's write), from etcd's cluster-wide revision counter, which never goes back")
       .build();
 
   final EtcdSettings settings;
@@ -576,6 +580,16 @@ final class EtcdBackend implements LockBackend {
     return new EtcdAttempt(this, name, ownerId, wake);
   }
 
+  /**
+   * A semaphore permit or a side of a read-write lock queues a key like a lock's, under a range
+   * of its own ({@link KeyNames}), and waits while a key it must not pass is ahead of it
+   * ({@link QueueRule}); its lease then lives, is lost, extended and released as a lock's.
+   */
+  @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    return new EtcdAttempt(this, name, claim, ownerId, wake);
+  }
+
   /** Notes a revision etcd answered with. */
   void saw(long revision) {
     seenRevision.accumulateAndGet(revision, Math::max);
@@ -610,6 +624,9 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException("releaseAfter is for exclusive locks; " + lease + " is not one");
+    }
     return leaseControl.releaseAfter(lease, keep);
   }
 
