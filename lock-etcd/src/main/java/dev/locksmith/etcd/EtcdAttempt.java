@@ -7,6 +7,7 @@ import dev.locksmith.spi.Poll;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
@@ -20,9 +21,10 @@ import java.util.List;
 /**
  * One acquisition of a lock, a semaphore permit or a side of a read-write lock: creates our key
  * once, then on every poll asks etcd whether a key with a lower create revision that we must not
- * pass is left ({@link QueueRule}). If one is, it watches only that key for deletion, from
- * etcd's current revision (a watch from an older one lands in etcd's slow catch-up group), and
- * reads again once the watch is registered. Every grant follows a read that found our own key still there, so a key deleted
+ * pass is left ({@link QueueRule}). If one is, it watches only that key for deletion (a semaphore
+ * of several permits: its range, see {@link #watchAhead}), from etcd's current revision (a watch
+ * from an older one lands in etcd's slow catch-up group), and reads again once the watch is
+ * registered. Every grant follows a read that found our own key still there, so a key deleted
  * while we waited (lease expired, revoked) is never reported as held (etcd issue 11456).
  */
 final class EtcdAttempt implements LockAttempt {
@@ -77,7 +79,7 @@ final class EtcdAttempt implements LockAttempt {
       }
       KeyValue predecessor;
       long readRevision;
-      List<io.etcd.jetcd.kv.GetResponse> answers;
+      List<GetResponse> answers;
       // whether this round's transaction created our key: it is then the grant if nothing is ahead
       boolean createdNow = false;
       if (myRevision == 0) {

@@ -18,6 +18,11 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.DeleteResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
@@ -73,7 +78,8 @@ final class EtcdBackend implements LockBackend {
           "etcd times leases with its monotonic clock and the client times keep-alive with System.nanoTime")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own key: its name carries our lease and is not reused before it is deleted; a new holder has a key of its own")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt deletes its own key whether or not its create reached etcd")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision (for a permit or a read-write side, the revision of the grant's write), from etcd's cluster-wide revision counter, which never goes back")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision (for a permit or a read-write"
+          + " side, the revision of the grant's write), from etcd's cluster-wide revision counter, which never goes back")
       .build();
 
   final EtcdSettings settings;
@@ -635,18 +641,32 @@ final class EtcdBackend implements LockBackend {
     Held held = (Held) lease.state();
     keys.remove(held.key, held.entry);
     held.entry.held = false;
-    // A plain delete, no compare: nobody else writes a key of this name. It carries our lease,
-    // which only this client uses, and its suffix stays ours until the key is known deleted, so
-    // the key here is the one we created, or none (lease expired or revoked). A transaction
-    // comparing the create revision first measured about a third more etcd CPU per acquire +
-    // release (lock-bench FINDINGS 9).
+    // A lock's key is deleted plainly, no compare: nobody else writes a key of this name. It
+    // carries our lease, which only this client uses, and its suffix stays ours until the key is
+    // known deleted, so the key here is the one we created, or none (lease expired or revoked). A
+    // transaction comparing the create revision first measured about a third more etcd CPU per
+    // acquire + release (lock-bench FINDINGS 9).
     try {
-      DeleteResponse r = calls.awaitUninterruptibly(client.getKVClient().delete(held.key), settings.requestTimeout,
-          "releasing lock '" + lease.name() + "'");
-      saw(r.getHeader().getRevision());
+      boolean deleted;
+      if (lease.claim().isExclusive()) {
+        DeleteResponse r = calls.awaitUninterruptibly(client.getKVClient().delete(held.key), settings.requestTimeout,
+            "releasing lock '" + lease.name() + "'");
+        saw(r.getHeader().getRevision());
+        deleted = r.getDeleted() > 0;
+      } else {
+        // A permit's or a side's is compared with its create revision: a release delayed or sent
+        // twice must free nothing once the key's name is in use again (kit rules 18.2, 19.9), and
+        // the permit it would free is one any waiter may take at once.
+        TxnResponse r = calls.awaitUninterruptibly(client.getKVClient().txn()
+            .If(new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)))
+            .Then(Op.delete(held.key, DeleteOption.DEFAULT))
+            .commit(), settings.requestTimeout, "releasing " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
+        saw(r.getHeader().getRevision());
+        deleted = r.isSucceeded() && r.getDeleteResponses().get(0).getDeleted() > 0;
+      }
       // Deleted now, or gone before (expired, revoked): either way no key of ours is left under this name.
       held.slot.free();
-      return r.getDeleted() > 0;
+      return deleted;
     } catch (RuntimeException e) {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
       retryLater(held.key, held.slot.session, held.slot::free);

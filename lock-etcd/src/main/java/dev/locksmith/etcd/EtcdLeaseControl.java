@@ -52,7 +52,8 @@ final class EtcdLeaseControl {
 
   boolean extend(BackendLease lease, Duration newLease) {
     EtcdBackend.Held held = (EtcdBackend.Held) lease.state();
-    String what = "extending " + dev.locksmith.spi.Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' to " + dev.locksmith.spi.Durations.format(newLease);
+    String what = "extending " + dev.locksmith.spi.Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' to "
+        + dev.locksmith.spi.Durations.format(newLease);
     long leaseId = grant(newLease, what);
     TxnResponse r;
     try {

@@ -62,12 +62,12 @@ abstract class QueueRule {
   abstract Op[] reads(long before);
 
   /**
-   * @param name the resource's name, for messages
+   * @param resource the resource's name, for messages
    * @param answers the answers to {@link #reads}
    * @return the key that keeps us waiting (the one to watch), or null if we may be granted
    * @throws IllegalStateException if a semaphore is in use with another count than ours
    */
-  abstract KeyValue blocker(String name, List<GetResponse> answers);
+  abstract KeyValue blocker(String resource, List<GetResponse> answers);
 
   /**
    * @return whether a grant after waiting must be written (our key put again, in a transaction
@@ -89,7 +89,7 @@ abstract class QueueRule {
       }
 
       @Override
-      KeyValue blocker(String name, List<GetResponse> answers) {
+      KeyValue blocker(String resource, List<GetResponse> answers) {
         return first(answers.get(0));
       }
 
@@ -120,12 +120,12 @@ abstract class QueueRule {
        * refused too, naming that count).
        */
       @Override
-      KeyValue blocker(String name, List<GetResponse> answers) {
+      KeyValue blocker(String resource, List<GetResponse> answers) {
         List<KeyValue> ahead = answers.get(0).getKvs();
         for (KeyValue kv : ahead) {
           int inUse = permitsOf(range, kv.getKey());
           if (inUse > 0 && inUse != permits) {
-            throw Claim.permitsInUse(name, permits, inUse);
+            throw Claim.permitsInUse(resource, permits, inUse);
           }
         }
         return ahead.size() < permits ? null : ahead.get(permits - 1);
@@ -159,7 +159,7 @@ abstract class QueueRule {
       }
 
       @Override
-      KeyValue blocker(String name, List<GetResponse> answers) {
+      KeyValue blocker(String resource, List<GetResponse> answers) {
         return first(answers.get(0));
       }
 
@@ -181,7 +181,7 @@ abstract class QueueRule {
       }
 
       @Override
-      KeyValue blocker(String name, List<GetResponse> answers) {
+      KeyValue blocker(String resource, List<GetResponse> answers) {
         return first(answers.get(0));
       }
 

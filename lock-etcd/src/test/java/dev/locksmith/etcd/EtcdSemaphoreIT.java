@@ -11,6 +11,7 @@ import dev.locksmith.LockOptions;
 import dev.locksmith.Locks;
 import dev.locksmith.spi.Abandonable;
 import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
@@ -251,8 +252,9 @@ class EtcdSemaphoreIT {
       LockAttempt late = backend.attempt(name, Claim.read(), "r-late", Duration.ofSeconds(30), () -> { });
       assertThat(early.poll().isGranted()).isFalse();
       assertThat(late.poll().isGranted()).isFalse();
-      assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, Claim.write(), "w", w.fencingToken(), Duration.ofSeconds(30), w.state())))
-          .isTrue();
+      BackendLease written = new BackendLease(name, Claim.write(), "w", w.fencingToken(), Duration.ofSeconds(30), w.state());
+      assertThat(backend.release(written)).isTrue();
+      assertThat(backend.release(written)).as("the same release sent again").isFalse();
       Poll lateGrant = late.poll();
       Poll earlyGrant = early.poll();
       assertThat(lateGrant.isGranted()).isTrue();
