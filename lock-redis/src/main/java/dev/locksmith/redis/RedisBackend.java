@@ -51,7 +51,8 @@ final class RedisBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
+          Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's INCR of the lock's slot counter, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -119,7 +120,8 @@ final class RedisBackend implements LockBackend {
             + "narrows the window, it does not close it";
     return Guarantees.builder()
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
+            Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "a paused holder's key expires with its lease and the next holder's token, from the same primary's fence INCR, is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
