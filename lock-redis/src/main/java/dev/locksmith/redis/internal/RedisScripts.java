@@ -34,6 +34,19 @@ public final class RedisScripts {
       this.sha = sha1(text);
     }
 
+    /**
+     * Internal: for lock-redlock's own scripts (semaphores and read-write locks over several
+     * servers), run with {@link RedisNode#eval} like these; not loaded at connect, so the first
+     * call on each server costs one more round trip (EVALSHA, then EVAL).
+     *
+     * @param name a short name, for messages
+     * @param text the Lua text
+     * @return the script with its SHA-1
+     */
+    public static Script of(String name, String text) {
+      return new Script(name, text);
+    }
+
     @Override
     public String toString() {
       return name;
