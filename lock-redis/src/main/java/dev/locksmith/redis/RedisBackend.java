@@ -390,7 +390,8 @@ final class RedisBackend implements LockBackend {
     }
 
     private String what() {
-      return claim.kind() == Claim.Kind.PERMIT ? "a permit of semaphore '" + name + "'" : "the " + claim + " lock of read-write lock '" + name + "'";
+      return claim.kind() == Claim.Kind.PERMIT ? "a permit of semaphore '" + name + "'"
+          : "the " + claim + " lock of read-write lock '" + name + "'";
     }
 
     private void leave() {
