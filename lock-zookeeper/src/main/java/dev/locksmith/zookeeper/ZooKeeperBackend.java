@@ -105,7 +105,8 @@ final class ZooKeeperBackend implements LockBackend {
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
-          + "with renewal off, by the first waiter once the leader's clock passes the lease's expiry")
+          + "with renewal off, a lock's by the first waiter once the leader's clock passes the lease's expiry (a permit's or "
+          + "side's when the session times out)")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the session may expire "
           + "before the grant is seen, and the next holder's czxid is greater")
       .promise(Fault.SERVER_RESTART, Promise.SAFE, "ZooKeeper logs every node to disk before acknowledging it, so "
@@ -122,8 +123,8 @@ final class ZooKeeperBackend implements LockBackend {
           + "protection id and our owner id")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "Curator's protected mode finds a node whose create succeeded "
           + "before a connection loss; an abandoned attempt deletes it")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the node's czxid, never the sequence number, "
-          + "which restarts with a new container node")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "a lock's token is its node's czxid, never the sequence number, "
+          + "which restarts with a new container node; a permit's or side's is the zxid of the write made with its grant")
       .build();
 
   private final CuratorFramework curator;
