@@ -319,7 +319,7 @@ final class JdbcBackend implements LockBackend {
     try {
       LeaseTable.Freed freed = table.release(lease.name(), lease.ownerId());
       if (bells != null) {
-        bells.released(lease.ownerId(), freed.waiters); // after the commit: a woken waiter finds the row free
+        bells.released(lease.ownerId(), freed.ours); // after the commit: a woken waiter finds the row free
       }
       return freed.ours;
     } catch (SQLException e) {

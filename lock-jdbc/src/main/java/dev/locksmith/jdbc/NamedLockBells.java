@@ -26,16 +26,18 @@ import org.slf4j.LoggerFactory;
  * MySQL and MariaDB: wakes waiters of other clients with named locks ({@code GET_LOCK}), as
  * door bells. Each client has a bell per lock name, {@link #bell(String, String, String)
  * bell(table, client, name)}, held by its one bell connection from its first grant of that lock
- * on; a release that finds a waiter queued lets it go (rings it), and the bell then stays free
- * until the client's next grant of that lock. A release that finds no waiter keeps it held, so
- * a client that takes and releases a lock nobody waits for sends no bell statement after its
- * first grant. A waiter's client runs one watcher per waited name on a connection of its own,
+ * on. After a release has committed, the bell thread asks the wait queue whether a waiter is
+ * queued (one SELECT on the bell connection); only then does it let the bell go (rings it), and
+ * the bell then stays free until the client's next grant of that lock. A release that finds no
+ * waiter keeps it held, so a client that takes and releases a lock nobody waits for sends one
+ * bell statement per release (that SELECT) after its first grant. A waiter's client runs one watcher per waited name on a connection of its own,
  * blocked in {@code GET_LOCK} on the bell of the client that holds the lock (the client part of
  * the owner id its poll read): the ring lets it through, it lets the bell go again and wakes the
  * client's waiters of that name, which poll the table.
  *
  * <p>No wake-up is lost: a waiter that read the lock held was queued, under the row lock,
- * before that holder's release could read the queue, so the release rings (see
+ * before that holder's release got the row lock, so before it committed, and the check after
+ * the commit sees the ticket and rings (see
  * {@link LeaseTable}, the note before {@code releaseOnce}); a watcher that asks only after the
  * ring finds the bell free (level-triggered: the holder's client takes it again only at its
  * next grant of the lock, which the queue keeps from it while that waiter is first). A client
@@ -66,6 +68,7 @@ final class NamedLockBells implements AutoCloseable {
   static final int MAX_IDLE_BELLS = 256;
 
   private final DataSource source;
+  private final LeaseTable leaseTable;
   private final String table;
   private final String endpoint;
   private final ScheduledThreadPoolExecutor ringer;
@@ -79,18 +82,21 @@ final class NamedLockBells implements AutoCloseable {
   private volatile boolean closed;
 
   private static final class Lease {
+    final String name;
     final String bell;
     long untilNanos;
 
-    Lease(String bell, long untilNanos) {
+    Lease(String name, String bell, long untilNanos) {
+      this.name = name;
       this.bell = bell;
       this.untilNanos = untilNanos;
     }
   }
 
-  NamedLockBells(DataSource source, String table, String endpoint) {
+  NamedLockBells(DataSource source, LeaseTable leaseTable, String endpoint) {
     this.source = source;
-    this.table = table;
+    this.leaseTable = leaseTable;
+    this.table = leaseTable.table();
     this.endpoint = endpoint;
     ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "locksmith-jdbc-bell-" + THREADS.incrementAndGet());
@@ -136,7 +142,7 @@ final class NamedLockBells implements AutoCloseable {
   void granted(String name, String ownerId, long leaseMillis) {
     submit(() -> {
       String bell = bell(table, client(ownerId), name);
-      leases.put(ownerId, new Lease(bell, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
+      leases.put(ownerId, new Lease(name, bell, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
       take(bell);
     });
   }
@@ -154,16 +160,17 @@ final class NamedLockBells implements AutoCloseable {
   /**
    * After a release or a loss.
    *
-   * @param waiters whether the release found a waiter queued: then ring the bell
+   * @param freed whether a release of ours freed the row (committed): then ring the bell if a
+   *     waiter is queued
    */
-  void released(String ownerId, boolean waiters) {
+  void released(String ownerId, boolean freed) {
     submit(() -> {
       Lease l = leases.remove(ownerId);
       if (l == null) {
         return;
       }
-      held.computeIfPresent(l.bell, (b, t) -> System.nanoTime());
-      if (waiters) {
+      if (held.computeIfPresent(l.bell, (b, t) -> System.nanoTime()) != null && freed
+          && leaseTable.waitersQueued(bellConnection(), l.name)) {
         ring(l.bell);
       }
     });
