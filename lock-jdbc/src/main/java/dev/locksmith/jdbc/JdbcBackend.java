@@ -317,11 +317,11 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     try {
-      LeaseTable.Freed freed = table.release(lease.name(), lease.ownerId());
+      boolean ours = table.release(lease.name(), lease.ownerId());
       if (bells != null) {
-        bells.released(lease.ownerId(), freed.ours); // after the commit: a woken waiter finds the row free
+        bells.released(lease.ownerId(), ours); // after the commit: a woken waiter finds the row free
       }
-      return freed.ours;
+      return ours;
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
     }

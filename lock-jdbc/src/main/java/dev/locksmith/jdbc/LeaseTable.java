@@ -453,17 +453,8 @@ final class LeaseTable {
     return now - expiresAt <= CLOCK_ALLOWANCE_MILLIS;
   }
 
-  /** What a release found. */
-  static final class Freed {
-    /** Whether the row was still ours, and is now free. */
-    final boolean ours;
-    Freed(boolean ours) {
-      this.ours = ours;
-    }
-  }
-
-  /** Owner-checked: never frees another holder's lock. */
-  Freed release(String name, String owner) throws SQLException {
+  /** @return whether the row was still ours: owner-checked, never frees another holder's lock */
+  boolean release(String name, String owner) throws SQLException {
     return onceMore(() -> releaseOnce(name, owner));
   }
 
@@ -490,7 +481,7 @@ final class LeaseTable {
    * after the release has committed, so after every ticket committed before the release got the
    * row lock. JdbcWaitQueueIT forces interleaving (a) on every database.
    */
-  private Freed releaseOnce(String name, String owner) throws SQLException {
+  private boolean releaseOnce(String name, String owner) throws SQLException {
     try (Connection c = borrow()) {
       // Our own pool's connections are in transaction mode: UPDATE, then COMMIT.
       boolean auto = c.getAutoCommit();
@@ -499,7 +490,7 @@ final class LeaseTable {
         ps.setString(2, owner);
         int n;
         if (channel == null) {
-          n = ps.executeUpdate(); // MySQL/MariaDB: 1 for our row + 1 per live ticket
+          n = ps.executeUpdate();
         } else {
           ps.setString(3, channel);
           ps.setString(4, name);
@@ -510,7 +501,7 @@ final class LeaseTable {
         if (!auto) {
           c.commit();
         }
-        return new Freed(n > 0);
+        return n > 0;
       } catch (SQLException | RuntimeException e) {
         if (!auto) {
           rollbackQuietly(c);
