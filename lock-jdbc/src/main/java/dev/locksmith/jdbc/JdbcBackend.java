@@ -184,9 +184,14 @@ final class JdbcBackend implements LockBackend {
           listening = true;
         }
         if (rung) {
-          bells.arm(name, t.fence != holderFence);
-          holderFence = t.fence;
-          return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
+          // The holder's client rings its bell when it releases while we are queued. Free with
+          // an earlier waiter first in line, there is no holder's bell to watch until that
+          // waiter takes it, which it is about to: then we poll with the backoff below.
+          bells.arm(name, t.holder, t.fence != holderFence);
+          if (t.holder != null) {
+            holderFence = t.fence;
+            return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(untilExpiry, fallbackNanos))));
+          }
         }
         if (listener != null) {
           if (t.queuedBehind && !nudged) {
@@ -279,7 +284,7 @@ final class JdbcBackend implements LockBackend {
           if (ours.contains(l.ownerId())) {
             bells.renewed(l.ownerId(), Math.max(1, l.lease().toMillis()));
           } else {
-            bells.released(l.ownerId());
+            bells.released(l.ownerId(), false);
           }
         }
         out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
@@ -314,7 +319,7 @@ final class JdbcBackend implements LockBackend {
     try {
       boolean ours = table.release(lease.name(), lease.ownerId());
       if (bells != null) {
-        bells.released(lease.ownerId()); // after the commit: a woken waiter finds the row free
+        bells.released(lease.ownerId(), ours); // after the commit: a woken waiter finds the row free
       }
       return ours;
     } catch (SQLException e) {
@@ -348,9 +353,9 @@ final class JdbcBackend implements LockBackend {
       boolean ours = table.releaseAfter(lease.name(), lease.ownerId(), ms);
       if (bells != null) {
         if (ours) {
-          bells.renewed(lease.ownerId(), ms); // the bell rings at the hold's end
+          bells.renewed(lease.ownerId(), ms); // its bell stays held through the hold; waiters poll at its end
         } else {
-          bells.released(lease.ownerId());
+          bells.released(lease.ownerId(), false);
         }
       }
       return ours;

@@ -213,7 +213,7 @@ public final class JdbcLockProvider implements LockProvider {
     }
     ReleaseListener listener = leases.channel() == null ? null
         : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
-    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, table, endpoint) : null;
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, leases, endpoint) : null;
     return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
         ioTimeout, backoffMin, backoffMax, pool, listener, bells, () -> { });
   }
@@ -277,7 +277,7 @@ public final class JdbcLockProvider implements LockProvider {
     // PostgreSQL: the DataSource lends one connection for the client's lifetime, to LISTEN on.
     ReleaseListener listener = leases.channel() == null ? null : new ReleaseListener(ds, leases.channel(), endpoint, 0);
     // MySQL/MariaDB: the DataSource lends a connection for the bells and one per watched name.
-    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, table, endpoint) : null;
+    NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, leases, endpoint) : null;
     return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
         listener != null || bells != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
   }

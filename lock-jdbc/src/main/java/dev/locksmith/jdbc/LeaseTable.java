@@ -57,6 +57,7 @@ final class LeaseTable {
   private final String headTicket;
   private final String deleteTicket;
   private final String release;
+  private final String waitersQueued;
   private final String extend;
   private final String holdAfterRelease;
   private final String selectOwnerIfLive;
@@ -93,11 +94,21 @@ final class LeaseTable {
         + " ORDER BY ticket LIMIT 1";
     this.deleteTicket = "DELETE FROM " + queueTable + " WHERE name = ? AND owner = ?";
     String free = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
-    // PostgreSQL: announce the release in the same statement (no extra round trip), to every
-    // client's listener; delivered at commit. Always, not only when a ticket is seen: a waiter
-    // that enqueues while this statement waits for the row lock is not in its snapshot.
-    this.release = channel == null ? free
-        : "WITH freed AS (" + free + " RETURNING name) SELECT COUNT(*) FROM freed, pg_notify(?, ?)";
+    // PostgreSQL: announce the release to every client's listener (delivered at commit), but
+    // only while a waiter is queued: an uncontended release then sends no pg_notify, whose commit
+    // takes the cluster-wide notification queue lock and wakes every listener. The check is a
+    // second statement sent in the same round trip, never a part of the UPDATE: see the note
+    // before releaseOnce for why that loses no wake-up, and why inside the UPDATE it would.
+    if (channel != null) {
+      this.release = free + "; SELECT pg_notify(?, ?) WHERE EXISTS (SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + ")";
+    } else {
+      // MySQL/MariaDB: the bell thread asks whether a waiter is queued after the commit
+      // (waitersQueued); H2: waiters poll. A multi-table UPDATE joining the queue would answer
+      // in the same statement, but measured slower on MariaDB than the plain UPDATE and the
+      // bell statements it was to save.
+      this.release = free;
+    }
+    this.waitersQueued = "SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + " LIMIT 1";
     // Ours and not expired: the same test a taker applies (heldAt), by the same database clock.
     String live = " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
     this.extend = "UPDATE " + table + " SET expires_at = " + now + " + ?" + live;
@@ -124,17 +135,20 @@ final class LeaseTable {
     final long ticket;
     /** For a busy lock: it is free, but an earlier waiter is first in line. */
     final boolean queuedBehind;
+    /** For a held lock: the owner column (a lease's owner id, or a hold's marker); null otherwise. */
+    final String holder;
 
-    private Take(boolean granted, long fence, long remainingMillis, long ticket, boolean queuedBehind) {
+    private Take(boolean granted, long fence, long remainingMillis, long ticket, boolean queuedBehind, String holder) {
       this.granted = granted;
       this.fence = fence;
       this.remainingMillis = remainingMillis;
       this.ticket = ticket;
       this.queuedBehind = queuedBehind;
+      this.holder = holder;
     }
 
     static Take granted(long fence) {
-      return new Take(true, fence, 0, 0, false);
+      return new Take(true, fence, 0, 0, false, null);
     }
   }
 
@@ -256,7 +270,7 @@ final class LeaseTable {
     // Busy, or free with an earlier waiter first in line: keep our place, or take one at the end.
     long ours = ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis) ? ticket : enqueue(c, name, owner, ticketMillis);
     if (held) {
-      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1, ours, false);
+      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1, ours, false, current);
     }
     long wait = ticketMillis;
     try (PreparedStatement ps = c.prepareStatement(headTicket)) {
@@ -267,7 +281,7 @@ final class LeaseTable {
         }
       }
     }
-    return new Take(false, fence, Math.max(0, wait), ours, true);
+    return new Take(false, fence, Math.max(0, wait), ours, true, null);
   }
 
   private boolean refreshTicket(Connection c, String name, String owner, long ticket, long ticketMillis) throws SQLException {
@@ -379,6 +393,19 @@ final class LeaseTable {
     }
   }
 
+  /**
+   * MySQL/MariaDB, on the bell connection (autocommit) after a release has committed: whether a
+   * live ticket is queued for the name, so the release's bell must ring.
+   */
+  boolean waitersQueued(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(waitersQueued)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
   /** @return the PostgreSQL channel releases of this table are announced on; null on other databases */
   String channel() {
     return channel;
@@ -431,6 +458,29 @@ final class LeaseTable {
     return onceMore(() -> releaseOnce(name, owner));
   }
 
+  /*
+   * Why a release that announces itself only to queued waiters loses no wake-up. A waiter
+   * subscribes first (PostgreSQL: registers with the client's listener; MySQL/MariaDB: its
+   * watcher will wait on the bell of the holder it reads), then polls: its take transaction
+   * locks the lock's row (SELECT ... FOR UPDATE) and, finding it held, enqueues or refreshes
+   * its ticket before it commits. The release needs the same row lock. So either
+   *  (a) the waiter's transaction holds the row lock first: the release waits for its commit,
+   *      and then reads the queue (after it holds the row lock, or after its commit) and sees the
+   *      ticket, so it announces; or
+   *  (b) the release holds it first: the waiter's SELECT ... FOR UPDATE waits for the release's
+   *      commit and reads the row as the release left it, free: the waiter takes it, or, if an
+   *      older ticket is queued, queues behind it; that older ticket was committed before the
+   *      release got the row lock, so by (a) the release saw it and announced to its waiter.
+   * What (a) needs is a read of the queue that comes after the row lock is ours, and that is
+   * where the databases differ. PostgreSQL reads with a snapshot per statement, taken when the
+   * statement starts, and an UPDATE that waited for a row lock re-reads only its target row:
+   * an EXISTS inside the UPDATE (or a CTE around it) would not see a ticket committed while it
+   * waited, and that waiter would sleep to its fallback poll. So the check is a second
+   * statement, sent in the same round trip, whose snapshot is taken after the UPDATE. On
+   * MySQL/MariaDB the bell thread reads the queue (waitersQueued, autocommit: a fresh read view)
+   * after the release has committed, so after every ticket committed before the release got the
+   * row lock. JdbcWaitQueueIT forces interleaving (a) on every database.
+   */
   private boolean releaseOnce(String name, String owner) throws SQLException {
     try (Connection c = borrow()) {
       // Our own pool's connections are in transaction mode: UPDATE, then COMMIT.
@@ -444,9 +494,9 @@ final class LeaseTable {
         } else {
           ps.setString(3, channel);
           ps.setString(4, name);
-          try (ResultSet rs = ps.executeQuery()) {
-            n = rs.next() ? rs.getInt(1) : 0;
-          }
+          ps.setString(5, name);
+          ps.execute(); // two statements, one round trip: the UPDATE's count, then the notification's row (or none)
+          n = ps.getUpdateCount();
         }
         if (!auto) {
           c.commit();

@@ -7,12 +7,13 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -22,12 +23,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * MySQL and MariaDB: wakes waiters of other clients with named locks ({@code GET_LOCK}), as a
- * door bell. While this client holds a lock, its one bell connection also holds the named lock
- * {@link #bell(String, String) bell(name)}; a release lets it go. A waiter's client runs one
- * watcher per waited name on a connection of its own, blocked in {@code GET_LOCK(bell)}: the
- * release lets it through at once, it lets the bell go again and wakes the client's waiters of
- * that name, which poll the table.
+ * MySQL and MariaDB: wakes waiters of other clients with named locks ({@code GET_LOCK}), as
+ * door bells. Each client has a bell per lock name, {@link #bell(String, String, String)
+ * bell(table, client, name)}, held by its one bell connection from its first grant of that lock
+ * on. After a release has committed, the bell thread asks the wait queue whether a waiter is
+ * queued (one SELECT on the bell connection); only then does it let the bell go (rings it), and
+ * the bell then stays free until the client's next grant of that lock. A release that finds no
+ * waiter keeps it held, so a client that takes and releases a lock nobody waits for sends one
+ * bell statement per release (that SELECT) after its first grant. A waiter's client runs one watcher per waited name on a connection of its own,
+ * blocked in {@code GET_LOCK} on the bell of the client that holds the lock (the client part of
+ * the owner id its poll read): the ring lets it through, it lets the bell go again and wakes the
+ * client's waiters of that name, which poll the table.
+ *
+ * <p>No wake-up is lost: a waiter that read the lock held was queued, under the row lock,
+ * before that holder's release got the row lock, so before it committed, and the check after
+ * the commit sees the ticket and rings (see
+ * {@link LeaseTable}, the note before {@code releaseOnce}); a watcher that asks only after the
+ * ring finds the bell free (level-triggered: the holder's client takes it again only at its
+ * next grant of the lock, which the queue keeps from it while that waiter is first). A client
+ * drops the bells of locks it has not held for {@link #IDLE_NANOS}, and keeps at most
+ * {@link #MAX_IDLE_BELLS} idle ones.
  *
  * <p>Correctness never depends on it: the table decides every grant, and a waiter still polls
  * at the holder's expiry and by a fallback interval. A bell found free (the holder has not
@@ -47,31 +62,41 @@ final class NamedLockBells implements AutoCloseable {
   private static final long FREE_BELL_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
   /** A watcher without waiters keeps its connection this long, for the lock's next waiters. */
   private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** A bell of a lock this client has not held for this long is let go. */
+  static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+  /** Most bells of locks not held now that the bell connection keeps; beyond, the oldest go. */
+  static final int MAX_IDLE_BELLS = 256;
 
   private final DataSource source;
+  private final LeaseTable leaseTable;
   private final String table;
   private final String endpoint;
-  private final ScheduledExecutorService ringer;
+  private final ScheduledThreadPoolExecutor ringer;
   private final Map<String, Watcher> watchers = new ConcurrentHashMap<>();
-  /** Ringer thread only: owner id → bell held for that lease, and until when at most. */
-  private final Map<String, Held> held = new HashMap<>();
+  /** Ringer thread only: owner id → that lease's bell, and until when the lease runs at most. */
+  private final Map<String, Lease> leases = new HashMap<>();
+  /** Ringer thread only: the bells our bell connection holds → when a lease of ours last used it (nanoTime). */
+  private final Map<String, Long> held = new HashMap<>();
   /** Ringer thread only. */
   private Connection bellConnection;
   private volatile boolean closed;
 
-  private static final class Held {
+  private static final class Lease {
+    final String name;
     final String bell;
     long untilNanos;
 
-    Held(String bell, long untilNanos) {
+    Lease(String name, String bell, long untilNanos) {
+      this.name = name;
       this.bell = bell;
       this.untilNanos = untilNanos;
     }
   }
 
-  NamedLockBells(DataSource source, String table, String endpoint) {
+  NamedLockBells(DataSource source, LeaseTable leaseTable, String endpoint) {
     this.source = source;
-    this.table = table;
+    this.leaseTable = leaseTable;
+    this.table = leaseTable.table();
     this.endpoint = endpoint;
     ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "locksmith-jdbc-bell-" + THREADS.incrementAndGet());
@@ -80,70 +105,136 @@ final class NamedLockBells implements AutoCloseable {
     });
     s.setRemoveOnCancelPolicy(true);
     this.ringer = s;
+    long sweep = IDLE_NANOS / 3;
+    s.scheduleWithFixedDelay(() -> submit(this::dropIdleBells), sweep, sweep, TimeUnit.NANOSECONDS);
   }
 
   /**
-   * @return the named lock for a lock of a table: at most 64 characters (MySQL's limit), the
-   *     same in every client
+   * @param client the client part of an owner id, see {@link #client(String)}
+   * @return the named lock for a lock of a table and a client: at most 64 characters (MySQL's
+   *     limit), the same in every client
    */
-  static String bell(String table, String name) {
+  static String bell(String table, String client, String name) {
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest((table + "\u0000" + name).getBytes(StandardCharsets.UTF_8));
+      byte[] d = MessageDigest.getInstance("SHA-256")
+          .digest((table + "\u0000" + client + "\u0000" + name).getBytes(StandardCharsets.UTF_8));
       return "locksmith:" + HexFormat.of().formatHex(d, 0, 24);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }
 
+  /**
+   * @param owner a lease's owner id, or the owner column of a lock held after release
+   * @return the part that names the client: lock-api's owner ids are {@code <client id>:<n>};
+   *     an owner id without a colon is a client of its own (then each lease has its own bell,
+   *     which costs a GET_LOCK per grant, not a lost wake-up: both sides derive the same name)
+   */
+  static String client(String owner) {
+    String o = LeaseTable.isHold(owner) ? owner.substring(LeaseTable.HOLD_PREFIX.length()) : owner;
+    int colon = o.lastIndexOf(':');
+    return colon > 0 ? o.substring(0, colon) : o;
+  }
+
   // --- holder side ---------------------------------------------------------------------------
 
-  /** After a grant: hold the lock's bell until the lease is released, lost or runs out. */
+  /** After a grant: make sure our bell of the lock is held, until a release with waiters rings it. */
   void granted(String name, String ownerId, long leaseMillis) {
     submit(() -> {
-      String bell = bell(table, name);
-      long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-      if (getLock(bellConnection(), bell, 0.05)) {
-        held.put(ownerId, new Held(bell, until));
-        ringer.schedule(() -> submit(() -> expire(ownerId)), leaseMillis, TimeUnit.MILLISECONDS);
-      }
+      String bell = bell(table, client(ownerId), name);
+      leases.put(ownerId, new Lease(name, bell, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
+      take(bell);
     });
   }
 
-  /** After a renewal: the bell stays held for another lease. */
+  /** After a renewal, or a release with a hold: the lease's bell stays in use for another {@code leaseMillis}. */
   void renewed(String ownerId, long leaseMillis) {
     submit(() -> {
-      Held h = held.get(ownerId);
-      if (h != null) {
-        h.untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+      Lease l = leases.get(ownerId);
+      if (l != null) {
+        l.untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
       }
     });
   }
 
-  /** After a release, a hold-after-release's end, or a loss: ring. */
-  void released(String ownerId) {
-    submit(() -> ring(ownerId));
+  /**
+   * After a release or a loss.
+   *
+   * @param freed whether a release of ours freed the row (committed): then ring the bell if a
+   *     waiter is queued
+   */
+  void released(String ownerId, boolean freed) {
+    submit(() -> {
+      Lease l = leases.remove(ownerId);
+      if (l == null) {
+        return;
+      }
+      if (held.computeIfPresent(l.bell, (b, t) -> System.nanoTime()) != null && freed
+          && leaseTable.waitersQueued(bellConnection(), l.name)) {
+        ring(l.bell);
+      }
+    });
   }
 
-  private void expire(String ownerId) throws SQLException {
-    Held h = held.get(ownerId);
-    if (h == null) {
+  private void take(String bell) throws SQLException {
+    if (held.containsKey(bell)) {
+      held.put(bell, System.nanoTime());
+    } else if (getLock(bellConnection(), bell, 0.05)) {
+      held.put(bell, System.nanoTime());
+    }
+  }
+
+  private void ring(String bell) throws SQLException {
+    if (held.remove(bell) != null) {
+      releaseLock(bellConnection, bell);
+    }
+    if (inUse(bell, System.nanoTime())) {
+      // Another lease of ours on the lock (a thread of this client that was first in line)
+      // was granted before this release was rung: its waiters need the bell held again.
+      take(bell);
+    }
+  }
+
+  private boolean inUse(String bell, long now) {
+    for (Lease l : leases.values()) {
+      if (l.bell.equals(bell) && l.untilNanos - now > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Lets go the bells of locks not held for {@link #IDLE_NANOS}, and the oldest beyond {@link #MAX_IDLE_BELLS}. */
+  private void dropIdleBells() throws SQLException {
+    long now = System.nanoTime();
+    leases.values().removeIf(l -> now - l.untilNanos > IDLE_NANOS); // lost without a word (renewals off): long over
+    List<Map.Entry<String, Long>> idle = new ArrayList<>();
+    for (Map.Entry<String, Long> e : held.entrySet()) {
+      if (!inUse(e.getKey(), now)) {
+        idle.add(Map.entry(e.getKey(), e.getValue()));
+      }
+    }
+    idle.sort(Map.Entry.comparingByValue((a, b) -> Long.compare(a - now, b - now)));
+    int keep = MAX_IDLE_BELLS;
+    for (int i = idle.size() - 1; i >= 0; i--) { // newest first
+      Map.Entry<String, Long> e = idle.get(i);
+      if (keep > 0 && now - e.getValue() < IDLE_NANOS) {
+        keep--;
+        continue;
+      }
+      String bell = e.getKey();
+      held.remove(bell);
+      releaseLock(bellConnection, bell);
+    }
+  }
+
+  private static void releaseLock(Connection c, String bell) throws SQLException {
+    if (c == null) {
       return;
     }
-    long left = h.untilNanos - System.nanoTime();
-    if (left > 0) {
-      ringer.schedule(() -> submit(() -> expire(ownerId)), left, TimeUnit.NANOSECONDS);
-    } else {
-      ring(ownerId); // lost or ran out without a release: waiters poll the table at its expiry anyway
-    }
-  }
-
-  private void ring(String ownerId) throws SQLException {
-    Held h = held.remove(ownerId);
-    if (h != null && bellConnection != null) {
-      try (PreparedStatement ps = bellConnection.prepareStatement("SELECT RELEASE_LOCK(?)")) {
-        ps.setString(1, h.bell);
-        ps.executeQuery().close();
-      }
+    try (PreparedStatement ps = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
+      ps.setString(1, bell);
+      ps.executeQuery().close();
     }
   }
 
@@ -223,14 +314,17 @@ final class NamedLockBells implements AutoCloseable {
   }
 
   /**
-   * After a busy poll: the watcher waits on the bell again.
+   * After a busy poll: the watcher waits on the holder's bell again.
    *
+   * @param holder the owner column the poll read, whose client rings; null when the lock is
+   *     free with an earlier waiter first in line (no bell to watch until one takes it)
    * @param moved whether the lock changed hands since the waiter's poll before: a bell found
    *     free then was a real release, not a holder that rings no bell
    */
-  void arm(String name, boolean moved) {
+  void arm(String name, String holder, boolean moved) {
     Watcher w = watchers.get(name);
     if (w != null) {
+      w.bell = holder == null ? null : bell(table, client(holder), name);
       if (moved) {
         w.moved = true;
       }
@@ -254,6 +348,8 @@ final class NamedLockBells implements AutoCloseable {
     volatile boolean done;
     /** Set by a busy poll that saw a new holder. */
     volatile boolean moved;
+    /** The bell of the lock's holder at the last busy poll; null: none to watch. */
+    volatile String bell;
 
     Watcher(String name) {
       super("locksmith-jdbc-watch-" + THREADS.incrementAndGet());
@@ -263,7 +359,6 @@ final class NamedLockBells implements AutoCloseable {
 
     @Override
     public void run() {
-      String bell = bell(table, name);
       Connection c = null;
       int freeInARow = 0;
       try {
@@ -272,7 +367,8 @@ final class NamedLockBells implements AutoCloseable {
         while (!closed && !finished()) {
           armed.tryAcquire(WATCH_SECONDS, TimeUnit.SECONDS);
           armed.drainPermits();
-          if (closed || waiters.isEmpty()) {
+          String bell = this.bell;
+          if (closed || waiters.isEmpty() || bell == null) {
             continue;
           }
           boolean changedHands = moved;

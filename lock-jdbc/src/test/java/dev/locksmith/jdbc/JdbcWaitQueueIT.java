@@ -15,7 +15,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +38,7 @@ class JdbcWaitQueueIT {
   private static TestDatabases.Db db(String which) throws Exception {
     switch (which) {
       case "mariadb":
+      case "mysql":
         return TestDatabases.mariadb();
       case "postgresql":
         return TestDatabases.postgres();
@@ -162,6 +166,99 @@ class JdbcWaitQueueIT {
         assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
       }
     }
+  }
+
+  /**
+   * The interleaving that a release announced only to queued waiters must survive: the waiter's
+   * poll holds the lock's row lock (it read the lock held and is enqueueing) while the release's
+   * UPDATE waits for that row lock. The test holds the row lock itself, lets the waiter's poll
+   * and then the release queue up behind it, in that order, and lets both go: the waiter's
+   * ticket is committed while the release waits. On PostgreSQL, a queue check inside the
+   * release's UPDATE would not see that ticket (its snapshot is older than the wait). The
+   * waiter's client rechecks once a minute and its lease is a minute, so without a wake-up it
+   * would poll again only after its fallback poll of 1 s: every hand-off must come well before.
+   * {@code mysql} is the MariaDB fixture through a {@code jdbc:mysql:} URI (MySQL Connector/J).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"mariadb", "mysql", "postgresql"})
+  void aReleaseThatWaitsForAnEnqueueingWaiterStillWakesIt(String which) throws Exception {
+    TestDatabases.Db db = db(which);
+    String uri = uri(db, TABLE, "");
+    if (which.equals("mysql")) {
+      uri = "jdbc:mysql:" + uri.substring("jdbc:mariadb:".length());
+    }
+    List<Long> handOffs = new ArrayList<>();
+    try (LockClient holder = Locks.connect(LockConfig.builder().uri(uri).lease(Duration.ofSeconds(60)).autoRenew(false).build());
+         LockClient waiter = Locks.connect(LockConfig.builder().uri(uri).lease(Duration.ofSeconds(60)).autoRenew(false)
+             .recheck(Duration.ofMinutes(1)).build())) {
+      for (int trial = 0; trial < 12; trial++) {
+        String name = name("release-races-enqueue");
+        Lease lease = holder.lock(name).acquire(Duration.ofSeconds(5));
+        CompletableFuture<Lease> queued;
+        CompletableFuture<Boolean> released;
+        long releasedAt;
+        try (Connection blocker = db.admin()) {
+          blocker.setAutoCommit(false);
+          try (PreparedStatement ps = blocker.prepareStatement("SELECT owner FROM " + TABLE + " WHERE name = ? FOR UPDATE")) {
+            ps.setString(1, name);
+            ps.executeQuery().close();
+          }
+          queued = waiter.lock(name).acquireAsync(Duration.ofSeconds(30));
+          awaitRowLockWaits(db, 1, "the waiter's poll waits for the row lock");
+          released = CompletableFuture.supplyAsync(lease::release);
+          awaitRowLockWaits(db, 2, "the release waits behind the waiter's poll");
+          blocker.commit(); // the waiter's poll goes first: it finds the lock held and enqueues
+          assertThat(released.get(10, TimeUnit.SECONDS)).as("the release (trial %d)", trial).isTrue();
+          releasedAt = System.nanoTime();
+        }
+        try (Lease next = queued.get(10, TimeUnit.SECONDS)) {
+          handOffs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasedAt));
+          assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        }
+      }
+    }
+    assertThat(handOffs).as("ms from each release to the waiter's grant (its fallback poll comes after 1,000 ms)")
+        .hasSize(12).allSatisfy(ms -> assertThat(ms).isLessThan(600L));
+  }
+
+  /** Waits until {@code n} statements on the test's lease table wait for a row lock. */
+  private static void awaitRowLockWaits(TestDatabases.Db db, int n, String what) throws Exception {
+    String sql = db.name.equals("postgresql")
+        ? "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%" + TABLE + "%'"
+        : "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%" + TABLE + "%'";
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    int waiting = 0;
+    try (Connection c = db.admin(); Statement s = c.createStatement()) {
+      while (System.nanoTime() < deadline) {
+        try (ResultSet rs = s.executeQuery(sql)) {
+          rs.next();
+          waiting = rs.getInt(1);
+        }
+        if (!c.getAutoCommit()) {
+          c.commit();
+        }
+        if (waiting >= n) {
+          return;
+        }
+        if (db.name.equals("postgresql")) {
+          Thread.onSpinWait();
+        } else {
+          // INNODB_TRX is a cache that InnoDB refreshes only when it was last read over 100 ms ago
+          TimeUnit.MILLISECONDS.sleep(150);
+        }
+      }
+    }
+    StringBuilder sessions = new StringBuilder();
+    try (Connection c = db.admin(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(db.name.equals("postgresql")
+        ? "SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity WHERE query LIKE '%" + TABLE + "%'"
+        : "SELECT state, command, time, info FROM information_schema.PROCESSLIST WHERE info LIKE '%" + TABLE + "%'")) {
+      while (rs.next()) {
+        sessions.append("\n  ").append(rs.getString(1)).append(" | ").append(rs.getString(2)).append(" | ")
+            .append(rs.getString(3)).append(" | ").append(rs.getString(4));
+      }
+    }
+    throw new AssertionError(what + ": " + waiting + " statement(s) wait for a row lock of " + TABLE + " after 10 s, expected " + n
+        + "; the sessions on it:" + sessions);
   }
 
   @ParameterizedTest

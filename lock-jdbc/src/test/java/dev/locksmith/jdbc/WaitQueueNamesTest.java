@@ -22,7 +22,21 @@ class WaitQueueNamesTest {
     String a = "s." + "a".repeat(63);
     assertThat(LeaseTable.channel("locksmith_locks")).isEqualTo("locksmith:locksmith_locks");
     assertThat(LeaseTable.channel(a)).hasSizeLessThanOrEqualTo(63).isNotEqualTo(LeaseTable.channel("s." + "a".repeat(62) + "b"));
-    assertThat(NamedLockBells.bell("t", "x")).hasSizeLessThanOrEqualTo(64).isEqualTo(NamedLockBells.bell("t", "x"))
-        .isNotEqualTo(NamedLockBells.bell("t", "y")).isNotEqualTo(NamedLockBells.bell("u", "x"));
+    assertThat(NamedLockBells.bell("t", "c", "x")).hasSizeLessThanOrEqualTo(64).isEqualTo(NamedLockBells.bell("t", "c", "x"))
+        .isNotEqualTo(NamedLockBells.bell("t", "c", "y")).isNotEqualTo(NamedLockBells.bell("u", "c", "x"))
+        .isNotEqualTo(NamedLockBells.bell("t", "d", "x"));
+    assertThat(NamedLockBells.bell("t", "c", "x:y")).as("no two (client, name) pairs share a bell by where the separator falls")
+        .isNotEqualTo(NamedLockBells.bell("t", "c:x", "y"));
+  }
+
+  @Test
+  void aBellBelongsToTheHoldersClientWhateverItsLeaseOrHold() {
+    // lock-api's owner ids are <client id>:<n>; a waiter reads the holder's from the row
+    assertThat(NamedLockBells.client("1234-5f3a:17")).isEqualTo("1234-5f3a");
+    assertThat(NamedLockBells.client("1234-5f3a:18")).isEqualTo(NamedLockBells.client("1234-5f3a:17"));
+    assertThat(NamedLockBells.client("a:b:9")).isEqualTo("a:b");
+    assertThat(NamedLockBells.client("no-colon")).as("an owner id without a colon is a client of its own").isEqualTo("no-colon");
+    assertThat(NamedLockBells.client(LeaseTable.holdMarker("1234-5f3a:17"))).as("a hold rings the bell of the client that holds it")
+        .isEqualTo("1234-5f3a");
   }
 }
