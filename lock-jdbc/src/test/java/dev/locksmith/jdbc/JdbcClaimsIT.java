@@ -297,11 +297,11 @@ class JdbcClaimsIT {
           throw new IllegalStateException(e);
         }
       });
-      TimeUnit.MILLISECONDS.sleep(1_500); // the waiter is asleep by now
+      TimeUnit.MILLISECONDS.sleep(1_300); // the waiter is asleep by now
       long released = System.nanoTime();
       held.release();
       long inMillis = (waiter.get(15, TimeUnit.SECONDS) - released) / 1_000_000;
-      assertThat(inMillis).as("ms from the release to the waiter's grant").isLessThan(1_000L);
+      assertThat(inMillis).as("ms from the release to the waiter's grant").isLessThan(500L);
     }
   }
 
