@@ -99,7 +99,7 @@ final class JdbcBackend implements LockBackend {
   static Guarantees guarantees(boolean durable, boolean shared, boolean notified) {
     Guarantees.Builder b = Guarantees.builder()
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY,
-            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")

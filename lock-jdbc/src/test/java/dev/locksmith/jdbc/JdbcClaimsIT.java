@@ -30,8 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Semaphores and read-write locks on every database (MariaDB through {@code jdbc:mariadb:} and
  * {@code jdbc:mysql:}, PostgreSQL, H2), through the client: the permit count, the rules of
  * each side, writer preference and its mark's end, fences, expiry, renewal, separate resources,
- * the rows left behind, and the tables' creation. Reached through {@link ClaimsDeclared} until
- * the backend declares the features itself.
+ * the rows left behind, and the tables' creation.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcClaimsIT {
@@ -60,7 +59,7 @@ class JdbcClaimsIT {
 
   private static LockClient client(String which, Duration lease, boolean autoRenew, Duration recheck) throws Exception {
     LockConfig config = LockConfig.builder().uri(uri(which, TABLE, "")).lease(lease).autoRenew(autoRenew).recheck(recheck).build();
-    return Locks.connect(config, new ClaimsDeclared());
+    return Locks.connect(config);
   }
 
   private static LockClient client(String which) throws Exception {
@@ -309,10 +308,10 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void withoutCreateTableMissingClaimTablesAreReportedWithTheirDdl(String which) throws Exception {
     String table = "claims_nocreate_" + UUID.randomUUID().toString().substring(0, 8);
-    try (LockClient creating = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build(), new ClaimsDeclared())) {
+    try (LockClient creating = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build())) {
       creating.lock("x").acquire(Duration.ofSeconds(5)).release(); // the lease table and queue, not the claims' tables
     }
-    try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "&create-table=false")).build(), new ClaimsDeclared())) {
+    try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "&create-table=false")).build())) {
       c.lock("x").acquire(Duration.ofSeconds(5)).release(); // locks need nothing new
       assertThatThrownBy(() -> c.semaphore("x", 2).tryAcquire())
           .isInstanceOf(LockConfigurationException.class)
@@ -320,7 +319,7 @@ class JdbcClaimsIT {
           .hasMessageContaining(table + "_shared_leases")
           .hasMessageContaining("CREATE TABLE");
     }
-    try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build(), new ClaimsDeclared())) {
+    try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build())) {
       assertThat(c.semaphore("x", 2).tryAcquire()).as("a permit once the tables may be created").isPresent();
     }
   }
