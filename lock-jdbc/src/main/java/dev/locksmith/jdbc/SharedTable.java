@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -544,7 +545,7 @@ final class SharedTable {
   }
 
   private void renewChunk(Connection c, long leaseMillis, List<LeaseTable.Due> chunk, Set<String> ours) throws SQLException {
-    String in = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
+    String in = String.join(", ", Collections.nCopies(chunk.size(), "?"));
     // Owner ids are unique per lease, so name and owner find the row whatever its kind.
     String where = " WHERE name IN (" + in + ") AND owner IN (" + in + ") AND side <> '" + WAITING_WRITER + "'"
         + " AND expires_at >= " + dialect.nowMillis + " - " + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
