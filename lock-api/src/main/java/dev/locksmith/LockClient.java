@@ -2,7 +2,9 @@ package dev.locksmith;
 
 /**
  * A connection to one lock backend, made by {@link Locks#connect(String)}. Thread-safe; share one
- * per application and backend. Closing it releases every lease it holds and stops its
+ * per application and backend. The semaphore and read-write lock methods have defaults that
+ * throw {@link UnsupportedOperationException}, so that a test double written against an earlier
+ * version still compiles; every client {@link Locks} makes implements them. Closing it releases every lease it holds and stops its
  * background threads.
  *
  * <pre>{@code
@@ -58,7 +60,9 @@ public interface LockClient extends AutoCloseable {
    *     {@link Guarantees.Feature#SEMAPHORES}
    * @throws IllegalStateException if the client is closed
    */
-  DistributedLock semaphore(String name, int permits);
+  default DistributedLock semaphore(String name, int permits) {
+    throw new UnsupportedOperationException(this + " has no semaphores");
+  }
 
   /**
    * @param name as for {@link #semaphore(String, int)}
@@ -72,7 +76,9 @@ public interface LockClient extends AutoCloseable {
    *     {@link Guarantees.Feature#SEMAPHORES}
    * @throws IllegalStateException if the client is closed
    */
-  DistributedLock semaphore(String name, int permits, LockOptions options);
+  default DistributedLock semaphore(String name, int permits, LockOptions options) {
+    throw new UnsupportedOperationException(this + " has no semaphores");
+  }
 
   /**
    * A read-write lock: many readers or one writer; see {@link DistributedReadWriteLock} for what
@@ -86,7 +92,9 @@ public interface LockClient extends AutoCloseable {
    *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
    * @throws IllegalStateException if the client is closed
    */
-  DistributedReadWriteLock readWriteLock(String name);
+  default DistributedReadWriteLock readWriteLock(String name) {
+    throw new UnsupportedOperationException(this + " has no read-write locks");
+  }
 
   /**
    * @param name as for {@link #readWriteLock(String)}
@@ -98,7 +106,9 @@ public interface LockClient extends AutoCloseable {
    *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
    * @throws IllegalStateException if the client is closed
    */
-  DistributedReadWriteLock readWriteLock(String name, LockOptions options);
+  default DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
+    throw new UnsupportedOperationException(this + " has no read-write locks");
+  }
 
   /** @return what the backend promises, as data */
   Guarantees guarantees();
