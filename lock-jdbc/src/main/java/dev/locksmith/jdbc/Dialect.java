@@ -82,6 +82,16 @@ enum Dialect {
     return ddl(ddlResource.replace(".sql", "-queue.sql"), queueTable);
   }
 
+  /**
+   * @param part the table's part of the resource name: {@code shared} or {@code shared-leases}
+   *     ({@link SharedTable})
+   * @param table that table's checked name
+   * @return its CREATE TABLE statement, as shipped in this module's resources
+   */
+  String partDdl(String part, String table) {
+    return ddl(ddlResource.replace(".sql", "-" + part + ".sql"), table);
+  }
+
   private static String ddl(String resource, String table) {
     try (InputStream in = Dialect.class.getResourceAsStream(resource)) {
       if (in == null) {

@@ -7,6 +7,7 @@ import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -37,6 +38,8 @@ final class JdbcBackend implements LockBackend {
   private static final AtomicInteger THREADS = new AtomicInteger();
 
   private final LeaseTable table;
+  /** Semaphores and read-write locks, in their own tables beside the lease table. */
+  private final SharedTable shared;
   private final String endpoint;
   private final Secrets secrets;
   private final Guarantees guarantees;
@@ -69,9 +72,10 @@ final class JdbcBackend implements LockBackend {
    */
   static final long FALLBACK_POLL_MILLIS = 1_000;
 
-  JdbcBackend(LeaseTable table, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
+  JdbcBackend(LeaseTable table, SharedTable shared, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
       Duration backoffMax, AutoCloseable pool, ReleaseListener listener, NamedLockBells bells, Runnable onClose) {
     this.table = table;
+    this.shared = shared;
     this.endpoint = endpoint;
     this.secrets = secrets;
     this.guarantees = guarantees;
@@ -95,7 +99,7 @@ final class JdbcBackend implements LockBackend {
   static Guarantees guarantees(boolean durable, boolean shared, boolean notified) {
     Guarantees.Builder b = Guarantees.builder()
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY,
-            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
@@ -262,8 +266,74 @@ final class JdbcBackend implements LockBackend {
     };
   }
 
+  /** Semaphore permits and read-write sides: {@link SharedAttempt} on {@link SharedTable}. */
+  @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    if (claim.isExclusive()) {
+      return attempt(name, ownerId, lease, wake);
+    }
+    String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
+    return new SharedAttempt(shared, name, claim, ownerId, Math.max(1, lease.toMillis()), holder, wake, listener, endpoint,
+        this::unavailable, backoffMinNanos, backoffMaxNanos);
+  }
+
+  /** Locks' leases go to the lease table, the others to {@link SharedTable}; outcomes come back in order. */
   @Override
   public List<Renewal> renew(List<BackendLease> leases) {
+    List<BackendLease> locks = new ArrayList<>(leases.size());
+    List<BackendLease> others = new ArrayList<>();
+    for (BackendLease l : leases) {
+      (l.claim().isExclusive() ? locks : others).add(l);
+    }
+    if (others.isEmpty()) {
+      return renewLocks(leases);
+    }
+    java.util.Iterator<Renewal> ofLocks = (locks.isEmpty() ? List.<Renewal>of() : renewLocks(locks)).iterator();
+    java.util.Iterator<Renewal> ofOthers = renewShared(others).iterator();
+    List<Renewal> out = new ArrayList<>(leases.size());
+    for (BackendLease l : leases) {
+      out.add(l.claim().isExclusive() ? ofLocks.next() : ofOthers.next());
+    }
+    return out;
+  }
+
+  private List<Renewal> renewShared(List<BackendLease> leases) {
+    List<LeaseTable.Due> due = new ArrayList<>(leases.size());
+    long shortest = Long.MAX_VALUE;
+    for (BackendLease l : leases) {
+      long ms = Math.max(1, l.lease().toMillis());
+      due.add(new LeaseTable.Due(l.name(), l.ownerId(), ms));
+      shortest = Math.min(shortest, ms);
+    }
+    // As for locks: back in time for the core to report a lease lost by its end.
+    long limit = Math.max(20, Math.min(ioTimeout.toMillis(), shortest / 2));
+    Future<Set<String>> f = null;
+    try {
+      f = renewer.submit(() -> shared.renew(due));
+      Set<String> ours = f.get(limit, TimeUnit.MILLISECONDS);
+      List<Renewal> out = new ArrayList<>(leases.size());
+      for (BackendLease l : leases) {
+        out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
+            : Renewal.lost("the " + Claim.noun(l.claim().kind()) + " '" + l.name() + "' in " + shared.leases
+                + " no longer has a live " + l.claim() + " lease of ours"));
+      }
+      return out;
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      return failAll(leases, new BackendUnavailableException("renewing " + leases.size() + " lease(s) on " + endpoint
+          + " took longer than " + limit + " ms"));
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      return failAll(leases, cause instanceof SQLException ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause) : cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the core is closing its scheduler
+      return failAll(leases, e);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return failAll(leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
+    }
+  }
+
+  private List<Renewal> renewLocks(List<BackendLease> leases) {
     List<LeaseTable.Due> due = new ArrayList<>(leases.size());
     long shortest = Long.MAX_VALUE;
     for (BackendLease l : leases) {
@@ -316,6 +386,14 @@ final class JdbcBackend implements LockBackend {
 
   @Override
   public boolean release(BackendLease lease) {
+    if (!lease.claim().isExclusive()) {
+      try {
+        return shared.release(lease.name(), lease.claim(), lease.ownerId());
+      } catch (SQLException e) {
+        throw unavailable("releasing the " + lease.claim() + " lease of " + Claim.noun(lease.claim().kind()) + " '"
+            + lease.name() + "'", e);
+      }
+    }
     try {
       boolean ours = table.release(lease.name(), lease.ownerId());
       if (bells != null) {
@@ -330,6 +408,14 @@ final class JdbcBackend implements LockBackend {
   /** One UPDATE, owner-checked and only while the row has not expired; the new expiry is the database clock + {@code newLease}. */
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
+    if (!lease.claim().isExclusive()) {
+      try {
+        return shared.extend(lease.name(), lease.claim(), lease.ownerId(), ceilMillis(newLease));
+      } catch (SQLException e) {
+        throw unavailable("extending the " + lease.claim() + " lease of " + Claim.noun(lease.claim().kind()) + " '"
+            + lease.name() + "'", e);
+      }
+    }
     try {
       long ms = ceilMillis(newLease);
       boolean moved = table.extend(lease.name(), lease.ownerId(), ms);
@@ -348,6 +434,10 @@ final class JdbcBackend implements LockBackend {
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException(this + " holds only exclusive locks after release, not a " + Claim.noun(
+          lease.claim().kind()) + "'s " + lease.claim() + " lease");
+    }
     try {
       long ms = ceilMillis(keep);
       boolean ours = table.releaseAfter(lease.name(), lease.ownerId(), ms);

@@ -133,7 +133,7 @@ public final class JdbcLockProvider implements LockProvider {
       }
     }
     if (dataSource != null) {
-      return openDataSource(config, dialect, dataSource, table, create, ioTimeout, backoffMin, backoffMax, driverProps);
+      return openDataSource(config, context, dialect, dataSource, table, create, ioTimeout, backoffMin, backoffMax, driverProps);
     }
     String shown = url.shown();
     if (!url.namesDatabase()) {
@@ -214,7 +214,8 @@ public final class JdbcLockProvider implements LockProvider {
     ReleaseListener listener = leases.channel() == null ? null
         : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
     NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, leases, endpoint) : null;
-    return new JdbcBackend(leases, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
+    SharedTable claims = new SharedTable(leases, dialect, table, create, context.recheck().toMillis());
+    return new JdbcBackend(leases, claims, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
         ioTimeout, backoffMin, backoffMax, pool, listener, bells, () -> { });
   }
 
@@ -256,7 +257,7 @@ public final class JdbcLockProvider implements LockProvider {
     return new BackendUnavailableException(message, url.secrets.scrubbed(e));
   }
 
-  private LockBackend openDataSource(BackendConfig config, Dialect dialect, DataSource ds, String table, boolean create,
+  private LockBackend openDataSource(BackendConfig config, BackendContext context, Dialect dialect, DataSource ds, String table, boolean create,
       Duration ioTimeout, Duration backoffMin, Duration backoffMax, Properties driverProps) {
     LockUri uri = config.uri();
     if (!uri.hosts().isEmpty() || !uri.path().isEmpty()) {
@@ -278,7 +279,8 @@ public final class JdbcLockProvider implements LockProvider {
     ReleaseListener listener = leases.channel() == null ? null : new ReleaseListener(ds, leases.channel(), endpoint, 0);
     // MySQL/MariaDB: the DataSource lends a connection for the bells and one per watched name.
     NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, leases, endpoint) : null;
-    return new JdbcBackend(leases, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
+    SharedTable claims = new SharedTable(leases, dialect, table, create, context.recheck().toMillis());
+    return new JdbcBackend(leases, claims, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
         listener != null || bells != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
   }
 

@@ -792,7 +792,7 @@ final class LeaseTable {
     }
   }
 
-  private void createTable(String name, String ddl) throws SQLException {
+  void createTable(String name, String ddl) throws SQLException {
     try (Connection c = borrow(); Statement s = c.createStatement()) {
       s.execute(ddl);
       if (!c.getAutoCommit()) {
@@ -806,7 +806,7 @@ final class LeaseTable {
     }
   }
 
-  private boolean exists(String name, String columns) throws SQLException {
+  boolean exists(String name, String columns) throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try (Statement s = c.createStatement()) {
@@ -829,7 +829,7 @@ final class LeaseTable {
 
   /** One database operation; each is idempotent, so running it again is safe. */
   @FunctionalInterface
-  private interface Operation<T> {
+  interface Operation<T> {
     T run() throws SQLException;
   }
 
@@ -839,7 +839,7 @@ final class LeaseTable {
    * validated if it was used moments ago. Its siblings likely died with it, so the pool's idle
    * connections are evicted first. Timeouts are not retried: they already took their time.
    */
-  private <T> T onceMore(Operation<T> op) throws SQLException {
+  <T> T onceMore(Operation<T> op) throws SQLException {
     try {
       return op.run();
     } catch (SQLException e) {
@@ -871,7 +871,7 @@ final class LeaseTable {
   }
 
   /** A connection whose every read is bounded by the I/O timeout. */
-  private Connection borrow() throws SQLException {
+  Connection borrow() throws SQLException {
     Connection c = source.getConnection();
     if (ioTimeoutMillis > 0 && networkTimeoutSupported) {
       try {
@@ -897,7 +897,7 @@ final class LeaseTable {
     }
   }
 
-  private static void rollbackQuietly(Connection c) {
+  static void rollbackQuietly(Connection c) {
     try {
       c.rollback();
     } catch (SQLException e) {
@@ -905,7 +905,7 @@ final class LeaseTable {
     }
   }
 
-  private static void restoreAutoCommit(Connection c, boolean auto) {
+  static void restoreAutoCommit(Connection c, boolean auto) {
     try {
       if (auto && !c.isClosed()) {
         c.setAutoCommit(true);
