@@ -258,7 +258,8 @@ public final class Comparison {
     }
 
     /**
-     * @param quick run only the quick scenarios (holder pause, holder crash, server pause)
+     * @param quick run only the quick scenarios (holder pause, holder crash, server pause, and
+     *     the holder pause and crash on a semaphore)
      * @return this builder
      */
     public Builder quick(boolean quick) {
