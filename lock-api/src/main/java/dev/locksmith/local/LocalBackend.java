@@ -34,10 +34,15 @@ final class LocalBackend implements LockBackend {
       .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock name, never reset while the JVM lives")
       .build();
 
-  private final LocalSpace space;
+  /** A waiting writer's mark outlives its last poll by this many of its client's recheck intervals. */
+  private static final int MARK_RECHECKS = 3;
 
-  LocalBackend(LocalSpace space) {
+  private final LocalSpace space;
+  private final long markNanos;
+
+  LocalBackend(LocalSpace space, Duration recheck) {
     this.space = space;
+    this.markNanos = recheck.toNanos() * MARK_RECHECKS;
   }
 
   @Override
@@ -79,7 +84,7 @@ final class LocalBackend implements LockBackend {
     return new LockAttempt() {
       @Override
       public Poll poll() {
-        long r = space.tryTakeShared(key, name, claim, me, leaseNanos);
+        long r = space.tryTakeShared(key, name, claim, me, leaseNanos, markNanos);
         return r > 0 ? Poll.granted(r, null) : Poll.busy(Duration.ofNanos(-r));
       }
 

@@ -48,7 +48,7 @@ public final class LocalLockProvider implements LockProvider {
       config.problem("`uri` was '" + config.uri() + "' but a local URI must be local: or local:SPACE, where SPACE is up to 64 letters, digits, '.', '_' or '-'");
     }
     config.check();
-    return new LocalBackend(LocalSpace.named(space.isEmpty() ? "default" : space));
+    return new LocalBackend(LocalSpace.named(space.isEmpty() ? "default" : space), context.recheck());
   }
 
   /**

@@ -38,14 +38,16 @@ final class LocalSpace {
   /**
    * One semaphore or read-write lock: its live leases, the count the semaphore's leases were
    * taken with, its fence counter (kept after release), every waiter (woken on each release),
-   * and the writers waiting (no new reader while there is one: writer preference).
+   * and the writers waiting, each with the time its mark ends unless the writer polls again (no
+   * new reader while there is a live mark: writer preference; a writer that vanishes without
+   * withdrawing holds readers back only until its mark ends).
    */
   private static final class Shared {
     int permits;
     long fence;
     final Map<String, Holding> holders = new LinkedHashMap<>();
     final Set<Queued> waiters = new LinkedHashSet<>();
-    final Set<Queued> writersWaiting = new LinkedHashSet<>();
+    final Map<Queued, Long> writersWaiting = new LinkedHashMap<>();
   }
 
   private static final class Holding {
@@ -276,6 +278,7 @@ final class LocalSpace {
   /** Drops leases whose time is up; a semaphore with none left forgets its count. */
   private static void purge(Shared s, long now) {
     s.holders.values().removeIf(h -> now - h.expiresAt >= 0);
+    s.writersWaiting.values().removeIf(until -> now - until >= 0);
     if (s.holders.isEmpty()) {
       s.permits = 0;
     }
@@ -291,10 +294,11 @@ final class LocalSpace {
   }
 
   /**
+   * @param markNanos how long a waiting writer's mark holds readers back after this poll
    * @return the fence granted, or the negative of the nanoseconds until a lease in the way ends
    * @throws IllegalStateException if a semaphore is asked for with another count than its live leases'
    */
-  long tryTakeShared(String key, String name, Claim claim, Queued me, long leaseNanos) {
+  long tryTakeShared(String key, String name, Claim claim, Queued me, long leaseNanos, long markNanos) {
     checkAvailable();
     mutex.lock();
     try {
@@ -312,7 +316,7 @@ final class LocalSpace {
         case WRITE:
           free = s.holders.isEmpty();
           if (!free) {
-            s.writersWaiting.add(me);
+            s.writersWaiting.put(me, now + markNanos);
           }
           break;
         default:
@@ -322,6 +326,11 @@ final class LocalSpace {
         long next = Long.MAX_VALUE;
         for (Holding h : s.holders.values()) {
           next = Math.min(next, h.expiresAt - now);
+        }
+        if (claim.kind() == Claim.Kind.READ) {
+          for (long until : s.writersWaiting.values()) {
+            next = Math.min(next, until - now); // a vanished writer's mark ends by itself: look again then
+          }
         }
         return next == Long.MAX_VALUE ? -50_000_000L : -Math.max(1, next); // readers held back by a writer: recheck
       }
@@ -340,7 +349,7 @@ final class LocalSpace {
     mutex.lock();
     try {
       Shared s = shared(key);
-      boolean wasWriter = s.writersWaiting.remove(me);
+      boolean wasWriter = s.writersWaiting.remove(me) != null;
       s.waiters.remove(me);
       boolean held = s.holders.remove(me.ownerId) != null;
       if (wasWriter || held) {

@@ -17,19 +17,26 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
  * What the kit sees of the backend under test: it wraps the provider so that every call passes
- * through unchanged while the kit counts polls and withdrawals per lock, learns the owner id of
- * each grant, and can act at the instant a poll or a release reaches the backend (to aim a race
- * at the window inside it). One per test.
+ * through unchanged while the kit counts polls and withdrawals per lock (and per claim, for
+ * semaphores and read-write locks), learns the owner id and the lease of each grant, and can act
+ * at the instant a poll or a release reaches the backend (to aim a race at the window inside it).
+ * Two faults it can plant itself: it can send a stale lease's release to the backend again (as a
+ * delayed or repeated request would), and it can drop the withdrawal of chosen attempts (as a
+ * waiter that crashes mid-wait never withdraws). One per test.
  */
 final class KitProbe {
   private final Map<String, AtomicInteger> polls = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> abandons = new ConcurrentHashMap<>();
   private final Map<String, String> owners = new ConcurrentHashMap<>();
+  private final Map<String, BackendLease> grants = new ConcurrentHashMap<>();
+  private final List<Probed> opened = new CopyOnWriteArrayList<>();
+  private final Set<String> vanishing = ConcurrentHashMap.newKeySet();
   private volatile Consumer<String> onPoll;
   private volatile Consumer<String> onRelease;
   private volatile long lastPollNanos = 200_000;
@@ -58,7 +65,9 @@ final class KitProbe {
 
       @Override
       public LockBackend open(BackendConfig config, BackendContext context) {
-        return new Probed(provider.open(config, context));
+        Probed p = new Probed(provider.open(config, context));
+        opened.add(p);
+        return p;
       }
 
       @Override
@@ -72,6 +81,65 @@ final class KitProbe {
   int polls(String name) {
     AtomicInteger n = polls.get(name);
     return n == null ? 0 : n.get();
+  }
+
+  /**
+   * @param name a resource's name
+   * @param kind a kind of claim
+   * @return polls of attempts of that kind on that name so far (a lock, a semaphore and a
+   *     read-write lock of one name are told apart; the read and write sides too)
+   */
+  int polls(String name, Claim.Kind kind) {
+    return polls(claimKey(name, kind));
+  }
+
+  /**
+   * @param name a resource's name
+   * @param kind a kind of claim
+   * @return attempts of that kind on that name withdrawn so far (dropped ones included)
+   */
+  int abandons(String name, Claim.Kind kind) {
+    return abandons(claimKey(name, kind));
+  }
+
+  private static String claimKey(String name, Claim.Kind kind) {
+    return kind + "\0" + name;
+  }
+
+  /**
+   * @param name a resource's name
+   * @param kind the kind of claim granted
+   * @param token the grant's fencing token
+   * @return the lease the backend granted, as the core hands it back for release
+   */
+  Optional<BackendLease> grant(String name, Claim.Kind kind, long token) {
+    return Optional.ofNullable(grants.get(claimKey(name, kind) + "#" + token));
+  }
+
+  /**
+   * Sends a release of {@code lease} to the backend once more, through the newest backend of the
+   * test still open, past the core (which never releases a lease twice): a delayed or repeated
+   * request as the network can deliver it. The server's owner check alone decides.
+   *
+   * @param lease a lease from {@link #grant}
+   * @return what the backend answered
+   */
+  boolean releaseAgain(BackendLease lease) {
+    for (int i = opened.size() - 1; i >= 0; i--) {
+      Probed p = opened.get(i);
+      if (!p.closed) {
+        return p.backend.release(lease);
+      }
+    }
+    throw new IllegalStateException("no backend of this test is open to send the release through");
+  }
+
+  /**
+   * From now on, withdrawals of attempts of this kind on this name do not reach the backend: the
+   * attempt vanishes as a waiter whose process dies mid-wait does. Counted in {@link #abandons}.
+   */
+  void dropWithdrawals(String name, Claim.Kind kind) {
+    vanishing.add(claimKey(name, kind));
   }
 
   /** @return attempts on this lock withdrawn so far */
@@ -112,6 +180,7 @@ final class KitProbe {
   /** Passes every call through. */
   private final class Probed implements LockBackend {
     private final LockBackend backend;
+    private volatile boolean closed;
 
     Probed(LockBackend backend) {
       this.backend = backend;
@@ -142,8 +211,13 @@ final class KitProbe {
           Poll p = attempt.poll();
           lastPollNanos = System.nanoTime() - start;
           count(polls, name);
+          count(polls, claimKey(name, claim.kind()));
           if (p.isGranted()) {
-            owners.put(name + "#" + p.fencingToken(), ownerId);
+            if (claim.isExclusive()) {
+              owners.put(name + "#" + p.fencingToken(), ownerId);
+            }
+            grants.put(claimKey(name, claim.kind()) + "#" + p.fencingToken(),
+                new BackendLease(name, claim, ownerId, p.fencingToken(), lease, p.state()));
           }
           return p;
         }
@@ -151,7 +225,10 @@ final class KitProbe {
         @Override
         public void abandon() {
           count(abandons, name);
-          attempt.abandon();
+          count(abandons, claimKey(name, claim.kind()));
+          if (!vanishing.contains(claimKey(name, claim.kind()))) {
+            attempt.abandon();
+          }
         }
       };
     }
@@ -202,11 +279,13 @@ final class KitProbe {
 
     @Override
     public void abandon() {
+      closed = true;
       backend.abandon();
     }
 
     @Override
     public void close() {
+      closed = true;
       backend.close();
     }
   }

@@ -2,11 +2,13 @@ package dev.locksmith.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.DistributedLock;
+import dev.locksmith.DistributedReadWriteLock;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Lease;
@@ -19,6 +21,8 @@ import dev.locksmith.LockState;
 import dev.locksmith.LockTimeoutException;
 import dev.locksmith.Locks;
 import dev.locksmith.spi.Abandonable;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockProvider;
 import java.io.BufferedReader;
 import java.io.File;
@@ -1926,6 +1930,813 @@ public abstract class LockCompatibilityKit {
       assertThat(inner.release()).as("the inner holding's release after the refused releaseAfter()").isTrue();
       assertThat(outer.releaseAfter(Duration.ZERO)).as("releaseAfter(0) of the last holding").isTrue();
       assertThat(client().lock(name).tryAcquire(limits().tolerance())).as("the lock after releaseAfter(0)").isPresent();
+    }
+  }
+
+  // ------------------------------------------------------------------ semaphores and read-write locks
+
+  /** Waits until a waiter of this kind has queued: one more poll of that claim came back, and the thread is parked. */
+  private void awaitQueued(Thread t, String name, Claim.Kind kind, int pollsBefore, String what) throws InterruptedException {
+    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' came back)",
+        () -> probe.polls(name, kind) > pollsBefore);
+    awaitParked(t, what);
+  }
+
+  /** @return the lease the backend granted with this token, as the core hands it back for release */
+  private BackendLease granted(String name, Claim.Kind kind, Lease lease) {
+    return probe.grant(name, kind, lease.fencingToken()).orElseThrow(() -> new AssertionError(
+        "the kit saw no " + kind + " grant of '" + name + "' with token " + lease.fencingToken()));
+  }
+
+  /** Releases what is there, for clean-up after a rule's check. */
+  private static void releaseAll(List<Lease> leases) {
+    for (Lease l : leases) {
+      l.release();
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 18: semaphores")
+  class Semaphores {
+    @Test
+    @DisplayName("18.1 MUST: at most N holders at once under contention from 8 threads over 2 clients, and more than one really at once")
+    void rule18_1_atMostNHoldersUnderContention() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.1");
+      LockClient[] cs = {client(), client()};
+      String name = name("sem-contended");
+      int permits = 3;
+      long deadline = System.nanoTime() + limits().tolerance().multipliedBy(3).toNanos();
+      AtomicInteger inside = new AtomicInteger();
+      AtomicInteger peak = new AtomicInteger();
+      AtomicInteger holds = new AtomicInteger();
+      AtomicReference<String> overGrant = new AtomicReference<>();
+      CountDownLatch go = new CountDownLatch(1);
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        DistributedLock sem = cs[t % cs.length].semaphore(name, permits);
+        workers.add(background("sem-contender-" + t, () -> {
+          go.await();
+          for (int held = 0; held < 20 && System.nanoTime() - deadline < 0; ) {
+            Optional<Lease> got;
+            try {
+              got = sem.tryAcquire(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            } catch (BackendUnavailableException e) {
+              continue; // a server too slow under this load is not this rule's property
+            }
+            if (got.isEmpty()) {
+              break;
+            }
+            int now = inside.incrementAndGet();
+            peak.accumulateAndGet(now, Math::max);
+            if (now > permits) {
+              overGrant.compareAndSet(null, now + " holders at once (tokens up to " + got.get().fencingToken() + ")");
+            }
+            Thread.sleep(3);
+            inside.decrementAndGet();
+            got.get().release();
+            held++;
+            holds.incrementAndGet();
+          }
+        }));
+      }
+      go.countDown();
+      for (Thread w : workers) {
+        w.join(limits().tolerance().multipliedBy(10).toMillis());
+      }
+      assertThat(overGrant.get()).withFailMessage("semaphores broken: a semaphore of %d permits had %s under contention from 8 "
+          + "threads over 2 clients: the server granted more permits than the count (a check and a take that are not one "
+          + "atomic step, or an off-by-one)", permits, overGrant.get()).isNull();
+      assertThat(holds.get()).as("semaphores broken: permits held under contention in %d ms", limits().tolerance().multipliedBy(3)
+          .toMillis()).isPositive();
+      assertThat(peak.get()).withFailMessage("semaphores broken: 8 threads contending for a semaphore of %d permits never held "
+          + "more than one at once (%d holds): a semaphore must let its permits be held together, not act as a mutex", permits,
+          holds.get()).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("18.2 MUST: exactly N tryAcquire() succeed, the next finds it full, one release lets the next in, and a stale release frees nothing")
+    void rule18_2_exactlyNPermits() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.2");
+      String name = name("sem-count");
+      int permits = 3;
+      LockClient[] cs = {client(), client()};
+      LockClient other = client();
+      List<Lease> held = new ArrayList<>();
+      for (int i = 0; i < permits; i++) {
+        Optional<Lease> got = cs[i % 2].semaphore(name, permits).tryAcquire();
+        assertThat(got).withFailMessage("semaphores broken: tryAcquire() of permit %d of a semaphore of %d found it full with "
+            + "%d held: all N permits must be usable at once (a semaphore that is a mutex, or counts a lease twice)", i + 1,
+            permits, i).isPresent();
+        held.add(got.get());
+      }
+      Optional<Lease> extra = other.semaphore(name, permits).tryAcquire();
+      extra.ifPresent(Lease::release);
+      assertThat(extra).withFailMessage("semaphores broken: tryAcquire() of permit %d of a semaphore of %d succeeded while all "
+          + "%d were held: the server granted one permit too many (N+1)", permits + 1, permits, permits).isEmpty();
+      Lease gone = held.remove(1);
+      assertThat(gone.release()).as("semaphores broken: release() of a held permit").isTrue();
+      Optional<Lease> next = other.semaphore(name, permits).tryAcquire();
+      assertThat(next).withFailMessage("semaphores broken: after one of %d held permits was released, tryAcquire() found the "
+          + "semaphore still full: a release must free its permit (a permit leak)", permits).isPresent();
+      held.add(next.get());
+      boolean again = probe.releaseAgain(granted(name, Claim.Kind.PERMIT, gone));
+      Optional<Lease> intruder = other.semaphore(name, permits).tryAcquire();
+      intruder.ifPresent(Lease::release);
+      assertThat(intruder).withFailMessage("semaphores broken: the release of a permit already released, sent to the server "
+          + "again (a delayed or repeated request), freed a permit another lease holds (it answered %s): a release must be "
+          + "owner-checked per lease on the server, not counted", again).isEmpty();
+      assertThat(again).withFailMessage("semaphores broken: the release of a permit already released, sent to the server "
+          + "again, answered true: a release must say whether this lease still held a permit").isFalse();
+      releaseAll(held);
+    }
+
+    @Test
+    @DisplayName("18.3 MUST: permits of holders that vanish or stop renewing come back within lease + expiry slack; renewal keeps a permit past 3 leases; stale releases free nothing")
+    void rule18_3_permitsOfVanishedHoldersComeBack() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.3");
+      String name = name("sem-expiry");
+      int permits = 4;
+      LockClient renewed = client();
+      LockClient doomed = client();
+      LockClient doomedUnrenewed = client(expiring());
+      LockClient unrenewed = client(expiring());
+      Lease kept = renewed.semaphore(name, permits).acquire(Duration.ofSeconds(10));
+      long keptAt = System.nanoTime();
+      List<Lease> stale = new ArrayList<>();
+      stale.add(doomed.semaphore(name, permits).acquire(Duration.ofSeconds(10)));
+      stale.add(doomedUnrenewed.semaphore(name, permits).acquire(Duration.ofSeconds(10)));
+      stale.add(unrenewed.semaphore(name, permits).acquire(Duration.ofSeconds(10)));
+      LockClient watcher = client();
+      DistributedLock sem = watcher.semaphore(name, permits);
+      assertThat(sem.tryAcquire()).as("semaphores broken: tryAcquire() of a full semaphore").isEmpty();
+      ((Abandonable) doomed).abandon();
+      ((Abandonable) doomedUnrenewed).abandon();
+      long start = System.nanoTime();
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      List<Lease> back = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        long left = bound.plus(limits().tolerance()).toNanos() - (System.nanoTime() - start);
+        Optional<Lease> got = sem.tryAcquire(Duration.ofNanos(Math.max(1, left)));
+        assertThat(got.isPresent() && ms(System.nanoTime() - start) <= bound.toMillis()).withFailMessage("semaphores broken: "
+            + "only %d of the 3 permits whose holders vanished (a renewed one, an unrenewed one) or stopped renewing (a live "
+            + "client, lease %d ms without renewal) came back within %d ms (lease + expiry slack + tolerance); permit %d %s: "
+            + "a permit must be freed by its lease when its holder is gone (a permit leak)", i, limits().lease().toMillis(),
+            bound.toMillis(), i + 1, got.isPresent() ? "came only after " + ms(System.nanoTime() - start) + " ms" : "never came")
+            .isTrue();
+        back.add(got.get());
+      }
+      if (guarantees().has(Feature.RENEWAL)) {
+        long watch = limits().lease().multipliedBy(7).dividedBy(2).toNanos() - (System.nanoTime() - keptAt);
+        Optional<Lease> intruder = sem.tryAcquire(Duration.ofNanos(Math.max(1, watch)));
+        intruder.ifPresent(Lease::release);
+        assertThat(intruder).withFailMessage("semaphores broken: a permit renewed by its live client was given to another "
+            + "client %d ms after it was taken (lease %d ms): renewal must keep a permit held past its lease",
+            ms(System.nanoTime() - keptAt), limits().lease().toMillis()).isEmpty();
+        assertThat(kept.isValid()).as("semaphores broken: isValid() of a permit renewed for 3.5 leases").isTrue();
+      } else {
+        assertThat(sem.tryAcquire()).withFailMessage("semaphores broken: a 5th permit of a semaphore of 4 was granted after the "
+            + "3 stale permits came back").isEmpty();
+      }
+      for (Lease s : stale) {
+        BackendLease old = granted(name, Claim.Kind.PERMIT, s);
+        boolean answered = probe.releaseAgain(old);
+        Optional<Lease> intruder = sem.tryAcquire();
+        intruder.ifPresent(Lease::release);
+        assertThat(intruder).withFailMessage("semaphores broken: the release of a lease whose permit had run out and been "
+            + "given to another holder (token %d) freed a permit someone else holds (the server answered %s): a release must "
+            + "be owner-checked per lease", old.fencingToken(), answered).isEmpty();
+        assertThat(answered).withFailMessage("semaphores broken: the release of a lease whose permit had run out (token %d) "
+            + "answered true: it must say whether this lease still held a permit", old.fencingToken()).isFalse();
+      }
+      assertThat(kept.release()).as("semaphores broken: release() of the renewed permit").isTrue();
+      Optional<Lease> last = sem.tryAcquire(limits().tolerance());
+      assertThat(last).withFailMessage("semaphores broken: the renewed permit was not free after its release").isPresent();
+      back.add(last.get());
+      releaseAll(back);
+    }
+
+    @Test
+    @DisplayName("18.4 MUST: waiters that time out, are interrupted or are cancelled leave nothing behind: every released permit can be taken at once")
+    void rule18_4_withdrawnWaitersLeaveNoGhost() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.4");
+      String name = name("sem-withdrawn");
+      int permits = 2;
+      LockClient holder = client();
+      Lease first = holder.semaphore(name, permits).acquire(Duration.ofSeconds(10));
+      Lease second = holder.semaphore(name, permits).acquire(Duration.ofSeconds(10));
+      LockClient waiters = client();
+      assertThat(waiters.semaphore(name, permits).tryAcquire(Duration.ofMillis(50))).as("tryAcquire(50 ms) of a full semaphore")
+          .isEmpty();
+      DistributedLock interrupted = waiters.semaphore(name, permits);
+      AtomicReference<Throwable> outcome = new AtomicReference<>();
+      int polled = probe.polls(name, Claim.Kind.PERMIT);
+      Thread waiter = background("sem-interrupted", () -> {
+        try {
+          interrupted.acquire(Duration.ofSeconds(60)).release();
+          outcome.set(new AssertionError("acquire returned a permit although it was interrupted"));
+        } catch (Throwable e) {
+          outcome.set(e);
+        }
+      });
+      awaitQueued(waiter, name, Claim.Kind.PERMIT, polled, "a semaphore waiter blocks");
+      waiter.interrupt();
+      waiter.join(limits().tolerance().toMillis());
+      assertThat(outcome.get()).as("what the interrupted acquire of a semaphore threw").isInstanceOf(InterruptedException.class);
+      int polledAsync = probe.polls(name, Claim.Kind.PERMIT);
+      CompletableFuture<Lease> cancelled = waiters.semaphore(name, permits).acquireAsync(Duration.ofSeconds(60));
+      await(Duration.ofSeconds(10), "the asynchronous waiter polls", () -> probe.polls(name, Claim.Kind.PERMIT) > polledAsync);
+      assertThat(cancelled.cancel(true)).isTrue();
+      await(limits().tolerance(), "the three waiters withdraw", () -> probe.abandons(name, Claim.Kind.PERMIT) >= 3);
+      List<Lease> taken = new ArrayList<>();
+      LockClient next = client();
+      for (Lease released : List.of(first, second)) {
+        assertThat(released.release()).as("release() of a held permit").isTrue();
+        Optional<Lease> got = next.semaphore(name, permits).tryAcquire();
+        assertThat(got).withFailMessage("semaphores broken: after %d of %d permits were released, tryAcquire() found the "
+            + "semaphore full: a waiter that timed out, was interrupted or was cancelled left a ghost behind (a permit or a "
+            + "place in line it never gave back)", taken.size() + 1, permits).isPresent();
+        taken.add(got.get());
+      }
+      Optional<Lease> extra = next.semaphore(name, permits).tryAcquire();
+      extra.ifPresent(Lease::release);
+      assertThat(extra).withFailMessage("semaphores broken: a 3rd permit of a semaphore of 2 was granted after withdrawn waiters")
+          .isEmpty();
+      releaseAll(taken);
+    }
+
+    @Test
+    @DisplayName("18.5 MUST: tokens are above zero and strictly increase across all the semaphore's grants, of several clients")
+    void rule18_5_tokensIncreaseAcrossGrants() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.5");
+      requireFeature(Feature.FENCING, "18.5");
+      String name = name("sem-tokens");
+      LockClient[] cs = {client(), client(), client()};
+      List<Lease> live = new ArrayList<>();
+      long last = 0;
+      for (int i = 0; i < 20; i++) {
+        if (live.size() == 2) {
+          live.remove(i % 2).release();
+        }
+        Lease lease = cs[i % cs.length].semaphore(name, 2).acquire(Duration.ofSeconds(10));
+        if (lease.fencingToken() <= last) {
+          fail("fencing broken: grant " + (i + 1) + " of a semaphore of 2 permits got token " + lease.fencingToken()
+              + " after token " + last + ": every grant of a semaphore needs a token above every earlier grant's (one counter "
+              + "per semaphore, never reset)");
+        }
+        last = lease.fencingToken();
+        live.add(lease);
+      }
+      releaseAll(live);
+    }
+
+    @Test
+    @DisplayName("18.6 MUST: asking with another count while permits are held throws IllegalStateException naming both counts and takes nothing; after all releases a new count is accepted")
+    void rule18_6_mismatchedCount() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.6");
+      String name = name("sem-mismatch");
+      Lease held = client().semaphore(name, 3).acquire(Duration.ofSeconds(10));
+      LockClient other = client();
+      Throwable thrown = catchThrowable(() -> other.semaphore(name, 5).tryAcquire());
+      assertThat(thrown).withFailMessage("semaphores broken: tryAcquire() of a semaphore held with 3 permits, asked with 5, "
+          + "answered %s instead of throwing IllegalStateException (from Claim.permitsInUse): clients that disagree on the "
+          + "count would each admit their own number", thrown == null ? "normally" : thrown).isInstanceOf(IllegalStateException.class);
+      assertThat(thrown.getMessage()).withFailMessage("semaphores broken: the mismatch message must name both counts, as "
+          + "Claim.permitsInUse words it; it was: %s", thrown.getMessage()).contains("`permits` was 5").contains("in use with 3");
+      long start = System.nanoTime();
+      Throwable waited = catchThrowable(() -> other.semaphore(name, 5).acquire(Duration.ofSeconds(5)));
+      assertThat(waited).withFailMessage("semaphores broken: acquire(5 s) with another count than the held one answered %s "
+          + "instead of IllegalStateException", waited == null ? "normally" : waited).isInstanceOf(IllegalStateException.class);
+      assertThat(ms(System.nanoTime() - start)).withFailMessage("semaphores broken: acquire(5 s) with another count waited "
+          + "%d ms before it failed: the mismatch must fail at once", ms(System.nanoTime() - start))
+          .isLessThanOrEqualTo(limits().tolerance().toMillis());
+      List<Lease> more = new ArrayList<>(List.of(held));
+      for (int i = 0; i < 2; i++) {
+        Optional<Lease> got = other.semaphore(name, 3).tryAcquire();
+        assertThat(got).withFailMessage("semaphores broken: after refused asks with another count, permit %d of 3 could not be "
+            + "taken: a refused ask must take nothing", i + 2).isPresent();
+        more.add(got.get());
+      }
+      Optional<Lease> fourth = other.semaphore(name, 3).tryAcquire();
+      fourth.ifPresent(Lease::release);
+      assertThat(fourth).withFailMessage("semaphores broken: a 4th permit of a semaphore of 3 was granted after asks with "
+          + "another count (did an ask with 5 change the count?)").isEmpty();
+      releaseAll(more);
+      Optional<Lease> recounted = other.semaphore(name, 1).tryAcquire();
+      assertThat(recounted).withFailMessage("semaphores broken: once every permit was released, a new count (1) was refused or "
+          + "found it full: the count belongs to the live leases, and goes with the last of them").isPresent();
+      Throwable now = catchThrowable(() -> client().semaphore(name, 3).tryAcquire());
+      assertThat(now).withFailMessage("semaphores broken: the semaphore re-counted to 1 and held was asked with 3 and answered "
+          + "%s instead of IllegalStateException", now == null ? "normally" : now).isInstanceOf(IllegalStateException.class);
+      assertThat(now.getMessage()).as("the mismatch message").contains("in use with 1");
+      assertThat(recounted.get().release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("18.7 MUST: a lock, a semaphore and a read-write lock of one name are separate resources")
+    void rule18_7_resourcesOfOneNameAreSeparate() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.7");
+      boolean rw = guarantees().has(Feature.READ_WRITE_LOCKS);
+      String name = name("one-name");
+      LockClient a = client();
+      LockClient b = client();
+      Lease lock = a.lock(name).acquire(Duration.ofSeconds(10));
+      Optional<Lease> sem = b.semaphore(name, 1).tryAcquire();
+      assertThat(sem).withFailMessage("semaphores broken: a semaphore could not be taken while only the lock of the same name "
+          + "was held: a lock, a semaphore and a read-write lock of one name must be separate resources (separate keys)")
+          .isPresent();
+      Optional<Lease> write = rw ? a.readWriteLock(name).writeLock().tryAcquire() : Optional.empty();
+      if (rw) {
+        assertThat(write).withFailMessage("semaphores broken: the write lock of a read-write lock could not be taken while only "
+            + "the lock and the semaphore of the same name were held: they must be separate resources").isPresent();
+      }
+      LockClient c = client();
+      assertThat(c.lock(name).tryAcquire()).as("the lock while held").isEmpty();
+      assertThat(lock.release()).isTrue();
+      assertThat(c.semaphore(name, 1).tryAcquire()).withFailMessage("semaphores broken: releasing the lock freed the semaphore "
+          + "of the same name").isEmpty();
+      if (rw) {
+        assertThat(c.readWriteLock(name).readLock().tryAcquire()).withFailMessage("semaphores broken: releasing the lock freed "
+            + "the read-write lock of the same name").isEmpty();
+      }
+      assertThat(sem.get().release()).isTrue();
+      Optional<Lease> lockAgain = c.lock(name).tryAcquire();
+      assertThat(lockAgain).as("the lock after its release").isPresent();
+      lockAgain.get().release();
+      write.ifPresent(Lease::release);
+    }
+
+    @Test
+    @DisplayName("18.8 MUST: permits 0, -1 and 10,001 are rejected with IllegalArgumentException naming `permits`; 10,000 is accepted")
+    void rule18_8_badPermits() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.8");
+      String name = name("sem-bad");
+      LockClient c = client();
+      for (int bad : new int[] {0, -1, 10_001}) {
+        Throwable thrown = catchThrowable(() -> c.semaphore(name, bad));
+        assertThat(thrown).withFailMessage("bad input broken: semaphore(name, %d) answered %s instead of "
+            + "IllegalArgumentException", bad, thrown == null ? "normally" : thrown).isInstanceOf(IllegalArgumentException.class);
+        assertThat(thrown.getMessage()).as("the message for permits %d", bad).contains("`permits`").contains(Integer.toString(bad));
+      }
+      Optional<Lease> most = c.semaphore(name, 10_000).tryAcquire();
+      assertThat(most).as("a permit of a semaphore of 10,000").isPresent();
+      assertThat(most.get().release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("18.9 MUST: a waiter on a full semaphore gets a released permit within the wake-up bound (median of 7)")
+    void rule18_9_waiterIsWokenByARelease() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.9");
+      requireFeature(Feature.NOTIFIED_WAKEUP, "18.9");
+      String name = name("sem-wake");
+      LockClient holder = client();
+      LockClient waiterClient = client();
+      Lease always = holder.semaphore(name, 2).acquire(Duration.ofSeconds(10));
+      Random random = new Random();
+      List<Long> handOffs = new ArrayList<>();
+      for (int i = 0; i < 7; i++) {
+        Lease lease = holder.semaphore(name, 2).acquire(Duration.ofSeconds(10));
+        AtomicLong grantedAt = new AtomicLong();
+        DistributedLock sem = waiterClient.semaphore(name, 2);
+        int polled = probe.polls(name, Claim.Kind.PERMIT);
+        Thread waiter = background("sem-wake-" + i, () -> {
+          try (Lease l = sem.acquire(Duration.ofSeconds(30))) {
+            grantedAt.set(System.nanoTime());
+          }
+        });
+        awaitQueued(waiter, name, Claim.Kind.PERMIT, polled, "the semaphore waiter blocks");
+        Thread.sleep(random.nextInt(50));
+        long releasedAt = System.nanoTime();
+        assertThat(lease.release()).isTrue();
+        waiter.join(TimeUnit.SECONDS.toMillis(30));
+        assertThat(grantedAt.get()).as("semaphores broken: hand-off " + i + " happened").isNotZero();
+        handOffs.add(grantedAt.get() - releasedAt);
+      }
+      always.release();
+      Collections.sort(handOffs);
+      long median = ms(handOffs.get(handOffs.size() / 2));
+      assertThat(median).withFailMessage("semaphores broken: median hand-off from the release of a permit to a waiting client's "
+          + "grant was %d ms (wake-up bound %d ms); all in ms: %s: a release of a permit must wake the semaphore's waiters",
+          median, limits().wakeUp().toMillis(), handOffs.stream().map(n -> ms(n)).collect(Collectors.toList()))
+          .isLessThanOrEqualTo(limits().wakeUp().toMillis());
+    }
+  }
+
+  @Nested
+  @DisplayName("Rule 19: read-write locks")
+  class ReadWriteLocks {
+    private DistributedLock read(LockClient c, String name) {
+      return c.readWriteLock(name).readLock();
+    }
+
+    private DistributedLock write(LockClient c, String name) {
+      return c.readWriteLock(name).writeLock();
+    }
+
+    @Test
+    @DisplayName("19.1 MUST: readers of 2 clients hold the lock at once; a writer excludes readers and writers, and readers exclude a writer")
+    void rule19_1_readersShareWritersExclude() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.1");
+      String name = name("rw-share");
+      LockClient a = client();
+      LockClient b = client();
+      LockClient c = client();
+      Lease r1 = read(a, name).acquire(Duration.ofSeconds(10));
+      Optional<Lease> r2 = read(b, name).tryAcquire();
+      assertThat(r2).withFailMessage("read-write locks broken: a reader of another client was refused while only a reader "
+          + "held the lock: readers must share it").isPresent();
+      Optional<Lease> w = write(c, name).tryAcquire();
+      w.ifPresent(Lease::release);
+      assertThat(w).withFailMessage("read-write locks broken: a writer was granted while 2 readers held the lock").isEmpty();
+      assertThat(r1.release()).isTrue();
+      w = write(c, name).tryAcquire();
+      w.ifPresent(Lease::release);
+      assertThat(w).withFailMessage("read-write locks broken: a writer was granted while 1 of 2 readers still held the lock "
+          + "(a release freed the other reader's share too?)").isEmpty();
+      assertThat(r2.get().release()).isTrue();
+      Optional<Lease> writer = write(c, name).tryAcquire();
+      assertThat(writer).withFailMessage("read-write locks broken: the write lock could not be taken after both readers "
+          + "released: a reader's release must give its share back").isPresent();
+      Optional<Lease> reader = read(a, name).tryAcquire();
+      reader.ifPresent(Lease::release);
+      assertThat(reader).withFailMessage("read-write locks broken: a reader was granted while a writer held the lock").isEmpty();
+      Optional<Lease> writer2 = write(b, name).tryAcquire();
+      writer2.ifPresent(Lease::release);
+      assertThat(writer2).withFailMessage("read-write locks broken: a second writer was granted while a writer held the lock")
+          .isEmpty();
+      assertThat(writer.get().release()).isTrue();
+      Optional<Lease> after = read(b, name).tryAcquire();
+      assertThat(after).withFailMessage("read-write locks broken: a reader could not get the lock after the writer released it")
+          .isPresent();
+      after.get().release();
+    }
+
+    @Test
+    @DisplayName("19.2 MUST: under mixed contention from 2 clients a writer never overlaps anyone, readers do overlap, and tokens follow the order of grants")
+    void rule19_2_mixedContention() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.2");
+      String name = name("rw-contended");
+      LockClient[] cs = {client(), client()};
+      long deadline = System.nanoTime() + limits().tolerance().toNanos();
+      AtomicInteger readers = new AtomicInteger();
+      AtomicInteger writers = new AtomicInteger();
+      AtomicInteger peakReaders = new AtomicInteger();
+      AtomicInteger writes = new AtomicInteger();
+      AtomicReference<String> violation = new AtomicReference<>();
+      // each hold: {kind (1 write, 0 read), token, asked, released}
+      List<long[]> holds = new CopyOnWriteArrayList<>();
+      CountDownLatch go = new CountDownLatch(1);
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < 6; t++) {
+        boolean writer = t < 2;
+        DistributedLock side = writer ? write(cs[t % 2], name) : read(cs[t % 2], name);
+        workers.add(background("rw-contender-" + t, () -> {
+          go.await();
+          while (System.nanoTime() - deadline < 0) {
+            long asked = System.nanoTime();
+            Optional<Lease> got;
+            try {
+              got = side.tryAcquire(Duration.ofNanos(Math.max(1, deadline - asked)));
+            } catch (BackendUnavailableException e) {
+              continue;
+            }
+            if (got.isEmpty()) {
+              break;
+            }
+            if (writer) {
+              int w = writers.incrementAndGet();
+              int r = readers.get();
+              if (w > 1 || r > 0) {
+                violation.compareAndSet(null, "a writer (token " + got.get().fencingToken() + ") held the lock with " + (w - 1)
+                    + " other writers and " + r + " readers");
+              }
+              Thread.sleep(2);
+              writers.decrementAndGet();
+              writes.incrementAndGet();
+            } else {
+              peakReaders.accumulateAndGet(readers.incrementAndGet(), Math::max);
+              if (writers.get() > 0) {
+                violation.compareAndSet(null, "a reader (token " + got.get().fencingToken() + ") held the lock with a writer");
+              }
+              Thread.sleep(8);
+              readers.decrementAndGet();
+            }
+            long token = got.get().fencingToken();
+            got.get().release();
+            holds.add(new long[] {writer ? 1 : 0, token, asked, System.nanoTime()});
+            if (writer) {
+              Thread.sleep(15); // leave readers room to overlap
+            }
+          }
+        }));
+      }
+      go.countDown();
+      for (Thread w : workers) {
+        w.join(limits().tolerance().multipliedBy(10).toMillis());
+      }
+      assertThat(violation.get()).withFailMessage("read-write locks broken: under contention from 2 writers and 4 readers over "
+          + "2 clients, %s: a write lease must exclude every other lease (a check and a take that are not one atomic step?)",
+          violation.get()).isNull();
+      assertThat(writes.get()).withFailMessage("read-write locks broken: 2 writers contending with 4 readers never got the "
+          + "lock in %d ms", limits().tolerance().toMillis()).isPositive();
+      assertThat(peakReaders.get()).withFailMessage("read-write locks broken: 4 readers never held the lock together under "
+          + "contention (%d holds): readers must share it", holds.size()).isGreaterThanOrEqualTo(2);
+      if (guarantees().has(Feature.FENCING)) {
+        for (long[] later : holds) {
+          for (long[] earlier : holds) {
+            // a lease released before the other was asked for was granted before it
+            boolean ordered = earlier[3] - later[2] < 0 && (later[0] == 1 || earlier[0] == 1);
+            if (ordered && earlier[1] >= later[1]) {
+              fail("fencing broken: a " + (later[0] == 1 ? "write" : "read") + " lease got token " + later[1] + " although a "
+                  + (earlier[0] == 1 ? "write" : "read") + " lease with token " + earlier[1] + " was released before it was "
+                  + "asked for: a write token must be above every earlier lease's, a read token above every earlier write's "
+                  + "(one counter per read-write lock)");
+            }
+          }
+        }
+      }
+    }
+
+    @Test
+    @DisplayName("19.3 MUST: a writer is not starved by a steady stream of overlapping readers: it gets the lock within one recheck interval + 2 tolerances")
+    void rule19_3_noWriterStarvation() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.3");
+      String name = name("rw-starve");
+      LockClient[] cs = {client(), client()};
+      int ring = 3;
+      Duration hold = Duration.ofMillis(60);
+      // a ring of readers: each holds until the next one has the lock (or for at most `hold`), so a
+      // backend that lets readers in past a waiting writer always has a reader inside
+      List<CountDownLatch> turns = new ArrayList<>();
+      for (int i = 0; i < ring; i++) {
+        turns.add(new CountDownLatch(1));
+      }
+      AtomicReference<List<CountDownLatch>> round = new AtomicReference<>(turns);
+      AtomicInteger readerHolds = new AtomicInteger();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      Object[] handoff = new Object[ring];
+      java.util.concurrent.Semaphore[] mayGo = new java.util.concurrent.Semaphore[ring];
+      for (int i = 0; i < ring; i++) {
+        mayGo[i] = new java.util.concurrent.Semaphore(i == 0 ? 1 : 0);
+        handoff[i] = new Object();
+      }
+      for (int i = 0; i < ring; i++) {
+        int me = i;
+        DistributedLock side = read(cs[i % 2], name);
+        background("rw-reader-" + i, () -> {
+          while (!stop.get()) {
+            mayGo[me].acquire();
+            if (stop.get()) {
+              return;
+            }
+            Optional<Lease> got = side.tryAcquire(Duration.ofSeconds(30));
+            if (got.isEmpty()) {
+              continue;
+            }
+            readerHolds.incrementAndGet();
+            int before = readerHolds.get();
+            mayGo[(me + 1) % ring].release(); // the next reader asks while this one holds
+            long until = System.nanoTime() + hold.toNanos();
+            while (readerHolds.get() == before && System.nanoTime() - until < 0) {
+              Thread.sleep(1);
+            }
+            got.get().release();
+          }
+        });
+      }
+      await(Duration.ofSeconds(10), "readers take turns", () -> readerHolds.get() >= 10);
+      LockClient writerClient = client(renewing(), Duration.ofMillis(250));
+      Duration bound = writerClient.config().recheck().plus(limits().tolerance().multipliedBy(2));
+      long start = System.nanoTime();
+      int holdsBefore = readerHolds.get();
+      Optional<Lease> w = write(writerClient, name).tryAcquire(bound);
+      long took = ms(System.nanoTime() - start);
+      int overtaken = readerHolds.get() - holdsBefore;
+      stop.set(true);
+      for (java.util.concurrent.Semaphore s : mayGo) {
+        s.release();
+      }
+      w.ifPresent(Lease::release);
+      assertThat(w.isPresent() && took <= bound.toMillis()).withFailMessage("read-write locks broken: a writer waiting behind "
+          + "a steady stream of overlapping readers %s (bound: its recheck interval + 2 tolerances = %d ms; %d readers got in "
+          + "meanwhile): no new reader may be granted while a writer waits (writer preference), or a writer can starve",
+          w.isPresent() ? "got the lock only after " + took + " ms" : "never got the lock", bound.toMillis(), overtaken).isTrue();
+    }
+
+    @Test
+    @DisplayName("19.4 MUST: no upgrade or downgrade: a waiting acquire of the other side throws IllegalStateException at once; tryAcquire() is empty")
+    void rule19_4_noUpgradeOrDowngrade() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.4");
+      String name = name("rw-upgrade");
+      DistributedReadWriteLock rw = client().readWriteLock(name);
+      Lease r = rw.readLock().acquire(Duration.ofSeconds(10));
+      long start = System.nanoTime();
+      Throwable up = catchThrowable(() -> rw.writeLock().acquire(Duration.ofSeconds(5)));
+      assertThat(up).withFailMessage("read-write locks broken: a thread holding the read lock asked for the write lock and "
+          + "got %s instead of IllegalStateException", up == null ? "it" : up).isInstanceOf(IllegalStateException.class);
+      assertThat(ms(System.nanoTime() - start)).as("ms until the refused upgrade failed").isLessThanOrEqualTo(limits().tolerance().toMillis());
+      assertThat(rw.writeLock().tryAcquire()).as("read-write locks broken: tryAcquire() of the write lock while holding the read lock").isEmpty();
+      assertThat(r.release()).isTrue();
+      Lease w = rw.writeLock().acquire(Duration.ofSeconds(10));
+      start = System.nanoTime();
+      Throwable down = catchThrowable(() -> rw.readLock().acquire(Duration.ofSeconds(5)));
+      assertThat(down).withFailMessage("read-write locks broken: a thread holding the write lock asked for the read lock and "
+          + "got %s instead of IllegalStateException", down == null ? "it" : down).isInstanceOf(IllegalStateException.class);
+      assertThat(ms(System.nanoTime() - start)).as("ms until the refused downgrade failed").isLessThanOrEqualTo(limits().tolerance().toMillis());
+      assertThat(rw.readLock().tryAcquire()).as("read-write locks broken: tryAcquire() of the read lock while holding the write lock").isEmpty();
+      assertThat(w.release()).isTrue();
+      Optional<Lease> again = rw.readLock().tryAcquire();
+      assertThat(again).as("the read lock after the write lock's release").isPresent();
+      again.get().release();
+    }
+
+    @Test
+    @DisplayName("19.5 MUST: a write token is above every earlier lease's, and a read token above every earlier write's")
+    void rule19_5_tokens() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.5");
+      requireFeature(Feature.FENCING, "19.5");
+      String name = name("rw-tokens");
+      LockClient[] cs = {client(), client()};
+      long lastWrite = 0;
+      long lastAny = 0;
+      for (int i = 0; i < 5; i++) {
+        Lease ra = read(cs[0], name).acquire(Duration.ofSeconds(10));
+        Lease rb = read(cs[1], name).acquire(Duration.ofSeconds(10));
+        for (Lease r : List.of(ra, rb)) {
+          if (r.fencingToken() <= lastWrite) {
+            fail("fencing broken: a read lease got token " + r.fencingToken() + " after a write lease's " + lastWrite
+                + ": a read token must be above every earlier write token (one counter per read-write lock)");
+          }
+        }
+        lastAny = Math.max(ra.fencingToken(), rb.fencingToken());
+        ra.release();
+        rb.release();
+        Lease w = write(cs[i % 2], name).acquire(Duration.ofSeconds(10));
+        if (w.fencingToken() <= lastAny) {
+          fail("fencing broken: a write lease got token " + w.fencingToken() + " after a lease with token " + lastAny
+              + ": a write token must be above every earlier lease's, read or write (one counter per read-write lock)");
+        }
+        lastWrite = w.fencingToken();
+        lastAny = lastWrite;
+        w.release();
+      }
+    }
+
+    @Test
+    @DisplayName("19.6 MUST: readers that vanish or stop renewing free the lock for a writer within lease + expiry slack, and a vanished writer frees it for readers")
+    void rule19_6_vanishedHoldersFreeTheLock() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.6");
+      String name = name("rw-vanished");
+      LockClient doomedReader = client();
+      LockClient unrenewed = client(expiring());
+      read(doomedReader, name).acquire(Duration.ofSeconds(10));
+      read(unrenewed, name).acquire(Duration.ofSeconds(10));
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      ((Abandonable) doomedReader).abandon();
+      long start = System.nanoTime();
+      LockClient doomedWriter = client();
+      Optional<Lease> w = write(doomedWriter, name).tryAcquire(bound.plus(limits().tolerance()));
+      long took = ms(System.nanoTime() - start);
+      assertThat(w.isPresent() && took <= bound.toMillis()).withFailMessage("read-write locks broken: a writer %s after one "
+          + "reader vanished and another stopped renewing (bound: lease + expiry slack + tolerance = %d ms): a read lease "
+          + "must end with its lease when its holder is gone", w.isPresent() ? "got the lock only " + took + " ms" : "never got "
+          + "the lock", bound.toMillis()).isTrue();
+      ((Abandonable) doomedWriter).abandon();
+      start = System.nanoTime();
+      Optional<Lease> r = read(client(), name).tryAcquire(bound.plus(limits().tolerance()));
+      took = ms(System.nanoTime() - start);
+      assertThat(r.isPresent() && took <= bound.toMillis()).withFailMessage("read-write locks broken: a reader %s after the "
+          + "writer vanished (bound: lease + expiry slack + tolerance = %d ms): a write lease must end with its lease when its "
+          + "holder is gone", r.isPresent() ? "got the lock only " + took + " ms" : "never got the lock", bound.toMillis())
+          .isTrue();
+      r.get().release();
+    }
+
+    @Test
+    @DisplayName("19.7 MUST: a waiting writer that vanishes without withdrawing holds readers back only for a few recheck intervals")
+    void rule19_7_vanishedWaitingWriterLetsReadersIn() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.7");
+      String name = name("rw-ghost-writer");
+      Duration recheck = Duration.ofMillis(200);
+      Lease reader = read(client(), name).acquire(Duration.ofSeconds(10)); // held throughout: the lock is never free
+      LockClient doomed = client(renewing(), recheck);
+      DistributedLock writer = write(doomed, name);
+      int polled = probe.polls(name, Claim.Kind.WRITE);
+      Thread waiting = background("rw-doomed-writer", () -> {
+        try {
+          writer.acquire(Duration.ofSeconds(60)).release();
+        } catch (LockException e) {
+          // its client vanished while it waited
+        }
+      });
+      awaitQueued(waiting, name, Claim.Kind.WRITE, polled, "the writer waits behind the reader");
+      LockClient readers = client(renewing(), recheck);
+      Optional<Lease> held = read(readers, name).tryAcquire();
+      held.ifPresent(Lease::release);
+      assertThat(held).withFailMessage("read-write locks broken: a new reader was granted while a writer waited (no writer "
+          + "preference)").isEmpty();
+      // the writer's process dies: its withdrawal never reaches the server
+      probe.dropWithdrawals(name, Claim.Kind.WRITE);
+      ((Abandonable) doomed).abandon();
+      long start = System.nanoTime();
+      Duration bound = recheck.multipliedBy(4).plus(limits().expirySlack()).plus(limits().tolerance());
+      Optional<Lease> got = read(readers, name).tryAcquire(bound.plus(limits().tolerance()));
+      long took = ms(System.nanoTime() - start);
+      got.ifPresent(Lease::release);
+      assertThat(got.isPresent() && took <= bound.toMillis()).withFailMessage("read-write locks broken: readers %s after a "
+          + "waiting writer vanished without withdrawing (bound: 4 of its recheck intervals of %d ms + expiry slack + tolerance "
+          + "= %d ms): a waiting writer's mark must end by itself when the writer stops polling, or one crash blocks every "
+          + "reader for ever", got.isPresent() ? "got in only " + took + " ms" : "never got in", recheck.toMillis(),
+          bound.toMillis()).isTrue();
+      assertThat(reader.release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("19.8 MUST: a waiting writer that gives up (interrupt, timeout) lets the readers it held back in at once")
+    void rule19_8_withdrawnWriterLetsReadersIn() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.8");
+      String name = name("rw-withdrawn-writer");
+      boolean notified = guarantees().has(Feature.NOTIFIED_WAKEUP);
+      // with notified wake-up only a wake-up can let the reader in within the bound
+      LockClient readers = notified ? client(renewing(), Duration.ofMinutes(1)) : client();
+      Duration bound = notified ? limits().tolerance() : readers.config().recheck().plus(limits().tolerance());
+      Lease reader = read(client(longLease()), name).acquire(Duration.ofSeconds(10));
+      for (String how : List.of("interrupted", "timed out")) {
+        DistributedLock writer = write(client(), name);
+        int polled = probe.polls(name, Claim.Kind.WRITE);
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread waiting = background("rw-writer-" + how.replace(' ', '-'), () -> {
+          try {
+            Optional<Lease> w = how.equals("interrupted") ? Optional.of(writer.acquire(Duration.ofSeconds(60)))
+                : writer.tryAcquire(limits().tolerance().dividedBy(2));
+            w.ifPresent(Lease::release);
+            outcome.set(w.isPresent() ? new AssertionError("the writer got the lock while a reader held it") : null);
+          } catch (Throwable e) {
+            outcome.set(e);
+          }
+        });
+        awaitQueued(waiting, name, Claim.Kind.WRITE, polled, "the writer waits behind the reader");
+        int readPolls = probe.polls(name, Claim.Kind.READ);
+        CompletableFuture<Lease> heldBack = read(readers, name).acquireAsync(Duration.ofSeconds(60));
+        await(Duration.ofSeconds(10), "the new reader polls", () -> probe.polls(name, Claim.Kind.READ) > readPolls);
+        Thread.sleep(20);
+        assertThat(heldBack).withFailMessage("read-write locks broken: a new reader was granted while a writer waited (no "
+            + "writer preference)").isNotDone();
+        int withdrawn = probe.abandons(name, Claim.Kind.WRITE);
+        if (how.equals("interrupted")) {
+          waiting.interrupt();
+        }
+        await(Duration.ofSeconds(10), "the writer withdraws", () -> probe.abandons(name, Claim.Kind.WRITE) > withdrawn);
+        long start = System.nanoTime();
+        Lease in;
+        try {
+          in = heldBack.get(bound.toMillis() + limits().tolerance().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+          in = null;
+        }
+        long took = ms(System.nanoTime() - start);
+        assertThat(in != null && took <= bound.toMillis()).withFailMessage("read-write locks broken: a reader held back by a "
+            + "waiting writer that %s %s (bound %d ms): a writer's withdrawal must end its mark and wake the readers it held "
+            + "back", how, in == null ? "was still waiting" : "got in only " + took + " ms later", bound.toMillis()).isTrue();
+        in.release();
+        waiting.join(limits().tolerance().toMillis());
+        if (how.equals("interrupted")) {
+          assertThat(outcome.get()).as("what the interrupted writer threw").isInstanceOf(InterruptedException.class);
+        }
+      }
+      assertThat(reader.release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("19.9 MUST: releases are owner-checked per lease: a stale reader's or writer's release frees nothing another lease holds")
+    void rule19_9_releasesAreOwnerChecked() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.9");
+      String name = name("rw-owner");
+      LockClient a = client();
+      LockClient b = client();
+      Lease r1 = read(a, name).acquire(Duration.ofSeconds(10));
+      Lease r2 = read(b, name).acquire(Duration.ofSeconds(10));
+      assertThat(r1.release()).isTrue();
+      boolean again = probe.releaseAgain(granted(name, Claim.Kind.READ, r1));
+      Optional<Lease> w = write(client(), name).tryAcquire();
+      w.ifPresent(Lease::release);
+      assertThat(w).withFailMessage("read-write locks broken: the release of a read lease already released, sent to the "
+          + "server again (a delayed or repeated request), freed the share another reader holds, and a writer got in (it "
+          + "answered %s): releases must be owner-checked per lease, not counted", again).isEmpty();
+      assertThat(again).withFailMessage("read-write locks broken: the release of a read lease already released, sent again, "
+          + "answered true").isFalse();
+      assertThat(r2.release()).isTrue();
+      Lease w1 = write(a, name).acquire(Duration.ofSeconds(10));
+      assertThat(w1.release()).isTrue();
+      Lease w2 = write(b, name).acquire(Duration.ofSeconds(10));
+      boolean againW = probe.releaseAgain(granted(name, Claim.Kind.WRITE, w1));
+      Optional<Lease> r = read(client(), name).tryAcquire();
+      r.ifPresent(Lease::release);
+      assertThat(r).withFailMessage("read-write locks broken: the release of a write lease already released, sent to the "
+          + "server again, freed the write lock another writer holds (it answered %s): releases must be owner-checked per "
+          + "lease", againW).isEmpty();
+      assertThat(againW).withFailMessage("read-write locks broken: the release of a write lease already released, sent again, "
+          + "answered true").isFalse();
+      assertThat(w2.release()).isTrue();
     }
   }
 }

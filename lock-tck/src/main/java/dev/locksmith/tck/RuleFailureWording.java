@@ -22,7 +22,7 @@ final class RuleFailureWording implements TestExecutionExceptionHandler, Lifecyc
       Map.entry("8", "cancellation"), Map.entry("9", "reentrancy"), Map.entry("10", "FIFO"),
       Map.entry("11", "notified wake-up"), Map.entry("12", "bad input"), Map.entry("13", "many locks"),
       Map.entry("14", "loss detection"), Map.entry("15", "closing"), Map.entry("16", "state reads"),
-      Map.entry("17", "lease control"));
+      Map.entry("17", "lease control"), Map.entry("18", "semaphores"), Map.entry("19", "read-write locks"));
 
   /** Errors of the kit's background threads surface after the test: word them the same way. */
   @Override
