@@ -22,9 +22,9 @@ import org.slf4j.LoggerFactory;
  * Runs every measurement against the servers run-bench.sh started (their endpoints in
  * {@code BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
  *
- * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster,jdbc-peers]};
- * {@code cluster} (the Redis Cluster rows, {@link ClusterSection}) and {@code jdbc-peers} ({@link JdbcPeersRun})
- * are sections of their own, run only when asked for.
+ * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster,jdbc-peers,semaphores]};
+ * {@code cluster} (the Redis Cluster rows, {@link ClusterSection}), {@code jdbc-peers} ({@link JdbcPeersRun})
+ * and {@code semaphores} ({@link SemaphoresRun}) are sections of their own, run only when asked for.
  */
 public final class BenchMain {
   private static final Logger LOG = LoggerFactory.getLogger(BenchMain.class);
@@ -67,10 +67,13 @@ public final class BenchMain {
           break;
         default:
           throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only "
-              + "uncontended,contended,scale,cluster,jdbc-peers");
+              + "uncontended,contended,scale,cluster,jdbc-peers,semaphores");
       }
     }
     // sections of their own (ResultSections): each replaces only its part of RESULTS.md
+    if (only.contains("semaphores")) {
+      SemaphoresRun.run(out, quick);
+    }
     if (only.contains("jdbc-peers")) {
       JdbcPeersRun.run(out, quick);
     }
@@ -209,6 +212,7 @@ public final class BenchMain {
     double waitMax = 0;
     double waiterMax = 0;
     long overlaps = 0;
+    int mostHolders = 0;
     long errors = 0;
     long stillWaiting = 0;
     long[] perClient = null;
@@ -216,6 +220,7 @@ public final class BenchMain {
       waitMax = Math.max(waitMax, Double.parseDouble(p.getProperty("waitMaxUs", "0")));
       waiterMax = Math.max(waiterMax, Double.parseDouble(p.getProperty("waiterMaxUs", "0")));
       overlaps += Long.parseLong(p.getProperty("overlaps", "0"));
+      mostHolders = Math.max(mostHolders, Integer.parseInt(p.getProperty("mostHolders", "0")));
       errors += p.getProperty("errors", "0").equals("failed") ? 1 : Long.parseLong(p.getProperty("errors", "0"));
       stillWaiting += Long.parseLong(p.getProperty("stillWaitingAtEnd", "0"));
       if (p.getProperty("firstError") != null && out.getProperty("firstError") == null) {
@@ -232,6 +237,7 @@ public final class BenchMain {
     out.setProperty("waitMaxUs", Double.toString(waitMax));
     out.setProperty("waiterMaxUs", Double.toString(waiterMax));
     out.setProperty("overlaps", Long.toString(overlaps));
+    out.setProperty("mostHolders", Integer.toString(mostHolders));
     out.setProperty("errors", Long.toString(errors));
     out.setProperty("stillWaitingAtEnd", Long.toString(stillWaiting));
     if (perClient != null) {

@@ -17,6 +17,9 @@ import java.util.concurrent.locks.LockSupport;
  * cores stay free for the clients and the server), release, and straight back to acquire. The
  * first second is warm-up; figures count only acquisitions that completed in the measured window.
  *
+ * <p>A semaphore implementation ({@code redisson-semaphore@2}) is run the same way: its clients
+ * contend for its permits, and an overlap is a holding that starts while all of them are held.
+ *
  * <p>Usage: {@code ContendedRun <impl> <clients> <warmup-ms> <measure-ms> <work-us>}; prints its
  * figures as properties on standard output.
  */
@@ -27,6 +30,7 @@ public final class ContendedRun {
   static final class Result {
     long handoffs;
     long overlaps;
+    int mostHolders;
     long[] perClient;
     long[] waitsNanos;
     long[] waiterWaitsNanos;
@@ -43,6 +47,7 @@ public final class ContendedRun {
       p.setProperty("acquisitions", Long.toString(w.count()));
       p.setProperty("acquisitionsPerSec", Double.toString(w.count() / seconds));
       p.setProperty("overlaps", Long.toString(overlaps));
+      p.setProperty("mostHolders", Integer.toString(mostHolders));
       p.setProperty("waitP50Us", Double.toString(w.at(50) / 1e3));
       p.setProperty("waitP99Us", Double.toString(w.at(99) / 1e3));
       p.setProperty("waitMaxUs", Double.toString(w.max() / 1e3));
@@ -72,7 +77,7 @@ public final class ContendedRun {
         impls.add(Impls.open(implId));
       }
       String name = "bench-c-" + Long.toHexString(System.nanoTime());
-      HandoffCounter counter = new HandoffCounter(clients);
+      HandoffCounter counter = new HandoffCounter(clients, Impls.permits(implId));
       CountDownLatch ready = new CountDownLatch(clients);
       CountDownLatch go = new CountDownLatch(1);
       long[] window = new long[2];
@@ -159,6 +164,7 @@ public final class ContendedRun {
       Result r = new Result();
       r.handoffs = counter.handoffs();
       r.overlaps = counter.overlaps();
+      r.mostHolders = counter.mostOpen();
       r.perClient = counter.perClient();
       LongList all = new LongList();
       for (LongList w : waits) {

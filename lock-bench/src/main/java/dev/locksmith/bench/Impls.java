@@ -5,13 +5,31 @@ import java.util.List;
 
 /**
  * The implementations under test, by id. An id names what is measured and on which server:
- * {@code locksmith-redis}, {@code raw-redis}, {@code redisson-lock}, and so on.
+ * {@code locksmith-redis}, {@code raw-redis}, {@code redisson-lock}, and so on; a semaphore's
+ * id ends in its permits, {@code redisson-semaphore@5}.
  */
 final class Impls {
   private Impls() {}
 
+  /** Semaphore implementations, named {@code <id>@<permits>}: one permit of a semaphore of that many per acquire. */
+  static final List<String> SEMAPHORES = List.of("locksmith-semaphore-local", "locksmith-semaphore-redis", "redisson-semaphore",
+      "redisson-expirable-semaphore", "locksmith-semaphore-zookeeper", "curator-semaphore");
+
+  /**
+   * @param base a semaphore implementation of {@link #SEMAPHORES}
+   * @param permits the semaphore's permits
+   * @return its id, {@code base@permits}
+   */
+  static String semaphore(String base, int permits) {
+    return base + "@" + permits;
+  }
+
   /** @return a new client of the implementation */
   static LockImpl open(String id) throws Exception {
+    int at = id.indexOf('@');
+    if (at >= 0) {
+      return openSemaphore(id.substring(0, at), permits(id));
+    }
     switch (id) {
       case "locksmith-local":
         return new LocksmithImpl("local:bench");
@@ -61,7 +79,44 @@ final class Impls {
       case "shedlock-pg":
         return new ShedLockJdbcImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       default:
-        throw new IllegalArgumentException("unknown implementation '" + id + "'; known: " + all());
+        throw new IllegalArgumentException("unknown implementation '" + id + "'; known: " + all() + ", and as ID@PERMITS: " + SEMAPHORES);
+    }
+  }
+
+  /** @return the permits of a semaphore id {@code base@permits}; 1 for a lock's id */
+  static int permits(String id) {
+    int at = id.indexOf('@');
+    if (at < 0) {
+      return 1;
+    }
+    try {
+      int n = Integer.parseInt(id.substring(at + 1));
+      if (n >= 1) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // named below
+    }
+    throw new IllegalArgumentException("semaphore implementation '" + id + "' must end in @PERMITS with PERMITS a whole number from 1, "
+        + "such as " + semaphore(SEMAPHORES.get(1), 5));
+  }
+
+  private static LockImpl openSemaphore(String base, int permits) throws Exception {
+    switch (base) {
+      case "locksmith-semaphore-local":
+        return new LocksmithSemaphoreImpl("local:bench", permits);
+      case "locksmith-semaphore-redis":
+        return new LocksmithSemaphoreImpl("redis://" + Endpoints.require("redis"), permits);
+      case "redisson-semaphore":
+        return new RedissonSemaphoreImpl(Endpoints.require("redis"), permits, false);
+      case "redisson-expirable-semaphore":
+        return new RedissonSemaphoreImpl(Endpoints.require("redis"), permits, true);
+      case "locksmith-semaphore-zookeeper":
+        return new LocksmithSemaphoreImpl("zookeeper://" + Endpoints.require("zookeeper"), permits);
+      case "curator-semaphore":
+        return new CuratorSemaphoreImpl(Endpoints.require("zookeeper"), permits);
+      default:
+        throw new IllegalArgumentException("unknown semaphore implementation '" + base + "'; known (each as ID@PERMITS): " + SEMAPHORES);
     }
   }
 
@@ -86,6 +141,7 @@ final class Impls {
   }
 
   static String serverOf(String id) {
+    id = id.replaceFirst("@.*", "");
     if (id.endsWith("-redis-cluster") || id.endsWith("-lock-cluster")) {
       return "redis_cluster"; // BENCH_REDIS_CLUSTER: the Cluster's seed nodes
     }

@@ -199,13 +199,13 @@ final class JdbcPeersRun {
     LOG.info("wrote the {} section of {}", SECTION, results);
   }
 
-  private static String env(String name) {
+  static String env(String name) {
     String v = System.getenv(name);
     return v == null || v.isBlank() ? "(" + name + " not set)" : v;
   }
 
   /** @return the version in the jar's manifest, else in its Maven pom.properties ({@code group/artifact} given) */
-  private static String version(Class<?> type, String groupArtifact) {
+  static String version(Class<?> type, String groupArtifact) {
     String v = type.getPackage().getImplementationVersion();
     if (v != null) {
       return v;

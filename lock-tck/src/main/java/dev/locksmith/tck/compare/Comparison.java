@@ -1,8 +1,10 @@
 package dev.locksmith.tck.compare;
 
+import dev.locksmith.DistributedLock;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.Locks;
@@ -22,6 +24,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -46,7 +49,8 @@ import java.util.function.Predicate;
  * }</pre>
  *
  * A scenario whose fault hook the target does not offer is reported as not run, with the hook
- * named, never as passed. Observed outcomes: S no overlap and no lost update; F holds overlapped
+ * named, never as passed; a semaphore scenario on a backend that does not declare
+ * {@link Guarantees.Feature#SEMAPHORES} is reported as not declared. Observed outcomes: S no overlap and no lost update; F holds overlapped
  * (or unguarded updates were lost) but the fenced counter lost nothing; U the fenced counter
  * lost updates or tokens went backwards. A result disagrees with the declaration when it
  * observes worse than declared (F or U where SAFE or UNAVAILABLE was declared, U where
@@ -73,18 +77,46 @@ public final class Comparison {
     /** FAULTS.md 7, the other half: a majority of the servers are killed during contention and restarted three leases later. */
     MAJORITY_DOWN(Fault.LEADER_FAILOVER, "majority of servers killed during contention, back 3 leases later", false),
     /** FAULTS.md 8: the server's clock jumps forward by twice the lease while held. */
-    CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false);
+    CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false),
+    /**
+     * FAULTS.md 1 for a semaphore (issue 20): of {@link #SEMAPHORE_PERMITS} + 1 contenders, one
+     * holding a permit is frozen past its lease, then writes late. Run only for a backend that
+     * declares {@link Guarantees.Feature#SEMAPHORES}; the others get a "not declared" row.
+     */
+    SEMAPHORE_HOLDER_PAUSE(Fault.HOLDER_PAUSE, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder frozen (SIGSTOP) past its lease, then writes",
+        true, SEMAPHORE_PERMITS),
+    /** FAULTS.md 2 for a semaphore (issue 20): a permit holder is killed; when does its permit come back, and are all N there after. */
+    SEMAPHORE_HOLDER_CRASH(Fault.HOLDER_CRASH, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder killed (SIGKILL) while holding",
+        true, SEMAPHORE_PERMITS);
 
     final Fault fault;
     final String description;
     final boolean quick;
+    /** 0 for a lock; the semaphore's permits for a semaphore scenario. */
+    final int permits;
 
     Scenario(Fault fault, String description, boolean quick) {
+      this(fault, description, quick, 0);
+    }
+
+    Scenario(Fault fault, String description, boolean quick, int permits) {
       this.fault = fault;
       this.description = description;
       this.quick = quick;
+      this.permits = permits;
+    }
+
+    /** @return whether this scenario contends for a semaphore's permits rather than a lock */
+    public boolean semaphore() {
+      return permits > 0;
     }
   }
+
+  /**
+   * The permits of the semaphore scenarios: two, so that a stale holder's extra permit shows as
+   * three holders at once, with one contender more than permits so that they contend.
+   */
+  public static final int SEMAPHORE_PERMITS = 2;
 
   /** A backend to compare: its URI, its fault hooks, and how long after its lease its locks may outlive a dead holder. */
   public static final class Target {
@@ -226,7 +258,8 @@ public final class Comparison {
     }
 
     /**
-     * @param quick run only the quick scenarios (holder pause, holder crash, server pause)
+     * @param quick run only the quick scenarios (holder pause, holder crash, server pause, and
+     *     the holder pause and crash on a semaphore)
      * @return this builder
      */
     public Builder quick(boolean quick) {
@@ -301,12 +334,15 @@ public final class Comparison {
       for (Scenario scenario : Scenario.values()) {
         Result r = new Result(target.label, scenario.fault, target.description(scenario), declared.promise(scenario.fault),
             target.predicted(family, scenario));
+        r.permits = scenario.permits;
         if (!target.scenarios.contains(scenario)) {
           r.notRun("not among the scenarios chosen for this target with Target.only()");
         } else if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
           r.notRun("the backend does not share locks across processes, and every scenario needs separate processes");
         } else if (declared.promise(scenario.fault) == Promise.NOT_APPLICABLE) {
           r.notRun("the backend declares this scenario not applicable");
+        } else if (scenario.semaphore() && !declared.has(Guarantees.Feature.SEMAPHORES)) {
+          r.notDeclared(Guarantees.Feature.SEMAPHORES);
         } else if (quick && !scenario.quick) {
           r.notRun("not in --quick mode");
         } else {
@@ -411,11 +447,11 @@ public final class Comparison {
       this.resources = new ResourceServer();
     }
 
-    void start(int index, String uri, long holdMillis) throws IOException {
+    void start(int index, String uri, long holdMillis, int permits) throws IOException {
       String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
       ProcessBuilder pb = new ProcessBuilder(java, "-Xss512k", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
           ContenderProcess.class.getName(), name, Long.toString(lease.toMillis()), Integer.toString(resources.port()),
-          Long.toString(holdMillis));
+          Long.toString(holdMillis), Integer.toString(permits));
       pb.environment().put("LOCKSMITH_URI", uri);
       pb.redirectError(ProcessBuilder.Redirect.DISCARD);
       Process p = pb.start();
@@ -519,15 +555,18 @@ public final class Comparison {
       // to stop in time: the partition's victim holds long enough for its lease to run out, and
       // so does the holder whose server's clock jumps (its renewals keep the lease going until then).
       long victimHold = viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
-      for (int i = 0; i < contenders; i++) {
-        run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50);
+      // a semaphore's contenders: one more than its permits, so that they contend while all are alive
+      int processes = scenario.semaphore() ? scenario.permits + 1 : contenders;
+      for (int i = 0; i < processes; i++) {
+        run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50, scenario.permits);
       }
-      run.awaitCount("READY", contenders, Duration.ofSeconds(60));
-      run.awaitCount("RELEASED", contenders, Duration.ofSeconds(30));
+      run.awaitCount("READY", processes, Duration.ofSeconds(60));
+      run.awaitCount("RELEASED", processes, Duration.ofSeconds(30));
       long faultStart;
       long faultEnd;
       switch (scenario) {
-        case HOLDER_PAUSE: {
+        case HOLDER_PAUSE:
+        case SEMAPHORE_HOLDER_PAUSE: {
           Event held = run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
           faultStart = held.at;
           r.victim = held.contender;
@@ -537,7 +576,8 @@ public final class Comparison {
           Thread.sleep(tail(2));
           break;
         }
-        case HOLDER_CRASH: {
+        case HOLDER_CRASH:
+        case SEMAPHORE_HOLDER_CRASH: {
           Event held = run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
           faultStart = held.at;
           faultEnd = faultStart;
@@ -636,6 +676,13 @@ public final class Comparison {
       }
       long stop = System.nanoTime();
       run.close();
+      if (scenario.semaphore()) {
+        r.measureSemaphore(run.events, run.resources, faultStart, faultEnd, stop, scenario.permits);
+        // the contenders are gone (halted, their permits unreleased): every permit must come back, and no more
+        long within = outlive.plus(lease).toMillis();
+        r.permitsAfter(scenario.permits, probePermits(target, run.name, scenario.permits, Duration.ofMillis(within)), within);
+        return;
+      }
       r.measure(run.events, run.resources, faultStart, faultEnd, stop, lease);
       if (scenario == Scenario.MAJORITY_DOWN) {
         r.judgeQuorumLoss();
@@ -649,6 +696,46 @@ public final class Comparison {
       if (proxy != null) {
         proxy.close();
       }
+    }
+  }
+
+  /**
+   * Takes a semaphore's permits from a client of this JVM, after the contenders are gone, one by
+   * one, each within what is left of {@code within}, then one more at once.
+   *
+   * @return {@code [permits taken, 1 if one more than permits was granted else 0, millis until the last was taken]}
+   */
+  private long[] probePermits(Target target, String name, int permits, Duration within) throws InterruptedException {
+    LockConfig config = LockConfig.builder().uri(target.uri).lease(lease).autoRenew(true).build();
+    List<Lease> taken = new ArrayList<>();
+    long start = System.nanoTime();
+    long lastAt = start;
+    try (LockClient client = Locks.connect(config)) {
+      DistributedLock semaphore = client.semaphore(name, permits);
+      long deadline = start + within.toNanos();
+      while (taken.size() < permits) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        Optional<Lease> one = semaphore.tryAcquire(Duration.ofNanos(left));
+        if (one.isEmpty()) {
+          break;
+        }
+        taken.add(one.get());
+        lastAt = System.nanoTime();
+      }
+      long count = taken.size();
+      boolean extra = false;
+      if (count == permits) {
+        Optional<Lease> more = semaphore.tryAcquire(Duration.ZERO);
+        extra = more.isPresent();
+        more.ifPresent(taken::add);
+      }
+      for (Lease l : taken) {
+        l.release();
+      }
+      return new long[] {count, extra ? 1 : 0, (lastAt - start) / 1_000_000};
     }
   }
 

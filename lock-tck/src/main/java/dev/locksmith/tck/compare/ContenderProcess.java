@@ -1,5 +1,6 @@
 package dev.locksmith.tck.compare;
 
+import dev.locksmith.DistributedLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
@@ -26,12 +27,17 @@ import java.util.Optional;
  * {@code LOST <reason> <nanos>}, {@code ERROR acquire <millis the failed acquire took> <exception>: <message>},
  * {@code ERROR release <exception>: <message>}. It stops when its stdin closes.
  * The URI comes from {@code LOCKSMITH_URI}.
+ *
+ * <p>Given a fifth argument above 0, it contends for one permit of a semaphore of that many
+ * instead, and its turn tells the resource server {@code ENTER <token> <permits>} as it starts
+ * and {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends.
  */
 public final class ContenderProcess {
   private ContenderProcess() {}
 
   /**
-   * @param args lock name, lease millis, resource server port, hold millis
+   * @param args lock name, lease millis, resource server port, hold millis, and optionally a
+   *     semaphore's permits (0 or absent: the exclusive lock)
    * @throws Exception on a broken setup
    */
   public static void main(String[] args) throws Exception {
@@ -39,6 +45,7 @@ public final class ContenderProcess {
     Duration lease = Duration.ofMillis(Long.parseLong(args[1]));
     int port = Integer.parseInt(args[2]);
     long holdMillis = Long.parseLong(args[3]);
+    int permits = args.length > 4 ? Integer.parseInt(args[4]) : 0;
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     Thread stdinWatcher = new Thread(() -> {
       try {
@@ -58,12 +65,13 @@ public final class ContenderProcess {
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
         BufferedReader res = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
         PrintWriter req = new PrintWriter(new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
+      DistributedLock resource = permits > 0 ? client.semaphore(name, permits) : client.lock(name);
       out.println("READY");
       while (true) {
         Optional<Lease> got;
         long asked = System.nanoTime();
         try {
-          got = client.lock(name).tryAcquire(Duration.ofSeconds(5));
+          got = resource.tryAcquire(Duration.ofSeconds(5));
         } catch (RuntimeException e) {
           out.println("ERROR acquire " + (System.nanoTime() - asked) / 1_000_000 + " " + e.getClass().getSimpleName() + ": "
               + oneLine(e.getMessage()));
@@ -76,6 +84,17 @@ public final class ContenderProcess {
         Lease lease0 = got.get();
         long token = lease0.fencingToken();
         lease0.lost().thenAccept(loss -> out.println("LOST " + loss.reason() + " " + System.nanoTime()));
+        if (permits > 0) {
+          req.println("ENTER " + token + " " + permits);
+          res.readLine();
+          out.println("HELD " + token + " " + System.nanoTime());
+          Thread.sleep(holdMillis);
+          req.println("LEAVE " + token);
+          String verdict = res.readLine();
+          out.println("WROTE " + (verdict.startsWith("OK") ? "OK" : "REJECTED") + " " + token);
+          release(out, lease0);
+          continue;
+        }
         req.println("GET");
         String[] values = res.readLine().split(" ");
         out.println("HELD " + token + " " + System.nanoTime());
@@ -85,17 +104,22 @@ public final class ContenderProcess {
         req.println("FENCED " + token + " " + (Long.parseLong(values[1]) + 1));
         String verdict = res.readLine();
         out.println("WROTE " + (verdict.startsWith("OK") ? "OK" : "REJECTED") + " " + token);
-        long end = System.nanoTime();
-        boolean stillHeld;
-        try {
-          stillHeld = lease0.release();
-        } catch (RuntimeException e) {
-          out.println("ERROR release " + e.getClass().getSimpleName() + ": " + oneLine(e.getMessage()));
-          stillHeld = false;
-        }
-        out.println("RELEASED " + stillHeld + " " + end);
+        release(out, lease0);
       }
     }
+  }
+
+  /** Releases, then says {@code RELEASED <stillHeld> <nanos>}, timed before the release. */
+  private static void release(PrintStream out, Lease lease) {
+    long end = System.nanoTime();
+    boolean stillHeld;
+    try {
+      stillHeld = lease.release();
+    } catch (RuntimeException e) {
+      out.println("ERROR release " + e.getClass().getSimpleName() + ": " + oneLine(e.getMessage()));
+      stillHeld = false;
+    }
+    out.println("RELEASED " + stillHeld + " " + end);
   }
 
   private static String oneLine(String s) {

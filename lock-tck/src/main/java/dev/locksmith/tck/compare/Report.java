@@ -19,6 +19,15 @@ public final class Report {
     this.quick = quick;
   }
 
+  /** How the columns read for the semaphore rows. */
+  static final String SEMAPHORE_LEGEND = "Semaphore rows (N = " + Comparison.SEMAPHORE_PERMITS + " permits, N + 1 contenders): "
+      + "overlaps = holds that began while N others were held; lost (unguarded / fenced) = entries while N holders were inside "
+      + "the resource (it cannot tell a dead or paused holder from a live one) / writes of holders beyond N whose permit was gone "
+      + "that the resource's fence let through; available again after = until N holders other than the victim held at once "
+      + "(its permit was back). U also when N + 1 leases the backend called live were held at once, or a token was granted twice; "
+      + "\"leaked\" when fewer than N permits could be taken after every contender had gone (within lease + slack + 1 s + lease), "
+      + "which disagrees whatever the promise.";
+
   /** @return every result, in run order */
   public List<Result> results() {
     return results;
@@ -40,12 +49,14 @@ public final class Report {
     StringBuilder b = new StringBuilder();
     b.append("Fault comparison").append(quick ? " (quick)" : "").append(": lease ").append(lease.toMillis())
         .append(" ms. S = no overlap, no lost update; F = holds overlapped but the fenced counter lost nothing; "
-            + "U = the fenced counter lost updates or tokens went backwards; A = not acquirable during the fault.\n\n");
+            + "U = the fenced counter lost updates or tokens went backwards; A = not acquirable during the fault.\n\n")
+        .append(SEMAPHORE_LEGEND).append("\n\n");
     b.append("| result | backend | # | scenario | declared | predicted | observed | holds | overlaps | lost (unguarded / fenced) "
         + "| stale writes refused | token regressions | available again after | loss signals | note |\n");
     b.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (Result r : ordered()) {
-      String verdict = r.notRunReason != null ? "not run: " + r.notRunReason : r.agrees ? "agrees" : "**DISAGREES**";
+      String verdict = r.notDeclared ? r.notRunReason : r.notRunReason != null ? "not run: " + r.notRunReason
+          : r.agrees ? "agrees" : "**DISAGREES**";
       b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
           verdict, r.target, r.fault.ordinal() + 1, r.scenario, r.declared, r.predicted, r.observed,
           ran(r, r.holds), ran(r, r.overlaps), r.notRunReason != null ? "" : r.unguardedLost + " / " + r.fencedLost,
@@ -56,8 +67,10 @@ public final class Report {
     }
     long failed = failures().size();
     long notRun = results.stream().filter(r -> r.notRunReason != null).count();
-    b.append(String.format(Locale.ROOT, "%n%d results: %d agree with the declared guarantee, %d disagree, %d not run.%n",
-        results.size(), results.size() - failed - notRun, failed, notRun));
+    long notDeclared = results.stream().filter(r -> r.notDeclared).count();
+    b.append(String.format(Locale.ROOT, "%n%d results: %d agree with the declared guarantee, %d disagree, %d not run, "
+        + "%d not declared (a feature the scenario needs is not declared by the backend).%n",
+        results.size(), results.size() - failed - notRun, failed, notRun - notDeclared, notDeclared));
     return b.toString();
   }
 
@@ -73,13 +86,15 @@ public final class Report {
         .append(".bad{background:#fdd}.skip{color:#888}h2{margin-top:2em;font-size:16px}</style></head><body>")
         .append("<h1>Locksmith fault comparison</h1><p>Lease ").append(lease.toMillis()).append(" ms").append(quick ? ", quick mode" : "")
         .append(". S = no overlap, no lost update; F = holds overlapped but the fenced counter lost nothing; U = the fenced counter lost ")
-        .append("updates or tokens went backwards; A = not acquirable during the fault.</p><table><tr><th>result</th><th>backend</th><th>#</th>")
+        .append("updates or tokens went backwards; A = not acquirable during the fault.</p><p>").append(esc(SEMAPHORE_LEGEND))
+        .append("</p><table><tr><th>result</th><th>backend</th><th>#</th>")
         .append("<th>scenario</th><th>declared</th><th>predicted</th><th>observed</th><th>holds</th><th>overlaps</th><th>lost (unguarded / fenced)</th>")
         .append("<th>stale writes refused</th><th>available again after</th><th>note</th></tr>");
     for (Result r : ordered()) {
       String cls = r.notRunReason != null ? "skip" : r.agrees ? "" : "bad";
       b.append("<tr class=\"").append(cls).append("\"><td>")
-          .append(esc(r.notRunReason != null ? "not run: " + r.notRunReason : r.agrees ? "agrees" : "DISAGREES")).append("</td><td>")
+          .append(esc(r.notDeclared ? r.notRunReason : r.notRunReason != null ? "not run: " + r.notRunReason
+              : r.agrees ? "agrees" : "DISAGREES")).append("</td><td>")
           .append(esc(r.target)).append("</td><td>").append(r.fault.ordinal() + 1).append("</td><td>").append(esc(r.scenario))
           .append("</td><td>").append(r.declared).append("</td><td>").append(esc(r.predicted)).append("</td><td>").append(r.observed)
           .append("</td><td>").append(ran(r, r.holds)).append("</td><td>").append(ran(r, r.overlaps)).append("</td><td>")

@@ -20,6 +20,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * it has accepted. A line protocol: {@code GET} answers {@code <unguarded> <fenced>};
  * {@code PUT <value>} writes the unguarded counter; {@code FENCED <token> <value>} answers
  * {@code OK} or {@code REJECTED <highest>}.
+ *
+ * <p>For a semaphore's holders, a resource with room for N at once: {@code ENTER <token> <N>}
+ * says a holder starts; if N tokens are inside already, that is an entry over capacity, and the
+ * lowest token inside is fenced off (a semaphore's fence: of N + 1 holders at least one lease
+ * is stale, and with tokens granted in increasing order and short holds, the lowest is the one
+ * held longest). {@code LEAVE <token>} is the holder's write as it ends: {@code REJECTED} for a
+ * token fenced off, else {@code OK}. A fence for a semaphore can only guess which holder is
+ * stale (a live holder may simply hold longest); {@link Result} judges overlaps from the
+ * holders' own reports, and this fence only shows whether the stale write would be refused.
  */
 final class ResourceServer implements AutoCloseable {
   private final ServerSocket socket;
@@ -32,6 +41,10 @@ final class ResourceServer implements AutoCloseable {
   private long highestToken;
   private long fencedAccepted;
   private long fencedRejected;
+  private final java.util.TreeSet<Long> inside = new java.util.TreeSet<>();
+  private final java.util.Set<Long> fencedOff = new java.util.HashSet<>();
+  private long overCapacity;
+  private int mostInside;
 
   ResourceServer() throws IOException {
     socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -89,6 +102,27 @@ final class ResourceServer implements AutoCloseable {
           fenced = Long.parseLong(cmd[2]);
           fencedAccepted++;
           return "OK";
+        case "ENTER": {
+          long entering = Long.parseLong(cmd[1]);
+          int capacity = Integer.parseInt(cmd[2]);
+          mostInside = Math.max(mostInside, inside.size() + 1);
+          if (inside.size() >= capacity) {
+            overCapacity++;
+            fencedOff.add(inside.pollFirst());
+          }
+          inside.add(entering);
+          return "OK";
+        }
+        case "LEAVE": {
+          long leaving = Long.parseLong(cmd[1]);
+          if (fencedOff.remove(leaving)) {
+            fencedRejected++;
+            return "REJECTED";
+          }
+          inside.remove(leaving);
+          fencedAccepted++;
+          return "OK";
+        }
         default:
           return "ERROR unknown command " + cmd[0];
       }
@@ -121,6 +155,26 @@ final class ResourceServer implements AutoCloseable {
     mutex.lock();
     try {
       return fencedRejected;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** Semaphore holders that entered while N others were inside (stale, live or dead: the resource cannot tell). */
+  long overCapacity() {
+    mutex.lock();
+    try {
+      return overCapacity;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** The most semaphore holders inside at once, counting the one entering before any was fenced off. */
+  int mostInside() {
+    mutex.lock();
+    try {
+      return mostInside;
     } finally {
       mutex.unlock();
     }

@@ -52,6 +52,12 @@ public final class Result {
   long faultStartMs;
   long faultEndMs;
   long spanMs;
+  /** Set when the scenario needs a feature the backend does not declare: a row of its own, never a pass. */
+  boolean notDeclared;
+  /** For a semaphore scenario: its permits; 0 for a lock's. */
+  int permits;
+  /** For a semaphore scenario: leases the backend still called live (released while held) that were held N + 1 at once. */
+  int overLive;
 
   Result(String target, Fault fault, String scenario, Promise declared, String predicted) {
     this.target = target;
@@ -124,6 +130,21 @@ public final class Result {
   /** @return updates lost on the fenced counter */
   public long fencedLost() {
     return fencedLost;
+  }
+
+  /** @return whether this is a semaphore scenario's row rather than a lock's */
+  public boolean semaphore() {
+    return permits > 0;
+  }
+
+  /** @return whether the scenario was not run because the backend does not declare a feature it needs */
+  public boolean notDeclared() {
+    return notDeclared;
+  }
+
+  void notDeclared(dev.locksmith.Guarantees.Feature feature) {
+    notRun("not declared: the backend does not declare " + feature);
+    notDeclared = true;
   }
 
   void notRun(String reason) {
@@ -240,6 +261,160 @@ public final class Result {
   }
 
   /**
+   * For a semaphore of {@code permits}: overlaps are holds that began while {@code permits} others
+   * were held; such a group whose every lease the backend still called its own at release is
+   * N + 1 live leases at once (U), as is a stale holder's write that the resource accepted, or a
+   * token granted twice; otherwise holds beyond N are F. Available again: from the fault until
+   * {@code permits} holders other than the victim held at once (its permit came back).
+   */
+  void measureSemaphore(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop,
+      int permits) {
+    this.permits = permits;
+    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+    Map<Integer, long[]> open = new HashMap<>();
+    Map<Integer, Boolean> wroteOk = new HashMap<>();
+    java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
+    List<long[]> list = new ArrayList<>(); // contender, token, start, end, released (1 still held, 0 not, 2 error, -1 never), wrote OK (1/0/-1)
+    for (Comparison.Event e : events) {
+      switch (e.kind) {
+        case "HELD":
+          open.put(e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at});
+          wroteOk.remove(e.contender);
+          break;
+        case "WROTE":
+          wroteOk.put(e.contender, e.fields.length >= 2 && e.fields[1].equals("OK"));
+          break;
+        case "RELEASED": {
+          long[] h = open.remove(e.contender);
+          if (h != null) {
+            Boolean ok = wroteOk.remove(e.contender);
+            list.add(new long[] {h[0], h[1], h[2], e.at,
+                releaseFailed.remove(e.contender) ? 2 : Boolean.parseBoolean(e.fields[1]) ? 1 : 0, ok == null ? -1 : ok ? 1 : 0});
+          }
+          break;
+        }
+        case "LOST":
+          if (e.at - faultStart >= 0) {
+            lossSignals++;
+            if (lossSignalAfterMs == null) {
+              lossSignalAfterMs = (e.at - faultStart) / 1_000_000;
+            }
+          }
+          lossMarks.add(new long[] {e.contender, (e.at - t0) / 1_000_000});
+          break;
+        case "ERROR":
+          errors++;
+          if (e.fields.length >= 2 && e.fields[1].equals("release")) {
+            releaseFailed.add(e.contender);
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    for (long[] h : open.values()) {
+      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : stop;
+      list.add(new long[] {h[0], h[1], h[2], end, -1, -1});
+    }
+    list.sort((a, b) -> Long.compare(a[2], b[2]));
+    holds = list.size();
+    java.util.Set<Long> tokens = new java.util.HashSet<>();
+    boolean[] beyond = new boolean[list.size()];
+    for (int i = 0; i < list.size(); i++) {
+      long[] h = list.get(i);
+      if (!tokens.add(h[1])) {
+        tokenRegressions++; // a token granted twice: the semaphore's one counter went back
+      }
+      List<Integer> held = new ArrayList<>();
+      for (int j = 0; j < i; j++) {
+        if (list.get(j)[3] - h[2] > 0) {
+          held.add(j);
+        }
+      }
+      if (held.size() >= permits) {
+        overlaps++;
+        beyond[i] = true;
+        boolean allLive = h[4] == 1;
+        for (int j : held) {
+          beyond[j] = true;
+          allLive &= list.get(j)[4] == 1;
+        }
+        if (allLive) {
+          overLive++;
+        }
+      }
+      if (h[0] == victim && h[2] - faultStart <= 0) {
+        victimToken = h[1];
+        victimReleased = h[4];
+      }
+      bars.add(new long[] {h[0], h[1], (h[2] - t0) / 1_000_000, (h[3] - t0) / 1_000_000});
+    }
+    for (int i = 0; i < list.size(); i++) {
+      long[] h = list.get(i);
+      if (beyond[i] && h[4] == 0 && h[5] == 1) {
+        fencedLost++; // a holder beyond N whose permit was gone by its release, and whose write got through the fence
+      }
+    }
+    // its permit is back once `permits` others hold at once after the fault began
+    for (int i = 0; i < list.size() && availableAfterMs == null; i++) {
+      long[] h = list.get(i);
+      if (h[0] == victim || h[2] - faultStart <= 0) {
+        continue;
+      }
+      int others = 0;
+      for (long[] g : list) {
+        if (g[0] != victim && g[2] - h[2] <= 0 && g[3] - h[2] > 0) {
+          others++;
+        }
+      }
+      if (others >= permits) {
+        availableAfterMs = (h[2] - faultStart) / 1_000_000;
+      }
+    }
+    faultStartMs = (faultStart - t0) / 1_000_000;
+    faultEndMs = (faultEnd - t0) / 1_000_000;
+    spanMs = (stop - t0) / 1_000_000;
+    unguardedLost = resources.overCapacity();
+    staleRejected = resources.fencedRejected();
+    if (fencedLost > 0 || overLive > 0 || tokenRegressions > 0) {
+      observed = "U";
+    } else if (overlaps > 0) {
+      observed = "F";
+    } else if (availableAfterMs == null) {
+      observed = "A";
+    } else {
+      observed = "S";
+    }
+    String victimEnd = victimReleased == 1 ? "its release found its permit still held" : victimReleased == 0
+        ? "its release found its permit gone" : victimReleased == 2 ? "its release failed with an error" : "it never released";
+    note = String.format(Locale.ROOT, "%d holds beyond N=%d (%d of them all live by the backend's word); the resource saw %d entries "
+        + "while N were inside, at most %d inside, and refused %d stale writes; the victim had token %d and %s; its permit was back "
+        + "(N others holding) %s after the fault", overlaps, permits, overLive, unguardedLost, resources.mostInside(), staleRejected,
+        victimToken, victimEnd, availableAfterMs == null ? "never" : availableAfterMs + " ms");
+    judge();
+  }
+
+  /**
+   * What a client of the comparing JVM found once every contender had gone: {@code probe} is
+   * {@code [permits taken, 1 if one more was granted, millis until the last]}. Fewer than N taken
+   * within {@code withinMs} is a leaked permit; more than N is U. Either disagrees.
+   */
+  void permitsAfter(int permits, long[] probe, long withinMs) {
+    boolean leaked = probe[0] < permits;
+    boolean extra = probe[1] == 1;
+    note += String.format(Locale.ROOT, "; after the run, with every contender gone: %d of %d permits taken within %d ms%s", probe[0],
+        permits, leaked ? withinMs : probe[2], extra ? ", and one more granted (more than N)" : leaked ? " (LEAKED)" : ", a further one refused");
+    if (extra) {
+      observed = "U";
+    }
+    judge();
+    if (leaked) {
+      observed = observed + ", leaked " + (permits - probe[0]);
+      agrees = false;
+    }
+  }
+
+  /**
    * For a fault that takes the quorum away: safe and no hold began while it lasted is A (not
    * acquirable during the fault), with how acquiring failed and when it worked again.
    */
@@ -286,7 +461,7 @@ public final class Result {
 
   String summary() {
     if (notRunReason != null) {
-      return "not run: " + notRunReason;
+      return notDeclared ? notRunReason : "not run: " + notRunReason;
     }
     return String.format(Locale.ROOT, "observed %s (declared %s) %s; %d holds, %d overlapping, lost updates %d unguarded / %d fenced, "
         + "%d stale writes refused", observed, declared, agrees ? "agrees" : "DISAGREES", holds, overlaps, unguardedLost, fencedLost, staleRejected);
