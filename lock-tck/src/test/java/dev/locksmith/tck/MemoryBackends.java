@@ -34,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * An in-memory lock server and a backend for it, written against the public SPI only, as a
  * third party would write one. Without a defect it is a correct, leased, fenced, FIFO, notified
- * backend that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
+ * backend, with semaphores and read-write locks (writer preference), that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
  * plants one bug of the kind real lock code has, which {@link KitCatchesBrokenBackendsTest}
  * requires the kit to catch by the rule meant for it.
  */
