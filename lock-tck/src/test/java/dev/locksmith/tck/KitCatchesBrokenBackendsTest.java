@@ -107,6 +107,14 @@ class KitCatchesBrokenBackendsTest {
             "answered normally instead of throwing IllegalStateException"),
         Arguments.of(Defect.SEM_NEVER_WAKES, Semaphores.class, "rule18_9_waiterIsWokenByARelease",
             "a release of a permit must wake the semaphore's waiters"),
+        Arguments.of(Defect.SEM_CHECK_THEN_TAKE, Semaphores.class, "rule18_1_atMostNHoldersUnderContention",
+            "the server granted more permits than the count"),
+        Arguments.of(Defect.SEM_COUNT_STICKS, Semaphores.class, "rule18_6_mismatchedCount",
+            "once every permit was released, a new count (1) was refused"),
+        Arguments.of(Defect.SHARED_ONE_TTL, Semaphores.class, "rule18_3_permitsOfVanishedHoldersComeBack",
+            "a permit must be freed by its lease when its holder is gone"),
+        Arguments.of(Defect.SHARED_ONE_KEY, Semaphores.class, "rule18_7_resourcesOfOneNameAreSeparate",
+            "they must be separate resources"),
         // 19. read-write locks
         Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
             "a reader was granted while a writer held the lock"),
@@ -118,7 +126,15 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(Defect.RW_WITHDRAW_NO_WAKE, ReadWriteLocks.class, "rule19_8_withdrawnWriterLetsReadersIn",
             "a writer's withdrawal must end its mark and wake the readers"),
         Arguments.of(Defect.SHARED_RELEASE_COUNTED, ReadWriteLocks.class, "rule19_9_releasesAreOwnerChecked",
-            "releases must be owner-checked per lease, not counted"));
+            "releases must be owner-checked per lease, not counted"),
+        Arguments.of(Defect.RW_WRITE_DURING_READ, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
+            "a writer was granted while 2 readers held the lock"),
+        Arguments.of(Defect.RW_SEPARATE_COUNTERS, ReadWriteLocks.class, "rule19_5_tokens",
+            "a write token must be above every earlier lease's"),
+        Arguments.of(Defect.RW_MARK_STAYS_AFTER_GRANT, ReadWriteLocks.class, "rule19_3_noWriterStarvation",
+            "a writer's mark must go when it is granted"),
+        Arguments.of(Defect.RW_RELEASE_NO_WAKE, ReadWriteLocks.class, "rule19_10_waitersAreWokenByARelease",
+            "a release of either side must wake the read-write lock's waiters"));
   }
 
   @org.junit.jupiter.api.Test

@@ -154,6 +154,14 @@ final class MemoryBackends {
     SEM_GHOST_WAITER,
     /** A permit's release wakes no waiter, although NOTIFIED_WAKEUP is declared. */
     SEM_NEVER_WAKES,
+    /** A permit is granted by a count check, then taken in a second round trip. */
+    SEM_CHECK_THEN_TAKE,
+    /** The count stays with the semaphore after its last permit is released: it can never change. */
+    SEM_COUNT_STICKS,
+    /** One expiry for the whole semaphore or read-write lock (a TTL on its key): any renewal keeps every lease alive. */
+    SHARED_ONE_TTL,
+    /** Semaphores and read-write locks of one name share one key. */
+    SHARED_ONE_KEY,
     // semaphores and read-write locks
     /** A release whose lease is not among the holders frees another holder of the same kind (a count, not an owner check). */
     SHARED_RELEASE_COUNTED,
@@ -165,7 +173,15 @@ final class MemoryBackends {
     /** A waiting writer's mark stays until it is granted or withdraws: it never ends by itself. */
     RW_MARK_NEVER_EXPIRES,
     /** A writer's withdrawal ends its mark but wakes none of the readers it held back. */
-    RW_WITHDRAW_NO_WAKE
+    RW_WITHDRAW_NO_WAKE,
+    /** A writer is granted whatever readers hold (only readers check for writers). */
+    RW_WRITE_DURING_READ,
+    /** Read and write leases take tokens from two counters. */
+    RW_SEPARATE_COUNTERS,
+    /** A granted writer's mark stays until it expires: readers wait for it after the writer is gone. */
+    RW_MARK_STAYS_AFTER_GRANT,
+    /** A release of either side of a read-write lock wakes no waiter, although NOTIFIED_WAKEUP is declared. */
+    RW_RELEASE_NO_WAKE
   }
 
   static final Guarantees GUARANTEES = Guarantees.builder()
@@ -247,6 +263,7 @@ final class MemoryBackends {
   private static final class Shared {
     int permits;
     long fence;
+    long writeFence;
     long tickets;
     final Map<String, long[]> holders = new LinkedHashMap<>();
     final List<Ticket> line = new ArrayList<>();
@@ -639,7 +656,10 @@ final class MemoryBackends {
     // ------------------------------------------------------------ semaphores and read-write locks
 
     /** @return the key a semaphore or read-write lock is kept under: apart from a lock of the same name */
-    static String sharedKey(String key, Claim claim) {
+    String sharedKey(String key, Claim claim) {
+      if (defect == Defect.SHARED_ONE_KEY) {
+        return "shared\0" + key;
+      }
       return (claim.kind() == Claim.Kind.PERMIT ? "sem\0" : "rw\0") + key;
     }
 
@@ -653,7 +673,7 @@ final class MemoryBackends {
         s.writers.values().removeIf(until -> now - until >= 0);
       }
       s.line.removeIf(t -> now - t.until >= 0);
-      if (s.holders.isEmpty()) {
+      if (s.holders.isEmpty() && defect != Defect.SEM_COUNT_STICKS) {
         s.permits = 0;
       }
     }
@@ -694,22 +714,32 @@ final class MemoryBackends {
         boolean free;
         switch (claim.kind()) {
           case PERMIT: {
-            if (!s.holders.isEmpty() && s.permits != claim.permits() && defect != Defect.SEM_COUNT_MISMATCH_ACCEPTED) {
+            if ((!s.holders.isEmpty() || defect == Defect.SEM_COUNT_STICKS) && s.permits != 0 && s.permits != claim.permits()
+                && defect != Defect.SEM_COUNT_MISMATCH_ACCEPTED) {
               throw Claim.permitsInUse(name, claim.permits(), s.permits);
             }
             int ahead = 0;
             for (Ticket t : s.line) {
-              if (t == me) {
-                break;
+              if (t == me || defect == Defect.SEM_CHECK_THEN_TAKE) {
+                break; // that defect's semaphore is a bare count, with no line
               }
               ahead++;
             }
             int room = claim.permits() + (defect == Defect.SEM_OVER_GRANT ? 1 : 0);
             free = s.holders.size() + ahead < room; // in order of arrival: a newcomer never passes a waiter
+            if (free && defect == Defect.SEM_CHECK_THEN_TAKE) {
+              mutex.unlock();
+              try {
+                roundTrip(500); // the take goes out only after the check came back
+              } finally {
+                mutex.lock();
+              }
+            }
             break;
           }
           case WRITE:
-            free = s.holders.isEmpty();
+            free = defect == Defect.RW_WRITE_DURING_READ ? s.holders.values().stream().noneMatch(h -> h[0] == 1)
+                : s.holders.isEmpty();
             if (!free) {
               s.writers.put(me, now + markNanos);
             }
@@ -733,10 +763,15 @@ final class MemoryBackends {
           return next == Long.MAX_VALUE ? -Duration.ofMillis(50).toNanos() : -Math.max(1, next);
         }
         s.line.remove(me);
-        s.writers.remove(me);
+        if (defect != Defect.RW_MARK_STAYS_AFTER_GRANT) {
+          s.writers.remove(me);
+        }
         s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
         long lease = defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos;
         s.holders.put(me.ownerId, new long[] {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease});
+        if (defect == Defect.RW_SEPARATE_COUNTERS && claim.kind() == Claim.Kind.WRITE) {
+          return ++s.writeFence;
+        }
         s.fence++;
         return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT ? s.holders.size() : s.fence;
       } finally {
@@ -772,6 +807,9 @@ final class MemoryBackends {
           return "the lease is no longer among the live leases";
         }
         h[1] = now + (defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos);
+        if (defect == Defect.SHARED_ONE_TTL) {
+          s.holders.values().forEach(other -> other[1] = h[1]); // the key's TTL moves for every lease in it
+        }
         return null;
       } finally {
         mutex.unlock();
@@ -803,7 +841,8 @@ final class MemoryBackends {
         if (defect != Defect.SEM_RELEASE_LEAKS) {
           s.holders.remove(ownerId);
         }
-        if (defect != Defect.SEM_NEVER_WAKES) {
+        boolean rw = claim.kind() != Claim.Kind.PERMIT;
+        if (!(rw ? defect == Defect.RW_RELEASE_NO_WAKE : defect == Defect.SEM_NEVER_WAKES)) {
           wakeAll(s);
         }
         return true;
@@ -932,7 +971,7 @@ final class MemoryBackends {
       if (claim.isExclusive()) {
         return attempt(name, ownerId, lease, wake);
       }
-      String key = Server.sharedKey(server.key(name), claim);
+      String key = server.sharedKey(server.key(name), claim);
       long markNanos = context.recheck().toNanos() * 3;
       Ticket me = server.enqueueShared(key, ownerId, wake, markNanos);
       long leaseNanos = lease.toNanos();
@@ -996,7 +1035,7 @@ final class MemoryBackends {
       for (BackendLease lease : leases) {
         try {
           String why = lease.claim().isExclusive() ? server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos())
-              : server.renewShared(Server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), lease.lease().toNanos());
+              : server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), lease.lease().toNanos());
           out.add(why == null ? Renewal.renewed()
               : why.equals("retry") ? Renewal.failed(new BackendUnavailableException("busy, retry")) : Renewal.lost(why));
         } catch (RuntimeException e) {
@@ -1012,7 +1051,7 @@ final class MemoryBackends {
     @Override
     public boolean extend(BackendLease lease, Duration newLease) {
       if (!lease.claim().isExclusive()) {
-        return server.renewShared(Server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
+        return server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
       }
       if (server.defect == Defect.EXTEND_CLIENT_ONLY) {
         return true;
@@ -1041,7 +1080,7 @@ final class MemoryBackends {
     public boolean release(BackendLease lease) {
       sessionHeld.remove(lease.ownerId());
       if (!lease.claim().isExclusive()) {
-        return server.releaseShared(Server.sharedKey(server.key(lease.name()), lease.claim()), lease.claim(), lease.ownerId());
+        return server.releaseShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.claim(), lease.ownerId());
       }
       return server.release(server.key(lease.name()), lease.ownerId());
     }
