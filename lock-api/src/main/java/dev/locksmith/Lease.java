@@ -74,7 +74,8 @@ public interface Lease extends AutoCloseable {
    * @throws NullPointerException if {@code lease} is null
    * @throws IllegalArgumentException if {@code lease} is out of range
    * @throws IllegalStateException if this lease is renewed automatically
-   * @throws UnsupportedOperationException if the backend does not declare EXTEND
+   * @throws UnsupportedOperationException if the backend does not declare EXTEND, or this is a
+   *     semaphore's or read-write lock's lease (extend is for exclusive locks)
    * @throws BackendUnavailableException if the server could not be reached; the old expiry stands
    */
   boolean extend(java.time.Duration lease);
@@ -95,7 +96,8 @@ public interface Lease extends AutoCloseable {
    * @throws IllegalArgumentException if {@code keep} is above the maximum
    * @throws IllegalStateException if the same thread holds this lock more than once
    *     (reentrantly): release the inner holdings first
-   * @throws UnsupportedOperationException if the backend does not declare HOLD_AFTER_RELEASE
+   * @throws UnsupportedOperationException if the backend does not declare HOLD_AFTER_RELEASE, or
+   *     this is a semaphore's or read-write lock's lease (releaseAfter is for exclusive locks)
    * @throws BackendUnavailableException if the server could not be reached; the lock expires at
    *     the end of its lease
    */

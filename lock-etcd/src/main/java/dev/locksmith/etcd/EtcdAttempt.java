@@ -1,6 +1,7 @@
 package dev.locksmith.etcd;
 
 import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.Poll;
 import io.etcd.jetcd.ByteSequence;
@@ -18,10 +19,12 @@ import io.etcd.jetcd.watch.WatchEvent;
 import java.util.List;
 
 /**
- * One acquisition: creates our key once, then on every poll asks etcd whether a key with a lower
- * create revision is left. If one is, it watches only the nearest such key for deletion, from
- * etcd's current revision (a watch from an older one lands in etcd's slow catch-up group), and
- * reads again once the watch is registered. Every grant follows a read that found our own key still there, so a key deleted
+ * One acquisition of a lock, a semaphore permit or a side of a read-write lock: creates our key
+ * once, then on every poll asks etcd whether a key with a lower create revision that we must not
+ * pass is left ({@link QueueRule}). If one is, it watches only that key for deletion (a semaphore
+ * of several permits: its range, see {@link #watchAhead}), from etcd's current revision (a watch
+ * from an older one lands in etcd's slow catch-up group), and reads again once the watch is
+ * registered. Every grant follows a read that found our own key still there, so a key deleted
  * while we waited (lease expired, revoked) is never reported as held (etcd issue 11456).
  */
 final class EtcdAttempt implements LockAttempt {
@@ -29,7 +32,9 @@ final class EtcdAttempt implements LockAttempt {
   private final String name;
   private final String ownerId;
   private final Runnable wake;
-  private final ByteSequence lockPrefix;
+  private final QueueRule rule;
+  /** What the messages call the resource, such as "lock 'a'". */
+  private final String what;
 
   private EtcdBackend.Session session;
   /** Our key's suffix under this session; the key is {@code <lock prefix><lease>-<slot>}. */
@@ -45,13 +50,22 @@ final class EtcdAttempt implements LockAttempt {
   private Watch.Watcher watcher;
   private ByteSequence watched;
   private volatile boolean watchBroken;
+  /** With a range watch ({@link #watchAhead}): the keys ahead of ours at the last read, with their create revisions. */
+  private volatile java.util.Map<ByteSequence, Long> ahead = java.util.Map.of();
+  /** With a range watch: deletes it delivered that no read has taken in yet (key and mod revision). */
+  private final java.util.Queue<KeyValue> deletes = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   EtcdAttempt(EtcdBackend backend, String name, String ownerId, Runnable wake) {
+    this(backend, name, Claim.exclusive(), ownerId, wake);
+  }
+
+  EtcdAttempt(EtcdBackend backend, String name, Claim claim, String ownerId, Runnable wake) {
     this.backend = backend;
     this.name = name;
     this.ownerId = ownerId;
     this.wake = wake;
-    this.lockPrefix = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name));
+    this.rule = QueueRule.of(backend.settings.prefix, name, claim);
+    this.what = Claim.noun(claim.kind()) + " '" + name + "'";
   }
 
   @Override
@@ -65,13 +79,15 @@ final class EtcdAttempt implements LockAttempt {
       }
       KeyValue predecessor;
       long readRevision;
+      List<GetResponse> answers;
+      // whether this round's transaction created our key: it is then the grant if nothing is ahead
+      boolean createdNow = false;
       if (myRevision == 0) {
         if (session == null || session.dead) {
           session = backend.session();
           session.waiters.add(wake);
-          slot = session.takeSlot(name);
-          key = KeyNames.bytes(KeyNames.lockPrefix(backend.settings.prefix, name) + Long.toHexString(session.leaseId) + "-"
-              + Integer.toHexString(slot.index));
+          slot = session.takeSlot(rule.slotName);
+          key = KeyNames.bytes(rule.keyPrefix + Long.toHexString(session.leaseId) + "-" + Integer.toHexString(slot.index));
         }
         // Register before sending, so that the delete watch cannot miss our key's deletion. Until
         // etcd answers, a delete event at or below the revision seen so far is of an earlier key
@@ -80,19 +96,21 @@ final class EtcdAttempt implements LockAttempt {
         entry.createRevision = backend.seenRevision();
         backend.keys.put(key, entry);
         maybeCreated = true;
-        // The newest key before ours is our predecessor: read it in the same transaction, before the put.
+        // Read the keys ahead of ours in the same transaction, before the put.
+        Op[] reads = rule.reads(0);
+        Op[] then = java.util.Arrays.copyOf(reads, reads.length + 1);
+        then[reads.length] = Op.put(key, KeyNames.bytes(ownerId), PutOption.builder().withLeaseId(session.leaseId).build());
         TxnResponse r;
         try {
           createCall = backend.client.getKVClient().txn()
               .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-              .Then(Op.get(lockPrefix, newestBefore(0)), Op.put(key, KeyNames.bytes(ownerId),
-                  PutOption.builder().withLeaseId(session.leaseId).build()))
+              .Then(then)
               .Else(Op.get(key, GetOption.DEFAULT))
               .commit();
           // Awaited through a copy: an interrupt or a timeout cancels the copy, and abandon() can
           // still learn when the create itself is done.
           r = backend.calls.await(createCall.thenApply(x -> x), backend.settings.requestTimeout,
-              "creating the key of lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
+              "creating the key of " + what, EtcdSettings.REQUEST_TIMEOUT);
         } catch (BackendUnavailableException e) {
           if (!EtcdCalls.describe(e).contains("requested lease not found")) {
             throw e;
@@ -109,8 +127,9 @@ final class EtcdAttempt implements LockAttempt {
         if (r.isSucceeded()) {
           myRevision = readRevision;
           entry.createRevision = myRevision;
-          List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
-          predecessor = kvs.isEmpty() ? null : kvs.get(0);
+          createdNow = true;
+          answers = r.getGetResponses();
+          predecessor = rule.blocker(name, answers);
         } else {
           // Our create went through earlier although we never saw the answer: adopt the key.
           List<KeyValue> kvs = r.getGetResponses().get(0).getKvs();
@@ -122,18 +141,33 @@ final class EtcdAttempt implements LockAttempt {
         // Re-check that our key is still there (etcd issue 11456) and find the nearest key before it.
         TxnResponse r = backend.calls.await(backend.client.getKVClient().txn()
             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(myRevision)))
-            .Then(Op.get(lockPrefix, newestBefore(myRevision)))
-            .commit(), backend.settings.requestTimeout, "checking lock '" + name + "'", EtcdSettings.REQUEST_TIMEOUT);
+            .Then(rule.reads(myRevision))
+            .commit(), backend.settings.requestTimeout, "checking " + what, EtcdSettings.REQUEST_TIMEOUT);
         readRevision = r.getHeader().getRevision();
         backend.saw(readRevision);
         if (!r.isSucceeded()) {
           dropKey(null); // gone (lease expired, or deleted by someone): queue again at the back
           continue;
         }
-        GetResponse g = r.getGetResponses().get(0);
-        predecessor = g.getKvs().isEmpty() ? null : g.getKvs().get(0);
+        answers = r.getGetResponses();
+        predecessor = rule.blocker(name, answers);
       }
       if (predecessor == null) {
+        long token = myRevision;
+        if (!createdNow && rule.grantWrites()) {
+          // Another key may have been granted after ours was created: write the grant, so that
+          // its revision, the token, is above every earlier grant's (our key stays in its place).
+          TxnResponse g = backend.calls.await(backend.client.getKVClient().txn()
+              .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(myRevision)))
+              .Then(Op.put(key, KeyNames.bytes(ownerId), PutOption.builder().withLeaseId(session.leaseId).build()))
+              .commit(), backend.settings.requestTimeout, "granting " + what, EtcdSettings.REQUEST_TIMEOUT);
+          token = g.getHeader().getRevision();
+          backend.saw(token);
+          if (!g.isSucceeded()) {
+            dropKey(null); // gone (lease expired, or deleted by someone): queue again at the back
+            continue;
+          }
+        }
         EtcdBackend.KeyEntry e = entry;
         backend.granted(e);
         if (e.deleted || session.dead) {
@@ -143,27 +177,18 @@ final class EtcdAttempt implements LockAttempt {
         }
         closeWatch();
         session.waiters.remove(wake);
-        return Poll.grantedForSession(myRevision, new EtcdBackend.Held(key, slot, e));
+        return Poll.grantedForSession(token, new EtcdBackend.Held(key, slot, e));
       }
-      watch(predecessor.getKey());
+      if (rule.watchesRange() != null) {
+        watchAhead(answers.get(0).getKvs(), readRevision);
+      } else {
+        watch(predecessor.getKey());
+      }
       // A holder on a lease of its own (held without renewal, or a hold after release) ends with
       // that lease at the latest: look again by then even if no delete event comes.
       return Poll.busy(backend.leaseControl.untilFree(predecessor, backend.context.recheck()));
     }
     return Poll.busy(java.time.Duration.ZERO);
-  }
-
-  /**
-   * @return the newest key of the lock created before {@code revision} (any, if 0), with its
-   *     value (an owner id, or a hold's) and lease
-   */
-  private static GetOption newestBefore(long revision) {
-    GetOption.Builder b = GetOption.builder().isPrefix(true)
-        .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND).withLimit(1);
-    if (revision > 0) {
-      b.withMaxCreateRevision(revision - 1);
-    }
-    return b.build();
   }
 
   /**
@@ -199,6 +224,62 @@ final class EtcdAttempt implements LockAttempt {
     }));
   }
 
+  /**
+   * For a semaphore of more than one permit: watches the semaphore's range for deletes, from
+   * etcd's current revision (as {@link #watch}), and wakes a poll once fewer than its permits are
+   * left of the keys that were ahead of ours at the last read ({@code kvs}, read at
+   * {@code readRevision}). Keys are only added behind ours, so those are all the keys that can be
+   * ahead; a release of any of them counts, whichever goes first. Deletes the watch delivered
+   * before this read was taken in are counted against it too, if they came after the read.
+   */
+  private void watchAhead(List<KeyValue> kvs, long readRevision) {
+    java.util.Map<ByteSequence, Long> keysAhead = new java.util.concurrent.ConcurrentHashMap<>();
+    for (KeyValue kv : kvs) {
+      keysAhead.put(kv.getKey(), kv.getCreateRevision());
+    }
+    ahead = keysAhead;
+    deletes.removeIf(d -> d.getModRevision() <= readRevision);
+    for (KeyValue d : deletes) {
+      gone(keysAhead, d);
+    }
+    ByteSequence range = rule.watchesRange();
+    if (watcher != null && !watchBroken && range.equals(watched)) {
+      return;
+    }
+    closeWatch();
+    watchBroken = false;
+    watched = range;
+    WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build();
+    watcher = backend.client.getWatchClient().watch(range, option, Watch.listener(response -> {
+      if (response.isCreatedNotify()) {
+        wake.run(); // registered: read again, so a delete made before it started is not missed
+        return;
+      }
+      for (WatchEvent event : response.getEvents()) {
+        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+          // logged before it is counted: a read that replaces the map replays the log after
+          deletes.add(event.getKeyValue());
+          gone(ahead, event.getKeyValue());
+        }
+      }
+    }, error -> {
+      watchBroken = true;
+      wake.run();
+    }));
+  }
+
+  /**
+   * Counts a delete against the keys that were ahead of ours: only the key of that name that was
+   * read (a delete after its create revision), once; wakes a poll when fewer than the permits are left.
+   */
+  private void gone(java.util.Map<ByteSequence, Long> keysAhead, KeyValue deleted) {
+    Long created = keysAhead.get(deleted.getKey());
+    if (created != null && deleted.getModRevision() > created && keysAhead.remove(deleted.getKey(), created)
+        && keysAhead.size() < rule.room()) {
+      wake.run();
+    }
+  }
+
   private void closeWatch() {
     if (watcher != null) {
       try {
@@ -209,6 +290,7 @@ final class EtcdAttempt implements LockAttempt {
       watcher = null;
       watched = null;
     }
+    deletes.clear(); // a new watch is followed by a read, which takes in every delete before it
   }
 
   /**
@@ -244,13 +326,13 @@ final class EtcdAttempt implements LockAttempt {
         // connection on its own, so a delete sent now could be applied before the create, and
         // the key would then stay on our kept-alive lease, blocking the lock: wait for it first.
         try {
-          backend.calls.awaitUninterruptibly(pending, backend.settings.requestTimeout, "finishing the create of lock '" + name + "'");
+          backend.calls.awaitUninterruptibly(pending, backend.settings.requestTimeout, "finishing the create of " + what);
         } catch (RuntimeException e) {
           // its outcome stays unknown: delete anyway (retried in the background if that fails)
         }
       }
       // Timeout, interrupt, cancellation or error: delete our key, granted or not, so nothing is left behind.
-      backend.deleteQuietly(key, session, "withdrawing from lock '" + name + "'", slot::free);
+      backend.deleteQuietly(key, session, "withdrawing from " + what, slot::free);
     } else if (key != null) {
       backend.keys.remove(key, entry);
       slot.free();

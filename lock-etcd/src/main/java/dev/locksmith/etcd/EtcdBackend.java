@@ -9,6 +9,7 @@ import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -17,6 +18,11 @@ import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.DeleteResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
@@ -44,7 +50,10 @@ import org.slf4j.LoggerFactory;
  * revision holds the lock, each waiter watches only the key just before its own (FIFO, no herd),
  * and the create revision is the fencing token. A lock held without auto-renew, and a hold after
  * release, move their key onto an etcd lease of its own ({@link EtcdLeaseControl}), so that etcd
- * ends them on its own clock even when this client is gone.
+ * ends them on its own clock even when this client is gone. Semaphores and read-write locks queue
+ * keys the same way under ranges of their own ({@link KeyNames}, {@link QueueRule}): a permit is
+ * granted while fewer keys than its permits are ahead of it, a writer when no key is, a reader
+ * when no writer's key is (arrival order). Their token is the revision of the grant's write.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
@@ -52,7 +61,7 @@ final class EtcdBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
           Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS,
-          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"
@@ -69,7 +78,8 @@ final class EtcdBackend implements LockBackend {
           "etcd times leases with its monotonic clock and the client times keep-alive with System.nanoTime")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own key: its name carries our lease and is not reused before it is deleted; a new holder has a key of its own")
       .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt deletes its own key whether or not its create reached etcd")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision, from etcd's cluster-wide revision counter, which never goes back")
+      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision (for a permit or a read-write"
+          + " side, the revision of the grant's write), from etcd's cluster-wide revision counter, which never goes back")
       .build();
 
   final EtcdSettings settings;
@@ -576,6 +586,16 @@ final class EtcdBackend implements LockBackend {
     return new EtcdAttempt(this, name, ownerId, wake);
   }
 
+  /**
+   * A semaphore permit or a side of a read-write lock queues a key like a lock's, under a range
+   * of its own ({@link KeyNames}), and waits while a key it must not pass is ahead of it
+   * ({@link QueueRule}); its lease then lives, is lost, extended and released as a lock's.
+   */
+  @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    return new EtcdAttempt(this, name, claim, ownerId, wake);
+  }
+
   /** Notes a revision etcd answered with. */
   void saw(long revision) {
     seenRevision.accumulateAndGet(revision, Math::max);
@@ -610,6 +630,9 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException("releaseAfter is for exclusive locks; " + lease + " is not one");
+    }
     return leaseControl.releaseAfter(lease, keep);
   }
 
@@ -618,18 +641,32 @@ final class EtcdBackend implements LockBackend {
     Held held = (Held) lease.state();
     keys.remove(held.key, held.entry);
     held.entry.held = false;
-    // A plain delete, no compare: nobody else writes a key of this name. It carries our lease,
-    // which only this client uses, and its suffix stays ours until the key is known deleted, so
-    // the key here is the one we created, or none (lease expired or revoked). A transaction
-    // comparing the create revision first measured about a third more etcd CPU per acquire +
-    // release (lock-bench FINDINGS 9).
+    // A lock's key is deleted plainly, no compare: nobody else writes a key of this name. It
+    // carries our lease, which only this client uses, and its suffix stays ours until the key is
+    // known deleted, so the key here is the one we created, or none (lease expired or revoked). A
+    // transaction comparing the create revision first measured about a third more etcd CPU per
+    // acquire + release (lock-bench FINDINGS 9).
     try {
-      DeleteResponse r = calls.awaitUninterruptibly(client.getKVClient().delete(held.key), settings.requestTimeout,
-          "releasing lock '" + lease.name() + "'");
-      saw(r.getHeader().getRevision());
+      boolean deleted;
+      if (lease.claim().isExclusive()) {
+        DeleteResponse r = calls.awaitUninterruptibly(client.getKVClient().delete(held.key), settings.requestTimeout,
+            "releasing lock '" + lease.name() + "'");
+        saw(r.getHeader().getRevision());
+        deleted = r.getDeleted() > 0;
+      } else {
+        // A permit's or a side's is compared with its create revision: a release delayed or sent
+        // twice must free nothing once the key's name is in use again (kit rules 18.2, 19.9), and
+        // the permit it would free is one any waiter may take at once.
+        TxnResponse r = calls.awaitUninterruptibly(client.getKVClient().txn()
+            .If(new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)))
+            .Then(Op.delete(held.key, DeleteOption.DEFAULT))
+            .commit(), settings.requestTimeout, "releasing " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
+        saw(r.getHeader().getRevision());
+        deleted = r.isSucceeded() && r.getDeleteResponses().get(0).getDeleted() > 0;
+      }
       // Deleted now, or gone before (expired, revoked): either way no key of ours is left under this name.
       held.slot.free();
-      return r.getDeleted() > 0;
+      return deleted;
     } catch (RuntimeException e) {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
       retryLater(held.key, held.slot.session, held.slot::free);

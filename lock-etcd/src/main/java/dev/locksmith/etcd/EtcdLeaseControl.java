@@ -52,7 +52,8 @@ final class EtcdLeaseControl {
 
   boolean extend(BackendLease lease, Duration newLease) {
     EtcdBackend.Held held = (EtcdBackend.Held) lease.state();
-    String what = "extending lock '" + lease.name() + "' to " + dev.locksmith.spi.Durations.format(newLease);
+    String what = "extending " + dev.locksmith.spi.Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' to "
+        + dev.locksmith.spi.Durations.format(newLease);
     long leaseId = grant(newLease, what);
     TxnResponse r;
     try {
@@ -207,7 +208,8 @@ final class EtcdLeaseControl {
 
   private Cmp[] stillOurs(EtcdBackend.Held held, BackendLease lease) {
     return new Cmp[] {
-        new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(lease.fencingToken())),
+        // the token of a lock, not of a permit or side granted after waiting (see QueueRule#grantWrites)
+        new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)),
         new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.value(KeyNames.bytes(lease.ownerId())))};
   }
 

@@ -12,6 +12,7 @@ import dev.locksmith.redis.internal.RedisScripts;
 import dev.locksmith.redis.internal.ReleaseSubscriber;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Poll;
@@ -35,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * that one shared subscriber connection hands to this client's waiters, and renewals go out
  * pipelined. Extend is the owner-checked PEXPIRE of renewal with the new lease; a hold after
  * release replaces the owner id with a value no lease has, expiring after the hold, so only
- * Redis's own expiry frees it.
+ * Redis's own expiry frees it. A semaphore or read-write lock keeps its live leases in sorted
+ * sets scored by their expiry in the server's clock, beside the lock of the same name (same hash
+ * tag and fence counter, other keys): one script per acquire, release, renewal.
  */
 final class RedisBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(RedisBackend.class);
@@ -48,7 +51,8 @@ final class RedisBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
+          Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's INCR of the lock's slot counter, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -82,6 +86,8 @@ final class RedisBackend implements LockBackend {
   private final Guarantees guarantees;
   private final RedisScripts.Script releaseScript;
   private final RedisScripts.Script withdrawScript;
+  private final RedisScripts.Script semaphoreReleaseScript;
+  private final RedisScripts.Script readWriteReleaseScript;
   private final int waitReplicas;
 
   RedisBackend(RedisNode node, RedisKeys keys, BackendContext context) {
@@ -92,6 +98,8 @@ final class RedisBackend implements LockBackend {
     this.guarantees = guarantees(node.settings().topology(), node.settings().waitReplicas());
     this.releaseScript = node.isCluster() ? RedisScripts.RELEASE_QUEUED_SHARDED : RedisScripts.RELEASE_QUEUED;
     this.withdrawScript = node.isCluster() ? RedisScripts.WITHDRAW_SHARDED : RedisScripts.WITHDRAW;
+    this.semaphoreReleaseScript = node.isCluster() ? RedisScripts.SEMAPHORE_RELEASE_SHARDED : RedisScripts.SEMAPHORE_RELEASE;
+    this.readWriteReleaseScript = node.isCluster() ? RedisScripts.READ_WRITE_RELEASE_SHARDED : RedisScripts.READ_WRITE_RELEASE;
     this.waitReplicas = node.settings().waitReplicas();
   }
 
@@ -112,7 +120,8 @@ final class RedisBackend implements LockBackend {
             + "narrows the window, it does not close it";
     return Guarantees.builder()
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
+            Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "a paused holder's key expires with its lease and the next holder's token, from the same primary's fence INCR, is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -285,7 +294,230 @@ final class RedisBackend implements LockBackend {
   }
 
   @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    if (claim.isExclusive()) {
+      return attempt(name, ownerId, lease, wake);
+    }
+    return new SharedAttempt(name, claim, ownerId, lease, wake);
+  }
+
+  /**
+   * One acquisition of a semaphore permit or a side of a read-write lock: polls with the
+   * resource's acquire script and waits on the resource's release channel, subscribed before its
+   * first busy answer as a lock's attempt is. A busy writer leaves a mark that holds new readers
+   * back; withdrawing takes it away at once (else it lapses by itself a few recheck intervals
+   * after the writer's last poll).
+   */
+  private final class SharedAttempt implements LockAttempt {
+    private final String name;
+    private final Claim claim;
+    private final String ownerId;
+    private final RedisScripts.Script acquire;
+    private final List<String> acquireKeys;
+    private final List<String> args;
+    private final String channel;
+    private final Runnable wake;
+    private ReleaseSubscriber joinedTo;
+    private boolean joined;
+    private boolean ambiguous;
+    /** Whether a busy answer marked us as a waiting writer: then giving up must take the mark away. */
+    private boolean marked;
+
+    SharedAttempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+      this.name = name;
+      this.claim = claim;
+      this.ownerId = ownerId;
+      boolean permit = claim.kind() == Claim.Kind.PERMIT;
+      this.acquire = permit ? RedisScripts.SEMAPHORE_ACQUIRE : RedisScripts.READ_WRITE_ACQUIRE;
+      this.acquireKeys = sharedAcquireKeys(keys, name, claim);
+      this.args = List.of(ownerId, Long.toString(RedisScripts.ceilMillis(lease)),
+          permit ? Integer.toString(claim.permits()) : claim.kind() == Claim.Kind.WRITE ? "write" : "read",
+          Long.toString(queueEntryMillis()));
+      this.channel = sharedChannel(keys, name, claim);
+      this.wake = wake;
+    }
+
+    @Override
+    public Poll poll() throws InterruptedException {
+      if (Thread.interrupted()) {
+        throw new InterruptedException("interrupted while acquiring " + what());
+      }
+      if (!joined) {
+        joinedTo = subscriberFor(name);
+        joined = joinedTo.joinIfSubscribed(channel, wake);
+      }
+      ambiguous = true; // until we have the answer, the server may have granted it
+      Object reply;
+      long acknowledged = -1;
+      if (waitReplicas > 0) {
+        RedisNode.Replicated r = node.evalReplicated(acquire, acquireKeys, args,
+            got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
+        reply = r.reply;
+        acknowledged = r.acknowledged;
+      } else {
+        reply = node.eval(acquire, acquireKeys, args);
+      }
+      ambiguous = false;
+      List<?> result = (List<?>) reply;
+      long code = (Long) result.get(0);
+      long value = (Long) result.get(1);
+      if (code == 1) {
+        marked = false; // the grant took our mark away
+        leave();
+        if (acknowledged >= 0 && acknowledged < waitReplicas) {
+          releaseShared(name, claim, ownerId);
+          throw new BackendUnavailableException(what() + " was granted by " + node.serverOf(acquireKeys.get(0)) + " but only "
+              + acknowledged + " of the " + waitReplicas + " replica(s) asked for (`wait-replicas`) acknowledged it within "
+              + Durations.format(node.settings().waitTimeout()) + " (`wait-timeout`); it was given back. Are the replicas up and "
+              + "connected (INFO replication), or is `wait-timeout` too short?");
+        }
+        if (value <= 0) {
+          throw new LockException(what() + " was taken but its fence counter on " + node.endpoint() + " reads " + value
+              + "; someone changed " + keys.fenceCounter(name));
+        }
+        return Poll.granted(value, null);
+      }
+      if (code == -1) {
+        leave();
+        throw Claim.permitsInUse(name, claim.permits(), (int) value);
+      }
+      marked = claim.kind() == Claim.Kind.WRITE;
+      if (!joined) {
+        joinedTo.join(channel, wake); // its confirmation wakes us to poll once more
+        joined = true;
+      }
+      return Poll.busy(Duration.ofMillis(Math.max(1, value + 1)));
+    }
+
+    private String what() {
+      return claim.kind() == Claim.Kind.PERMIT ? "a permit of semaphore '" + name + "'" : "the " + claim + " lock of read-write lock '" + name + "'";
+    }
+
+    private void leave() {
+      if (joined) {
+        joinedTo.leave(channel, wake);
+        joined = false;
+      }
+    }
+
+    @Override
+    public void abandon() {
+      leave();
+      if (ambiguous || marked) {
+        // take our writer's mark away (else new readers wait until it lapses) and, if the last
+        // acquire was granted without our seeing the reply, give the lease back
+        try {
+          releaseShared(name, claim, ownerId);
+        } catch (RuntimeException e) {
+          LOG.debug("withdrawing from {} on {} failed; a writer's mark lapses and any grant expires with its lease: {}",
+              what(), node.endpoint(), e.toString());
+        }
+        marked = false;
+      }
+    }
+  }
+
+  /** @return whether the lease was live and is now given back */
+  private boolean releaseShared(String name, Claim claim, String ownerId) {
+    RedisScripts.Script script = claim.kind() == Claim.Kind.PERMIT ? semaphoreReleaseScript : readWriteReleaseScript;
+    Object r = node.eval(script, sharedReleaseKeys(keys, name, claim), List.of(ownerId, sharedChannel(keys, name, claim)));
+    return Long.valueOf(1).equals(r);
+  }
+
+  /** @return the KEYS of {@link RedisScripts#SEMAPHORE_ACQUIRE} or {@link RedisScripts#READ_WRITE_ACQUIRE} */
+  static List<String> sharedAcquireKeys(RedisKeys keys, String name, Claim claim) {
+    if (claim.kind() == Claim.Kind.PERMIT) {
+      return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.fenceCounter(name), keys.semaphoreWaiting(name));
+    }
+    return List.of(keys.readLeases(name), keys.writeLeases(name), keys.writersWaiting(name), keys.fenceCounter(name),
+        keys.readWriteWaiting(name));
+  }
+
+  /** @return the KEYS of {@link RedisScripts#SEMAPHORE_RELEASE} or {@link RedisScripts#READ_WRITE_RELEASE} */
+  static List<String> sharedReleaseKeys(RedisKeys keys, String name, Claim claim) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.semaphoreWaiting(name));
+      case READ:
+        return List.of(keys.readLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+      default:
+        return List.of(keys.writeLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+    }
+  }
+
+  /** @return the KEYS of {@link RedisScripts#SHARED_RENEW} */
+  static List<String> sharedRenewKeys(RedisKeys keys, String name, Claim claim) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name));
+      case READ:
+        return List.of(keys.readLeases(name));
+      default:
+        return List.of(keys.writeLeases(name));
+    }
+  }
+
+  /** @return the channel a release of the resource is published on */
+  static String sharedChannel(RedisKeys keys, String name, Claim claim) {
+    return claim.kind() == Claim.Kind.PERMIT ? keys.semaphoreChannel(name) : keys.readWriteChannel(name);
+  }
+
+  /**
+   * Renews leases of every kind: locks with the lock's renew script, semaphore permits and
+   * read-write sides with theirs, each kind pipelined as {@link #renewLocks} says.
+   */
+  @Override
   public List<Renewal> renew(List<BackendLease> leases) {
+    List<BackendLease> locks = new ArrayList<>(leases.size());
+    List<BackendLease> others = new ArrayList<>();
+    for (BackendLease lease : leases) {
+      (lease.claim().isExclusive() ? locks : others).add(lease);
+    }
+    if (others.isEmpty()) {
+      return renewLocks(leases);
+    }
+    List<Renewal> ofLocks = locks.isEmpty() ? List.of() : renewLocks(locks);
+    List<Renewal> ofOthers = renewShared(others);
+    List<Renewal> out = new ArrayList<>(leases.size());
+    int l = 0;
+    int o = 0;
+    for (BackendLease lease : leases) {
+      out.add(lease.claim().isExclusive() ? ofLocks.get(l++) : ofOthers.get(o++));
+    }
+    return out;
+  }
+
+  private List<Renewal> renewShared(List<BackendLease> leases) {
+    List<List<String>> keyLists = new ArrayList<>(leases.size());
+    List<List<String>> argLists = new ArrayList<>(leases.size());
+    Duration shortest = null;
+    for (BackendLease lease : leases) {
+      keyLists.add(sharedRenewKeys(keys, lease.name(), lease.claim()));
+      argLists.add(List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(lease.lease()))));
+      if (shortest == null || lease.lease().compareTo(shortest) < 0) {
+        shortest = lease.lease();
+      }
+    }
+    List<Object> replies = node.evalMany(RedisScripts.SHARED_RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
+    List<Renewal> out = new ArrayList<>(leases.size());
+    for (int i = 0; i < leases.size(); i++) {
+      Object r = replies.get(i);
+      if (Long.valueOf(RedisScripts.RENEWED).equals(r)) {
+        out.add(Renewal.renewed());
+      } else if (r instanceof Long) {
+        out.add(Renewal.lost("owner " + leases.get(i).ownerId() + " is no longer among the live leases in " + keyLists.get(i).get(0)
+            + " on " + node.endpoint() + " (expired, deleted, or the server restarted without persistence)"));
+      } else if (r instanceof Throwable) {
+        out.add(Renewal.failed((Throwable) r));
+      } else {
+        out.add(Renewal.failed(new LockException(node.endpoint() + " answered renew with " + r)));
+      }
+    }
+    return out;
+  }
+
+  /** Renews leases of exclusive locks, pipelined {@link #RENEW_CHUNK} scripts per round trip (per primary on a Cluster). */
+  private List<Renewal> renewLocks(List<BackendLease> leases) {
     List<List<String>> keyLists = new ArrayList<>(leases.size());
     List<List<String>> argLists = new ArrayList<>(leases.size());
     Duration shortest = null;
@@ -325,11 +557,19 @@ final class RedisBackend implements LockBackend {
 
   @Override
   public boolean release(BackendLease lease) {
+    if (!lease.claim().isExclusive()) {
+      return releaseShared(lease.name(), lease.claim(), lease.ownerId());
+    }
     return releaseScript(lease.name(), lease.ownerId());
   }
 
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
+    if (!lease.claim().isExclusive()) {
+      Object r = node.eval(RedisScripts.SHARED_RENEW, sharedRenewKeys(keys, lease.name(), lease.claim()),
+          List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
+      return Long.valueOf(RedisScripts.RENEWED).equals(r);
+    }
     Object r = node.eval(RedisScripts.RENEW, List.of(keys.owner(lease.name()), keys.token(lease.name())),
         List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
     return Long.valueOf(RedisScripts.RENEWED).equals(r);
@@ -337,6 +577,9 @@ final class RedisBackend implements LockBackend {
 
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException(this + " holds after release only leases of exclusive locks, not " + lease);
+    }
     Object r = node.eval(RedisScripts.HOLD, List.of(keys.owner(lease.name()), keys.token(lease.name())),
         List.of(lease.ownerId(), RedisScripts.holdValue(lease.ownerId()), Long.toString(RedisScripts.ceilMillis(keep))));
     return Long.valueOf(1).equals(r);

@@ -10,9 +10,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
 final class RecordingContext implements BackendContext {
   final List<String> lost = new CopyOnWriteArrayList<>();
   private final String clientId;
+  private final Duration recheck;
 
   RecordingContext(String clientId) {
+    this(clientId, Duration.ofSeconds(1));
+  }
+
+  /**
+   * @param clientId the client's id
+   * @param recheck what {@link #recheck()} answers (a waiting writer's mark lives three of them, at least 500 ms)
+   */
+  RecordingContext(String clientId, Duration recheck) {
     this.clientId = clientId;
+    this.recheck = recheck;
   }
 
   @Override
@@ -22,7 +32,7 @@ final class RecordingContext implements BackendContext {
 
   @Override
   public Duration recheck() {
-    return Duration.ofSeconds(1);
+    return recheck;
   }
 
   @Override

@@ -48,7 +48,7 @@ class RedisClusterCompatibilityIT extends LockCompatibilityKit {
       public void revoke(String lockName) {
         String key = KEYS.owner(lockName);
         try (Jedis primary = c.admin(c.primaryOf(key))) {
-          primary.del(key);
+          primary.del(RedisComparisonTarget.revokedKeys(KEYS, lockName));
         }
       }
 

@@ -1,6 +1,7 @@
 package dev.locksmith.redis;
 
 import dev.locksmith.Guarantees.Fault;
+import dev.locksmith.redis.internal.RedisKeys;
 import dev.locksmith.tck.FaultHooks;
 import dev.locksmith.tck.compare.Comparison;
 import java.net.InetSocketAddress;
@@ -44,6 +45,20 @@ public final class RedisComparisonTarget implements AutoCloseable {
     return Comparison.Target.of("redis+aof", redis.uri(), hooks(redis), Duration.ZERO)
         .withPrediction(Fault.SERVER_RESTART, "S with appendfsync always (lock and fence counter kept)")
         .only(Comparison.Scenario.SERVER_RESTART);
+  }
+
+  /**
+   * What the kit's {@code revoke(name)} hook deletes: the lock's owner key, and the live leases of
+   * the semaphore and the read-write lock of that name (with the semaphore's count), as a server
+   * that lost them would. All in one slot, so one DEL on the slot's primary takes them.
+   *
+   * @param keys the keys of the namespace the kit's clients use
+   * @param name the name given to revoke
+   * @return the keys to delete
+   */
+  static String[] revokedKeys(RedisKeys keys, String name) {
+    return new String[] {keys.owner(name), keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.readLeases(name),
+        keys.writeLeases(name)};
   }
 
   /** The server hooks of a test server; the kit adds revocation to them. */

@@ -38,7 +38,7 @@ class RedisLockCompatibilityIT extends LockCompatibilityKit {
     RedisServer redis = server();
     return RedisComparisonTarget.hooks(redis).withRevoke(lockName -> {
       try (Jedis admin = redis.admin()) {
-        admin.del(KEYS.owner(lockName));
+        admin.del(RedisComparisonTarget.revokedKeys(KEYS, lockName));
       }
     });
   }

@@ -44,7 +44,7 @@ class RedisSentinelCompatibilityIT extends LockCompatibilityKit {
       @Override
       public void revoke(String lockName) {
         try (Jedis primary = s.primary()) {
-          primary.del(KEYS.owner(lockName));
+          primary.del(RedisComparisonTarget.revokedKeys(KEYS, lockName));
         }
       }
 

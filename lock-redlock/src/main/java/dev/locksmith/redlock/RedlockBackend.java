@@ -12,6 +12,7 @@ import dev.locksmith.redis.internal.RedisScripts;
 import dev.locksmith.redis.internal.ReleaseSubscriber;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -19,6 +20,7 @@ import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,7 +51,7 @@ final class RedlockBackend implements LockBackend {
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
-          Feature.SHARED_ACROSS_PROCESSES, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.SHARED_ACROSS_PROCESSES, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's keys expire with its lease, and the next holder's token, drawn from a majority that meets the old holder's, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its keys expire with the lease on every server")
@@ -90,20 +92,43 @@ final class RedlockBackend implements LockBackend {
     }
   }
 
-  /** What a grant hands back for renew and release: the value our keys hold, and until when the lock is ours. */
+  /**
+   * What a grant hands back for renew and release: the value our keys hold, the semaphore slot
+   * it took (-1 for other claims), and until when the lease is ours.
+   */
   static final class Grant {
     final String value;
+    final int slot;
     volatile long validUntilNanos;
 
-    Grant(String value, long validUntilNanos) {
+    Grant(String value, int slot, long validUntilNanos) {
       this.value = value;
+      this.slot = slot;
       this.validUntilNanos = validUntilNanos;
+    }
+  }
+
+  /** One script call: the script, its KEYS and its ARGV. */
+  static final class Call {
+    final RedisScripts.Script script;
+    final List<String> keys;
+    final List<String> args;
+
+    Call(RedisScripts.Script script, List<String> keys, List<String> args) {
+      this.script = script;
+      this.keys = keys;
+      this.args = args;
+    }
+
+    Object on(Member m, Duration timeout) {
+      return m.node.eval(script, keys, args, timeout);
     }
   }
 
   private final List<Member> members;
   private final int quorum;
   private final RedisKeys keys;
+  private final ClaimScripts.Keys claimKeys;
   private final BackendContext context;
   private final RedlockSettings settings;
   private final ExecutorService executor;
@@ -119,6 +144,7 @@ final class RedlockBackend implements LockBackend {
     this.members = List.copyOf(list);
     this.quorum = quorum(nodes.size());
     this.keys = keys;
+    this.claimKeys = new ClaimScripts.Keys(keys);
     this.context = context;
     this.settings = settings;
     this.executor = executor;
@@ -147,8 +173,19 @@ final class RedlockBackend implements LockBackend {
   /** Rounds in a row that a majority granted only after the validity was gone, before acquire gives up on the lease. */
   static final int EXPIRED_GRANTS_LIMIT = 3;
 
+  /** Free semaphore slots a server names when the slot asked for is taken. */
+  static final int SLOT_HINTS = 8;
+
+  /** Rounds one poll of a semaphore runs back to back while the servers name a slot free on a majority. */
+  static final int SLOT_ROUNDS = 3;
+
   @Override
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    return attempt(name, Claim.exclusive(), ownerId, lease, wake);
+  }
+
+  @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     if (lease.toNanos() - driftNanos(lease) <= 0) {
       // every grant would come with its validity already gone: refuse, rather than retry until the deadline
       Duration least = Duration.ofMillis(1);
@@ -160,12 +197,26 @@ final class RedlockBackend implements LockBackend {
           + " = " + Durations.format(Duration.ofNanos(driftNanos(lease))) + "), so at least " + Durations.format(least)
           + " for " + shownUri + "; take the lock with a longer lease");
     }
-    return new Attempt(name, ownerId, lease, wake);
+    return new Attempt(name, claim, ownerId, lease, wake);
+  }
+
+  /**
+   * @return how long a waiting writer's mark lives on a server unless the writer polls again: three
+   *     recheck intervals (the core polls a waiting writer at least once per interval) and a
+   *     server timeout, so a writer that vanished stops holding readers back soon after
+   */
+  long writerMarkMillis(Duration lease) {
+    return context.recheck().multipliedBy(3).plus(settings.perServerTimeout(lease)).toMillis();
   }
 
   /** One acquisition: rounds of "take a majority within validity", waiting on every server's release channel between them. */
   private final class Attempt implements LockAttempt {
     private final String name;
+    private final Claim claim;
+    /** "lock 'x'", "semaphore 'x'" or "read-write lock 'x'", for messages. */
+    private final String what;
+    /** The semaphore slot the next round asks for. */
+    private int slot;
     private final String ownerId;
     private final Duration lease;
     private final long leaseNanos;
@@ -181,14 +232,31 @@ final class RedlockBackend implements LockBackend {
     /** Rounds in a row that took a majority but had no validity left. */
     private int expiredGrants;
 
-    Attempt(String name, String ownerId, Duration lease, Runnable wake) {
+    Attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
+      this.claim = claim;
+      this.what = Claim.noun(claim.kind()) + " '" + name + "'";
+      this.slot = claim.kind() == Claim.Kind.PERMIT ? ThreadLocalRandom.current().nextInt(claim.permits()) : -1;
       this.ownerId = ownerId;
       this.lease = lease;
       this.leaseNanos = lease.toNanos();
       this.perServer = settings.perServerTimeout(lease);
-      this.lockKeys = List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name), keys.legacyFence(name));
-      this.channel = keys.releasedChannel(name);
+      switch (claim.kind()) {
+        case PERMIT:
+          this.lockKeys = List.of(claimKeys.semaphoreSlots(name), claimKeys.semaphoreOwners(name), claimKeys.semaphorePermits(name),
+              claimKeys.fenceCounter(name));
+          this.channel = claimKeys.semaphoreChannel(name);
+          break;
+        case READ:
+        case WRITE:
+          this.lockKeys = List.of(claimKeys.readLeases(name), claimKeys.writeLeases(name), claimKeys.writersWaiting(name),
+              claimKeys.fenceCounter(name));
+          this.channel = claimKeys.readWriteChannel(name);
+          break;
+        default:
+          this.lockKeys = List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name), keys.legacyFence(name));
+          this.channel = keys.releasedChannel(name);
+      }
       this.quietableWake = new AttemptWake(wake);
     }
 
@@ -247,12 +315,71 @@ final class RedlockBackend implements LockBackend {
     @Override
     public Poll poll() throws InterruptedException {
       if (Thread.interrupted()) {
-        throw new InterruptedException("interrupted while acquiring lock '" + name + "'");
+        throw new InterruptedException("interrupted while acquiring " + what);
       }
-      Poll outcome = round(false);
-      // a majority out of reach: once more at once, since a server that was merely slow (a first
-      // connection, a pause of ours) answers now; out of reach twice in a row is an outage
-      return outcome != null ? outcome : round(true);
+      for (int i = 1; ; i++) {
+        Poll outcome = round(false);
+        // a majority out of reach: once more at once, since a server that was merely slow (a first
+        // connection, a pause of ours) answers now; out of reach twice in a row is an outage
+        outcome = outcome != null ? outcome : round(true);
+        if (outcome != AGAIN) {
+          return outcome;
+        }
+        if (i == SLOT_ROUNDS) {
+          return Poll.busy(Duration.ZERO);
+        }
+        if (Thread.interrupted()) {
+          throw new InterruptedException("interrupted while acquiring " + what);
+        }
+      }
+    }
+
+    /** The round's call to one server. */
+    private Call acquireCall(String value) {
+      String ms = Long.toString(Math.max(1, lease.toMillis()));
+      switch (claim.kind()) {
+        case PERMIT:
+          return new Call(ClaimScripts.SEMAPHORE_ACQUIRE, lockKeys, List.of(value, ms, Integer.toString(claim.permits()),
+              Integer.toString(slot), Integer.toString(ThreadLocalRandom.current().nextInt(claim.permits())),
+              Integer.toString(SLOT_HINTS)));
+        case READ:
+          return new Call(ClaimScripts.READ_WRITE_ACQUIRE, lockKeys, List.of(value, ms, "read", "", "0"));
+        case WRITE:
+          return new Call(ClaimScripts.READ_WRITE_ACQUIRE, lockKeys, List.of(value, ms, "write", ownerId,
+              Long.toString(writerMarkMillis(lease))));
+        default:
+          return new Call(RedisScripts.ACQUIRE, lockKeys, List.of(value, ms));
+      }
+    }
+
+    /** Raises one server's fence counter to the token while the round's grant there is live. */
+    private Call raiseCall(String value, long token) {
+      switch (claim.kind()) {
+        case PERMIT:
+          return new Call(ClaimScripts.SEMAPHORE_RAISE_FENCE, List.of(lockKeys.get(0), lockKeys.get(1), lockKeys.get(3)),
+              List.of(value, Long.toString(token), Integer.toString(slot)));
+        case READ:
+        case WRITE:
+          return new Call(ClaimScripts.READ_WRITE_RAISE_FENCE, List.of(lockKeys.get(claim.kind() == Claim.Kind.READ ? 0 : 1),
+              lockKeys.get(3)), List.of(value, Long.toString(token)));
+        default:
+          return new Call(RedisScripts.RAISE_FENCE, lockKeys.subList(0, 3), List.of(value, Long.toString(token)));
+      }
+    }
+
+    /**
+     * The release of one of this attempt's rounds that did not win. A writer marks itself waiting
+     * again where it gives a server back, so readers stay out while it retries. A reader's is
+     * published as a release, not marked unheld: a reader that lost the race to a writer's marks
+     * waits behind them and does not retry, so the writer that found those reads in its way is
+     * woken now rather than at its next recheck.
+     */
+    private Call unheldReleaseCall(String value) {
+      if (claim.kind() == Claim.Kind.WRITE) {
+        return new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
+            List.of(value, channel, UNHELD + value, ownerId, Long.toString(writerMarkMillis(lease))));
+      }
+      return releaseCall(name, claim, value, slot, claim.kind() == Claim.Kind.READ ? value : UNHELD + value);
     }
 
     /** @return the outcome, or null if a majority was out of reach and {@code last} is false */
@@ -265,11 +392,12 @@ final class RedlockBackend implements LockBackend {
       }
       // a fresh value per round: a late release of an earlier round can never delete this round's keys
       String value = ownerId + "#" + rounds.incrementAndGet();
-      List<String> args = List.of(value, Long.toString(Math.max(1, lease.toMillis())));
+      Call call = acquireCall(value);
+      int asked = slot;
       pending = value;
       long start = System.nanoTime();
       int n = members.size();
-      Fanout<Object> acquire = Fanout.start(members, m -> m.node.eval(RedisScripts.ACQUIRE, lockKeys, args, perServer), executor);
+      Fanout<Object> acquire = Fanout.start(members, m -> call.on(m, perServer), executor);
       acquire.await(start + perServer.toNanos(), f -> {
         int granted = 0;
         int refused = 0;
@@ -293,6 +421,10 @@ final class RedlockBackend implements LockBackend {
       long busyFor = Long.MAX_VALUE;
       int busy = 0;
       List<String> unreachable = new ArrayList<>();
+      // semaphores: servers that hold live slots taken with another count, by count; free slots named, by slot
+      Map<Long, Integer> inUse = new HashMap<>();
+      int mismatched = 0;
+      Map<Long, Integer> free = new HashMap<>();
       for (int i = 0; i < n; i++) {
         Object a = acquire.answer(i);
         if (a == null) {
@@ -302,10 +434,19 @@ final class RedlockBackend implements LockBackend {
         } else if (isGranted(a)) {
           granted.add(i);
           token = Math.max(token, (Long) ((List<?>) a).get(1));
+        } else if (a instanceof List && Long.valueOf(-1).equals(((List<?>) a).get(0))) {
+          mismatched++;
+          busy++;
+          inUse.merge((Long) ((List<?>) a).get(1), 1, Integer::sum);
+          busyFor = Math.min(busyFor, (Long) ((List<?>) a).get(2));
         } else if (a instanceof List) {
           busy++;
-          long pttl = (Long) ((List<?>) a).get(1);
+          List<?> reply = (List<?>) a;
+          long pttl = (Long) reply.get(1);
           busyFor = Math.min(busyFor, pttl >= 0 ? pttl : Long.MAX_VALUE);
+          for (int h = 2; h < reply.size(); h++) {
+            free.merge((Long) reply.get(h), 1, Integer::sum);
+          }
         } else {
           unreachable.add(reason(members.get(i), a));
         }
@@ -313,7 +454,7 @@ final class RedlockBackend implements LockBackend {
       if (granted.size() >= quorum) {
         if (token <= 0) {
           releaseAfterAnswers(acquire, value);
-          throw new LockException("lock '" + name + "' was taken but its fence counters read " + token + "; someone changed "
+          throw new LockException(what + " was taken but its fence counters read " + token + "; someone changed "
               + keys.fenceCounter(name) + " on " + shownUri);
         }
         int raised = raiseFence(acquire, granted, token, value);
@@ -321,16 +462,19 @@ final class RedlockBackend implements LockBackend {
         if (raised >= quorum && System.nanoTime() - validUntil < 0) {
           leaveAll();
           pending = null;
-          return Poll.grantedUntil(token, validUntil, new Grant(value, validUntil));
+          if (claim.kind() == Claim.Kind.WRITE) {
+            unmarkWhereRefused(acquire);
+          }
+          return Poll.grantedUntil(token, validUntil, new Grant(value, asked, validUntil));
         }
-        LOG.debug("lock '{}': took {} of {} servers but {}; releasing and retrying", name, granted.size(), n,
+        LOG.debug("{}: took {} of {} servers but {}; releasing and retrying", what, granted.size(), n,
             raised < quorum ? "raised the fence on only " + raised : "no validity was left");
         if (raised >= quorum && ++expiredGrants >= EXPIRED_GRANTS_LIMIT) {
           // the lease is shorter than a round takes here: every further round would end the same way
           releaseAfterAnswers(acquire, value);
           pending = null;
           long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-          throw new LockException("lock '" + name + "': a majority of " + shownUri + " granted it " + EXPIRED_GRANTS_LIMIT
+          throw new LockException(what + ": a majority of " + shownUri + " granted it " + EXPIRED_GRANTS_LIMIT
               + " times in a row, but each time only after its validity was gone (`lease` '" + Durations.format(lease)
               + "' − drift allowance " + Durations.format(Duration.ofNanos(driftNanos(lease))) + ", and the last round took "
               + tookMs + " ms); take the lock with a lease well above the time a round takes");
@@ -341,13 +485,32 @@ final class RedlockBackend implements LockBackend {
       // not held: give back whatever this round took, on each server as soon as it has answered
       releaseAfterAnswers(acquire, value);
       pending = null;
+      if (mismatched >= quorum) {
+        // a majority holds live slots taken with another count: some lease of that count may be valid
+        long count = inUse.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
+        throw Claim.permitsInUse(name, claim.permits(), (int) count);
+      }
       if (unreachable.size() > n - quorum) {
         if (!last) {
           return null;
         }
-        throw new BackendUnavailableException("cannot acquire lock '" + name + "': only " + (n - unreachable.size()) + " of the "
+        throw new BackendUnavailableException("cannot acquire " + what + ": only " + (n - unreachable.size()) + " of the "
             + n + " Redis servers of " + shownUri + " answered and a lock needs " + quorum + "; unreachable: "
             + String.join("; ", unreachable));
+      }
+      if (claim.kind() == Claim.Kind.PERMIT && mismatched == 0) {
+        // the next round asks for a slot that a majority named free, at once; else for another slot at random
+        List<Integer> candidates = new ArrayList<>();
+        for (Map.Entry<Long, Integer> e : free.entrySet()) {
+          if (e.getValue() >= quorum && e.getKey() != asked) {
+            candidates.add(e.getKey().intValue());
+          }
+        }
+        if (!candidates.isEmpty()) {
+          slot = candidates.get(ThreadLocalRandom.current().nextInt(candidates.size()));
+          return AGAIN;
+        }
+        slot = ThreadLocalRandom.current().nextInt(claim.permits());
       }
       joinAll();
       long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -385,9 +548,8 @@ final class RedlockBackend implements LockBackend {
       if (behind.isEmpty()) {
         return atToken;
       }
-      List<String> args = List.of(value, Long.toString(token));
-      List<String> raiseKeys = List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name));
-      Fanout<Object> raise = Fanout.start(behind, m -> m.node.eval(RedisScripts.RAISE_FENCE, raiseKeys, args, perServer), executor);
+      Call call = raiseCall(value, token);
+      Fanout<Object> raise = Fanout.start(behind, m -> call.on(m, perServer), executor);
       if (atToken >= quorum) {
         return atToken; // already a majority: the others are raised in the background, to spare later acquisitions a round
       }
@@ -432,26 +594,91 @@ final class RedlockBackend implements LockBackend {
     public void abandon() {
       leaveAll();
       String value = pending;
-      if (value != null) {
-        // interrupted mid-round: the servers may have granted it without our seeing the reply
-        pending = null;
+      pending = null;
+      if (claim.kind() == Claim.Kind.WRITE) {
+        // a waiting writer withdraws its marks (and any grant of a round cut short), and wakes the readers it held back
+        Call call = new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
+            List.of(value == null ? "" : value, channel, ClaimScripts.UNMARKED + ownerId, ownerId, "0"));
         for (Member m : members) {
-          releaseInBackground(m, name, value, value);
+          inBackground(m, call);
+        }
+      } else if (value != null) {
+        // interrupted mid-round: the servers may have granted it without our seeing the reply
+        for (Member m : members) {
+          inBackground(m, releaseCall(name, claim, value, slot, value));
         }
       }
     }
 
     /** Releases this round's value on every server that did not refuse it, each once its acquire has answered. */
     private void releaseAfterAnswers(Fanout<Object> acquire, String value) {
+      Call call = unheldReleaseCall(value);
       for (int i = 0; i < members.size(); i++) {
         Member m = members.get(i);
         acquire.future(i).whenComplete((reply, error) -> {
           if (error != null || isGranted(reply)) {
-            releaseInBackground(m, name, value, UNHELD + value);
+            inBackground(m, call);
           }
         });
       }
     }
+
+    /** A granted writer's marks on the servers that refused it go at once, so they do not outlive the write lease. */
+    private void unmarkWhereRefused(Fanout<Object> acquire) {
+      Call call = new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
+          List.of("", channel, UNHELD + ownerId + "#granted", ownerId, "0"));
+      for (int i = 0; i < members.size(); i++) {
+        Member m = members.get(i);
+        acquire.future(i).whenComplete((reply, error) -> {
+          if (!isGranted(reply)) {
+            inBackground(m, call);
+          }
+        });
+      }
+    }
+  }
+
+  /** The marker a poll of a semaphore returns from a round to run another at once, with a slot the servers named free. */
+  private static final Poll AGAIN = Poll.busy(Duration.ZERO);
+
+  /**
+   * @return the owner-checked release of a lease of {@code value} (for a semaphore, of its slot),
+   *     which publishes {@code message} on the resource's channel if it frees anything
+   */
+  private Call releaseCall(String name, Claim claim, String value, int slot, String message) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return new Call(ClaimScripts.SEMAPHORE_RELEASE,
+            List.of(claimKeys.semaphoreSlots(name), claimKeys.semaphoreOwners(name), claimKeys.semaphorePermits(name)),
+            List.of(value, Integer.toString(slot), claimKeys.semaphoreChannel(name), message));
+      case READ:
+      case WRITE:
+        return new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(sideKey(name, claim), claimKeys.writersWaiting(name)),
+            List.of(value, claimKeys.readWriteChannel(name), message, "", "0"));
+      default:
+        return new Call(RedisScripts.RELEASE, List.of(keys.owner(name), keys.token(name)),
+            List.of(value, keys.releasedChannel(name), message));
+    }
+  }
+
+  /** @return the owner-checked renewal (and extend) of a lease to {@code ttlMillis} from now */
+  private Call renewCall(String name, Claim claim, Grant grant, long ttlMillis) {
+    String ttl = Long.toString(ttlMillis);
+    switch (claim.kind()) {
+      case PERMIT:
+        return new Call(ClaimScripts.SEMAPHORE_RENEW,
+            List.of(claimKeys.semaphoreSlots(name), claimKeys.semaphoreOwners(name), claimKeys.semaphorePermits(name)),
+            List.of(grant.value, ttl, Integer.toString(grant.slot)));
+      case READ:
+      case WRITE:
+        return new Call(ClaimScripts.READ_WRITE_RENEW, List.of(sideKey(name, claim)), List.of(grant.value, ttl));
+      default:
+        return new Call(RedisScripts.RENEW, List.of(keys.owner(name), keys.token(name)), List.of(grant.value, ttl));
+    }
+  }
+
+  private String sideKey(String name, Claim claim) {
+    return claim.kind() == Claim.Kind.READ ? claimKeys.readLeases(name) : claimKeys.writeLeases(name);
   }
 
   private static boolean isGranted(Object reply) {
@@ -466,17 +693,18 @@ final class RedlockBackend implements LockBackend {
     return m.endpoint() + " answered " + failure;
   }
 
-  private void releaseInBackground(Member m, String name, String value, String message) {
+  /** Runs a release (or a withdrawal) on one server in the background; what it misses expires with its lease or mark. */
+  private void inBackground(Member m, Call call) {
     try {
       executor.execute(() -> {
         try {
-          m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name), keys.token(name)), List.of(value, keys.releasedChannel(name), message));
+          m.node.eval(call.script, call.keys, call.args);
         } catch (RuntimeException e) {
-          LOG.debug("releasing lock '{}' on {} failed; it expires with its lease: {}", name, m.endpoint(), e.toString());
+          LOG.debug("{} of {} on {} failed; it expires by itself: {}", call.script, call.keys.get(0), m.endpoint(), e.toString());
         }
       });
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      LOG.debug("closed: lock '{}' on {} expires with its lease", name, m.endpoint());
+      LOG.debug("closed: {} of {} on {} not sent; it expires by itself", call.script, call.keys.get(0), m.endpoint());
     }
   }
 
@@ -489,14 +717,17 @@ final class RedlockBackend implements LockBackend {
       return out;
     }
     long start = System.nanoTime();
-    List<List<String>> keyLists = new ArrayList<>(leases.size());
-    List<List<String>> argLists = new ArrayList<>(leases.size());
+    // leases of different claims need different scripts: one pipelined batch per script and server
+    Map<RedisScripts.Script, List<Integer>> byScript = new LinkedHashMap<>();
+    List<Call> calls = new ArrayList<>(leases.size());
     Duration shortest = null;
-    for (BackendLease lease : leases) {
-      keyLists.add(List.of(keys.owner(lease.name()), keys.token(lease.name())));
+    for (int l = 0; l < leases.size(); l++) {
+      BackendLease lease = leases.get(l);
       // the keys outlive the lease by the drift allowance, so the core's validity (renewal start + lease) keeps that margin
       long ttl = Math.max(1, lease.lease().toMillis() + TimeUnit.NANOSECONDS.toMillis(driftNanos(lease.lease())));
-      argLists.add(List.of(grant(lease).value, Long.toString(ttl)));
+      Call call = renewCall(lease.name(), lease.claim(), grant(lease), ttl);
+      calls.add(call);
+      byScript.computeIfAbsent(call.script, k -> new ArrayList<>()).add(l);
       if (shortest == null || lease.lease().compareTo(shortest) < 0) {
         shortest = lease.lease();
       }
@@ -504,9 +735,26 @@ final class RedlockBackend implements LockBackend {
     Duration timeout = settings.renewTimeout(shortest);
     int n = members.size();
     int size = leases.size();
-    Fanout<List<Object>> renew = Fanout.start(members,
-        m -> m.node.evalMany(RedisScripts.RENEW, keyLists, argLists, RENEW_CHUNK, timeout), executor);
-    long chunks = (size + RENEW_CHUNK - 1) / RENEW_CHUNK;
+    Fanout<List<Object>> renew = Fanout.start(members, m -> {
+      Object[] replies = new Object[size];
+      for (Map.Entry<RedisScripts.Script, List<Integer>> batch : byScript.entrySet()) {
+        List<List<String>> keyLists = new ArrayList<>(batch.getValue().size());
+        List<List<String>> argLists = new ArrayList<>(batch.getValue().size());
+        for (int l : batch.getValue()) {
+          keyLists.add(calls.get(l).keys);
+          argLists.add(calls.get(l).args);
+        }
+        List<Object> answers = m.node.evalMany(batch.getKey(), keyLists, argLists, RENEW_CHUNK, timeout);
+        for (int j = 0; j < answers.size(); j++) {
+          replies[batch.getValue().get(j)] = answers.get(j);
+        }
+      }
+      return java.util.Arrays.asList(replies);
+    }, executor);
+    long chunks = 0;
+    for (List<Integer> batch : byScript.values()) {
+      chunks += (batch.size() + RENEW_CHUNK - 1) / RENEW_CHUNK;
+    }
     renew.awaitUninterruptibly(start + timeout.toNanos() * chunks, f -> {
       for (int l = 0; l < size; l++) {
         int renewed = 0;
@@ -552,19 +800,32 @@ final class RedlockBackend implements LockBackend {
           grant.validUntilNanos = start + lease.lease().toNanos();
           out.add(Renewal.renewed());
         } else {
-          out.add(Renewal.failed(new LockException("lock '" + lease.name() + "' was renewed on a majority of " + shownUri
+          out.add(Renewal.failed(new LockException(Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' was renewed on a majority of " + shownUri
               + " only after its validity ended")));
         }
       } else if (gone.size() > n - quorum) {
-        out.add(Renewal.lost("the key " + keys.owner(lease.name()) + " is no longer ours on a majority of the " + n
+        out.add(Renewal.lost("the " + leaseKey(lease) + " is no longer ours on a majority of the " + n
             + " Redis servers (" + String.join("; ", gone) + ")"));
       } else {
-        out.add(Renewal.failed(new BackendUnavailableException("renewed lock '" + lease.name() + "' on only " + renewed + " of the "
+        out.add(Renewal.failed(new BackendUnavailableException("renewed " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' on only " + renewed + " of the "
             + n + " Redis servers of " + shownUri + ", and it needs " + quorum + "; unreachable: " + String.join("; ", unreachable)
             + (gone.isEmpty() ? "" : "; not ours: " + String.join("; ", gone)))));
       }
     }
     return out;
+  }
+
+  /** @return what a lease holds on each server, for messages: a lock's key, a semaphore's slot, a read-write lock's side */
+  private String leaseKey(BackendLease lease) {
+    switch (lease.claim().kind()) {
+      case PERMIT:
+        return "slot " + grant(lease).slot + " of " + claimKeys.semaphoreSlots(lease.name());
+      case READ:
+      case WRITE:
+        return "lease in " + sideKey(lease.name(), lease.claim());
+      default:
+        return "key " + keys.owner(lease.name());
+    }
   }
 
   /** @return the answer of one server for one lease: a Long, a Throwable, or null if the server has not answered */
@@ -592,9 +853,8 @@ final class RedlockBackend implements LockBackend {
     int n = members.size();
     Duration timeout = settings.perServerTimeout(lease.lease());
     long start = System.nanoTime();
-    Fanout<Object> release = Fanout.start(members,
-        m -> m.node.eval(RedisScripts.RELEASE, List.of(keys.owner(name), keys.token(name)), List.of(value, keys.releasedChannel(name)), timeout),
-        executor);
+    Call call = releaseCall(name, lease.claim(), value, grant(lease).slot, value);
+    Fanout<Object> release = Fanout.start(members, m -> call.on(m, timeout), executor);
     release.awaitUninterruptibly(start + timeout.toNanos(), f -> {
       int released = 0;
       int notOurs = 0;
@@ -628,7 +888,8 @@ final class RedlockBackend implements LockBackend {
     }
     if (released + unreachable.size() >= quorum) {
       // we may still hold a majority: the unreachable servers decide, and we cannot hear them
-      throw new BackendUnavailableException("cannot tell whether lock '" + name + "' was released: released on " + released
+      throw new BackendUnavailableException("cannot tell whether " + Claim.noun(lease.claim().kind()) + " '" + name
+          + "' was released: released on " + released
           + " of the " + n + " Redis servers of " + shownUri + ", a lock needs " + quorum + "; unreachable: "
           + String.join("; ", unreachable) + "; the rest expires with the lease");
     }
@@ -649,15 +910,14 @@ final class RedlockBackend implements LockBackend {
     Grant grant = grant(lease);
     String name = lease.name();
     int n = members.size();
-    List<String> args = List.of(grant.value, Long.toString(RedisScripts.ceilMillis(newLease.plusNanos(driftNanos(newLease)))));
+    Call call = renewCall(name, lease.claim(), grant, RedisScripts.ceilMillis(newLease.plusNanos(driftNanos(newLease))));
     Duration timeout = settings.renewTimeout(newLease.compareTo(lease.lease()) < 0 ? newLease : lease.lease());
     long start = System.nanoTime();
     long deadline = start + timeout.toNanos();
     if (grant.validUntilNanos - deadline < 0) {
       deadline = grant.validUntilNanos; // an answer after the validity ended could not count
     }
-    Fanout<Object> extend = Fanout.start(members,
-        m -> m.node.eval(RedisScripts.RENEW, List.of(keys.owner(name), keys.token(name)), args, timeout), executor);
+    Fanout<Object> extend = Fanout.start(members, m -> call.on(m, timeout), executor);
     extend.awaitUninterruptibly(deadline, f -> {
       int extended = 0;
       int not = 0;
@@ -691,12 +951,12 @@ final class RedlockBackend implements LockBackend {
       Member m = members.get(i);
       extend.future(i).whenComplete((reply, error) -> {
         if (Long.valueOf(RedisScripts.RENEWED).equals(reply)) {
-          releaseInBackground(m, name, grant.value, grant.value);
+          inBackground(m, releaseCall(name, lease.claim(), grant.value, grant.slot, grant.value));
         }
       });
     }
-    LOG.debug("lock '{}': extended on {} of the {} Redis servers of {} ({}), and it needs {} within its validity; given back",
-        name, extended, n, shownUri, String.join("; ", failed), quorum);
+    LOG.debug("{} '{}': extended on {} of the {} Redis servers of {} ({}), and it needs {} within its validity; given back",
+        Claim.noun(lease.claim().kind()), name, extended, n, shownUri, String.join("; ", failed), quorum);
     return false;
   }
 
@@ -710,6 +970,10 @@ final class RedlockBackend implements LockBackend {
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException(this + " does not implement releaseAfter for a " + Claim.noun(lease.claim().kind())
+          + "'s lease");
+    }
     Grant grant = grant(lease);
     String name = lease.name();
     String hold = RedisScripts.holdValue(grant.value);
@@ -749,7 +1013,7 @@ final class RedlockBackend implements LockBackend {
       Member m = members.get(i);
       holding.future(i).whenComplete((reply, error) -> {
         if (Long.valueOf(1).equals(reply)) {
-          releaseInBackground(m, name, hold, hold);
+          inBackground(m, releaseCall(name, Claim.exclusive(), hold, -1, hold));
         }
       });
     }

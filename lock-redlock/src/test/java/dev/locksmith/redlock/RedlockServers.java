@@ -72,11 +72,14 @@ final class RedlockServers implements AutoCloseable {
     return "127.0.0.1:" + servers.get(i).port();
   }
 
-  /** Deletes a lock's owner key on every server that runs. */
+  static final ClaimScripts.Keys CLAIM_KEYS = new ClaimScripts.Keys(KEYS);
+
+  /** Deletes a lock's owner key, and the keys of the semaphore and the read-write lock of that name, on every server that runs. */
   void revoke(String lockName) {
     for (RedisServer s : servers) {
       try (Jedis admin = s.admin()) {
         admin.del(KEYS.owner(lockName));
+        admin.del(CLAIM_KEYS.all(lockName).toArray(new String[0]));
       } catch (RuntimeException e) {
         // a killed server holds no key
       }

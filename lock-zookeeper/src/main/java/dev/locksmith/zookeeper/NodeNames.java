@@ -2,6 +2,7 @@ package dev.locksmith.zookeeper;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import dev.locksmith.spi.Claim;
 import java.util.Comparator;
 
 /**
@@ -16,6 +17,18 @@ final class NodeNames {
   /** Our part of a waiter's node name; Curator puts its protection prefix before it, ZooKeeper the sequence after. */
   static final String LOCK_MARK = "lock-";
   private static final int SEQUENCE_DIGITS = 10;
+  /** Our part of a semaphore waiter's node name, before its owner. */
+  static final String PERMIT_MARK = "permit-";
+  /** Our part of a read-write lock waiter's node name, before its owner. */
+  static final String RW_MARK = "rw-";
+  /** What comes before a permit node's count, after its owner. */
+  private static final String COUNT_MARK = "-of-";
+  private static final String READ_TAIL = "read";
+  private static final String WRITE_TAIL = "write";
+  /** The node under the namespace that holds one parent node per semaphore. */
+  static final String SEMAPHORES = ".semaphores";
+  /** The node under the namespace that holds one parent node per read-write lock. */
+  static final String READ_WRITE_LOCKS = ".rwlocks";
   /**
    * The persistent node that keeps a lock held after its holder gave it up with a hold
    * ({@code releaseAfter}). It has no sequence number and no protection prefix, so it can never be
@@ -89,9 +102,94 @@ final class NodeNames {
    * @return whether the child was created for that owner
    */
   static boolean isWaiterOf(String nodeName, String ownerId) {
-    String base = "-" + waiterBase(ownerId);
-    int at = nodeName.lastIndexOf(base);
-    return at >= 0 && nodeName.length() - at - base.length() == SEQUENCE_DIGITS;
+    return hasBase(nodeName, waiterBase(ownerId));
+  }
+
+  /**
+   * @param nodeName a child of a resource's parent node
+   * @param base the base name an attempt created its node with ({@link #waiterBase}, {@link #claimBase})
+   * @return whether the child was created from that base: Curator's protection prefix, the base, a sequence number
+   */
+  static boolean hasBase(String nodeName, String base) {
+    String marked = "-" + base;
+    int at = nodeName.lastIndexOf(marked);
+    return at >= 0 && nodeName.length() - at - marked.length() == SEQUENCE_DIGITS;
+  }
+
+  /**
+   * The parent node of a resource's waiter nodes. Locks are children of the namespace; semaphores
+   * and read-write locks of {@link #SEMAPHORES} and {@link #READ_WRITE_LOCKS}, whose names begin
+   * with a '.' that {@link #encode} never leaves first, so no two kinds of resource share a node.
+   *
+   * @param name the resource's name
+   * @param kind its kind
+   * @return the path of its parent node, relative to the namespace
+   */
+  static String parent(String name, Claim.Kind kind) {
+    switch (kind) {
+      case PERMIT:
+        return "/" + SEMAPHORES + "/" + encode(name);
+      case READ:
+      case WRITE:
+        return "/" + READ_WRITE_LOCKS + "/" + encode(name);
+      default:
+        return "/" + encode(name);
+    }
+  }
+
+  /**
+   * The base of a node that claims a permit or a side, read back from the end of its name (the
+   * owner id before it may hold '-'): {@code permit-<owner>-of-<permits>-} for a permit,
+   * {@code rw-<owner>-read-} or {@code rw-<owner>-write-} for a side of a read-write lock.
+   *
+   * @param claim what the node claims; not {@link Claim#exclusive()}
+   * @param ownerId the attempt's owner id
+   * @return the base name Curator and ZooKeeper decorate
+   */
+  static String claimBase(Claim claim, String ownerId) {
+    switch (claim.kind()) {
+      case PERMIT:
+        return PERMIT_MARK + encode(ownerId) + COUNT_MARK + claim.permits() + "-";
+      case READ:
+        return RW_MARK + encode(ownerId) + "-" + READ_TAIL + "-";
+      case WRITE:
+        return RW_MARK + encode(ownerId) + "-" + WRITE_TAIL + "-";
+      default:
+        throw new IllegalArgumentException("`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
+    }
+  }
+
+  /**
+   * @param nodeName a child of a semaphore's parent node
+   * @return the count of permits its node was created with, or -1 if it is not a permit's node
+   */
+  static int permitsOf(String nodeName) {
+    String tail = tail(nodeName);
+    if (tail == null || tail.isEmpty() || tail.length() > 5 || !tail.chars().allMatch(c -> c >= '0' && c <= '9')
+        || !nodeName.contains("-" + PERMIT_MARK)) {
+      return -1;
+    }
+    int of = nodeName.length() - SEQUENCE_DIGITS - 1 - tail.length() - COUNT_MARK.length(); // where "-of-" must begin
+    int permits = Integer.parseInt(tail);
+    return of > 0 && nodeName.startsWith(COUNT_MARK, of) && permits >= 1 && permits <= Claim.MAX_PERMITS ? permits : -1;
+  }
+
+  /**
+   * @param nodeName a child of a read-write lock's parent node
+   * @return whether it is a reader's node; any other node with a sequence number counts as a writer's
+   */
+  static boolean isReader(String nodeName) {
+    return READ_TAIL.equals(tail(nodeName)) && nodeName.contains("-" + RW_MARK);
+  }
+
+  /** @return the part of a node name between the last '-' before the sequence number and it, or null */
+  private static String tail(String nodeName) {
+    if (sequence(nodeName) == Long.MAX_VALUE || nodeName.length() < SEQUENCE_DIGITS + 2
+        || nodeName.charAt(nodeName.length() - SEQUENCE_DIGITS - 1) != '-') {
+      return null;
+    }
+    String rest = nodeName.substring(0, nodeName.length() - SEQUENCE_DIGITS - 1);
+    return rest.substring(rest.lastIndexOf('-') + 1);
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.locksmith.LockException;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
@@ -43,6 +44,7 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.RetryUntilElapsed;
@@ -79,6 +81,11 @@ import org.slf4j.LoggerFactory;
  * learns the leader's time now from a write of its own (see {@link #leaderNow()}), then deletes
  * an expired head with a versioned delete, so an extend that lands first wins. Nothing on a
  * client clock decides that a lock is free.
+ *
+ * <p><b>Semaphores and read-write locks</b> queue the same way under parents of their own
+ * ({@link NodeNames#parent}); {@link ClaimQueue} says which nodes ahead stand in a waiter's way,
+ * and the token of such a grant is the zxid of a write made with it ({@code fence()}), since
+ * their grants need not come in their nodes' order. Extend and release-after are for locks only.
  */
 final class ZooKeeperBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
@@ -94,7 +101,7 @@ final class ZooKeeperBackend implements LockBackend {
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
           Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND,
-          Feature.HOLD_AFTER_RELEASE)
+          Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
@@ -143,7 +150,12 @@ final class ZooKeeperBackend implements LockBackend {
     final String name;
     final String ownerId;
     final String path;
+    /** The fencing token: the node's czxid for a lock, the zxid of the grant's write for a permit or side. */
     final long token;
+    /** The czxid of our node: what tells it from a later node of the same path. */
+    final long czxid;
+    /** What the lease took: a lock, a permit or a side. */
+    final Claim.Kind kind;
     /** The watch on our own node (a deletion is a lost lease); re-set by the re-check after a reconnect. */
     final Watcher ownWatcher;
     /** {@link System#nanoTime()} of the grant. */
@@ -154,13 +166,21 @@ final class ZooKeeperBackend implements LockBackend {
      */
     volatile boolean expiring;
 
-    Held(String name, String ownerId, String path, long token, Watcher ownWatcher, long grantedAt) {
+    Held(String name, Claim.Kind kind, String ownerId, String path, long token, long czxid, Watcher ownWatcher,
+        long grantedAt) {
       this.name = name;
+      this.kind = kind;
       this.ownerId = ownerId;
       this.path = path;
       this.token = token;
+      this.czxid = czxid;
       this.ownWatcher = ownWatcher;
       this.grantedAt = grantedAt;
+    }
+
+    /** @return the resource, as messages name it: {@code lock 'a'}, {@code semaphore 'a'}, {@code read-write lock 'a'} */
+    String what() {
+      return Claim.noun(kind) + " '" + name + "'";
     }
 
     /** Why a deletion of our node behind our back ends the lease: its expiry, if it had one, else a takeover. */
@@ -175,7 +195,7 @@ final class ZooKeeperBackend implements LockBackend {
 
     @Override
     public String toString() {
-      return path + " (czxid " + token + ")";
+      return path + " (czxid " + czxid + (token != czxid ? ", token " + token : "") + ")";
     }
   }
 
@@ -335,7 +355,17 @@ final class ZooKeeperBackend implements LockBackend {
 
   @Override
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
-    return new Attempt(name, ownerId, wake);
+    return new Attempt(name, Claim.exclusive(), ownerId, wake);
+  }
+
+  /**
+   * A permit of a semaphore or a side of a read-write lock: a waiter's node under the
+   * resource's own parent ({@link NodeNames#parent}), judged by {@link ClaimQueue}, held by the
+   * session like a lock's node.
+   */
+  @Override
+  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    return new Attempt(name, claim, ownerId, wake);
   }
 
   // ------------------------------------------------------------------ connection state
@@ -429,12 +459,12 @@ final class ZooKeeperBackend implements LockBackend {
         LOG.debug("re-checking {} after reconnecting failed; it stays in doubt: {}", h, e.toString());
         continue;
       }
-      if (stat == null || stat.getCzxid() != h.token || stat.getEphemeralOwner() != session) {
+      if (stat == null || stat.getCzxid() != h.czxid || stat.getEphemeralOwner() != session) {
         if (held.remove(h.ownerId, h)) {
           context.leaseLost(h.ownerId, stat == null ? h.deletedReason() : LeaseLostException.Reason.SESSION_LOST,
               stat == null ? "its node " + h.path + " was gone after reconnecting"
                   : "its node " + h.path + " belonged to an earlier session after reconnecting");
-          if (stat != null && stat.getCzxid() == h.token) {
+          if (stat != null && stat.getCzxid() == h.czxid) {
             deleteInBackground(h.path);
           }
         }
@@ -522,7 +552,7 @@ final class ZooKeeperBackend implements LockBackend {
         curator.checkExists().inBackground((c, event) -> {
           Stat stat = event.getStat();
           int rc = event.getResultCode();
-          if (rc == KeeperException.Code.OK.intValue() && stat != null && stat.getCzxid() == h.token) {
+          if (rc == KeeperException.Code.OK.intValue() && stat != null && stat.getCzxid() == h.czxid) {
             out.set(index, Renewal.renewed());
           } else if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
             out.set(index, Renewal.lost("node " + h.path + " is gone"));
@@ -662,6 +692,19 @@ final class ZooKeeperBackend implements LockBackend {
   // ------------------------------------------------------------------ lease control
 
   /**
+   * Expiries on the server are kept for locks only: a waiter deletes an expired head, and only a
+   * lock's first waiter reads its head's data. For a permit or side every waiter would have to
+   * read and judge the expiry of each node in its way, so with {@code autoRenew(false)} the
+   * client ends such a lease at its expiry itself, and the server when the session ends.
+   */
+  private void requireLock(BackendLease lease, String method) {
+    if (!lease.claim().isExclusive()) {
+      throw new UnsupportedOperationException(this + " implements " + method + " for locks only, not for the "
+          + lease.claim() + " lease on " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
+    }
+  }
+
+  /**
    * Writes "expires {@code newLease} after this write" into our own node: a setData on its path,
    * which holds Curator's random protection id and our owner id, so it succeeds only while the
    * node is still ours. A waiter's delete of an expired node is versioned by what it read, so
@@ -670,12 +713,13 @@ final class ZooKeeperBackend implements LockBackend {
    */
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
+    requireLock(lease, "extend");
     Held h = (Held) lease.state();
     checkOpen();
     h.expiring = true; // before the write: a waiter's delete racing it is the lease running out
     try {
       Stat stat = curator.setData().forPath(h.path, NodeData.expiring(h.ownerId, ceilMillis(newLease)));
-      return stat.getCzxid() == h.token;
+      return stat.getCzxid() == h.czxid;
     } catch (KeeperException.NoNodeException e) {
       return false; // expired and deleted by a waiter, revoked, or gone with our session
     } catch (KeeperException.NoAuthException e) {
@@ -700,6 +744,7 @@ final class ZooKeeperBackend implements LockBackend {
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
+    requireLock(lease, "releaseAfter");
     Held h = (Held) lease.state();
     held.remove(h.ownerId, h); // our own delete must not be reported as a loss
     checkOpen();
@@ -825,7 +870,7 @@ final class ZooKeeperBackend implements LockBackend {
     } catch (KeeperException.NoAuthException e) {
       throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to delete " + h.path + " (NoAuth)", e);
     } catch (Exception e) {
-      throw new BackendUnavailableException("could not release lock '" + h.name + "' on ZooKeeper at " + settings.hosts
+      throw new BackendUnavailableException("could not release " + h.what() + " on ZooKeeper at " + settings.hosts
           + "; it is deleted in the background once the connection returns, or when the session ends: " + e, e);
     }
   }
@@ -931,14 +976,34 @@ final class ZooKeeperBackend implements LockBackend {
     return "zookeeper:" + settings.hosts + "/" + settings.basePath;
   }
 
+  /** Carries a refusal the core must see as it is ({@link Claim#permitsInUse}) out of a poll's checks. */
+  private static final class Refused extends Exception {
+    private static final long serialVersionUID = 1L;
+    final transient IllegalStateException error;
+
+    Refused(IllegalStateException error) {
+      super(error.getMessage(), null, false, false);
+      this.error = error;
+    }
+  }
+
   // ------------------------------------------------------------------ acquiring
 
-  /** One waiter: its node, the predecessor it watches, and whether a create may have left a node we do not know. */
+  /**
+   * One waiter: its node, the predecessor it watches, and whether a create may have left a node
+   * we do not know. A lock's waiter is first in line or watches the node before it; a permit's or
+   * side's waiter does as {@link ClaimQueue} decides.
+   */
   private final class Attempt implements LockAttempt {
     private final String name;
+    private final Claim claim;
     private final String ownerId;
     private final Runnable wake;
     private final String parent;
+    /** Our node's name before Curator's protection prefix and ZooKeeper's sequence number. */
+    private final String base;
+    /** The resource as messages name it. */
+    private final String what;
     private final byte[] data;
     private String nodePath;
     /** What the create of {@link #nodePath} answered (create2): czxid and ephemeral owner; czxid 0 if unknown. */
@@ -955,11 +1020,14 @@ final class ZooKeeperBackend implements LockBackend {
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
 
-    Attempt(String name, String ownerId, Runnable wake) {
+    Attempt(String name, Claim claim, String ownerId, Runnable wake) {
       this.name = name;
+      this.claim = claim;
       this.ownerId = ownerId;
       this.wake = wake;
-      this.parent = "/" + NodeNames.encode(name);
+      this.parent = NodeNames.parent(name, claim.kind());
+      this.base = claim.isExclusive() ? NodeNames.waiterBase(ownerId) : NodeNames.claimBase(claim, ownerId);
+      this.what = Claim.noun(claim.kind()) + " '" + name + "'";
       this.data = NodeData.plain(ownerId);
     }
 
@@ -1014,22 +1082,23 @@ final class ZooKeeperBackend implements LockBackend {
         Thread.interrupted();
         throw e;
       } catch (KeeperException.NoAuthException e) {
-        throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused access to lock '" + name
-            + "' (NoAuth): its nodes belong to other credentials. Check the user and password of the URI ("
+        throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused access to " + what
+            + " (NoAuth): its nodes belong to other credentials. Check the user and password of the URI ("
             + settings.shownUri + ") and the `" + ZooKeeperSettings.ACL_OPTION + "` option", e);
       } catch (LockException e) {
         throw e;
+      } catch (Refused e) {
+        throw e.error;
       } catch (Exception e) {
         if (closed) {
-          throw new LockException("the ZooKeeper client for " + settings.shownUri + " was closed while acquiring lock '"
-              + name + "'", e);
+          throw new LockException("the ZooKeeper client for " + settings.shownUri + " was closed while acquiring " + what, e);
         }
         if (Thread.interrupted()) {
-          InterruptedException ie = new InterruptedException("interrupted while acquiring lock '" + name + "' on ZooKeeper");
+          InterruptedException ie = new InterruptedException("interrupted while acquiring " + what + " on ZooKeeper");
           ie.initCause(e);
           throw ie;
         }
-        throw new BackendUnavailableException("could not acquire lock '" + name + "' on ZooKeeper at " + settings.hosts
+        throw new BackendUnavailableException("could not acquire " + what + " on ZooKeeper at " + settings.hosts
             + " within the `" + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of "
             + Durations.format(settings.connectionTimeout) + ": " + e, e);
       }
@@ -1048,6 +1117,7 @@ final class ZooKeeperBackend implements LockBackend {
         }
       }
       boolean behindCreate = pipelined != null;
+      boolean childrenWatched = false;
       String mine = ZKPaths.getNodeFromPath(nodePath);
       for (int round = 1; ; round++) {
         List<String> children = pipelined;
@@ -1073,9 +1143,43 @@ final class ZooKeeperBackend implements LockBackend {
         behindCreate = false;
         if (index < 0) {
           // our node is gone (its session ended, or it was deleted): queue again at the back
-          LOG.debug("node {} of lock '{}' vanished while waiting; queueing again", nodePath, name);
+          LOG.debug("node {} of {} vanished while waiting; queueing again", nodePath, what);
           nodePath = null;
           return Poll.busy(Duration.ZERO);
+        }
+        if (!claim.isExclusive()) {
+          ClaimQueue.Verdict verdict = ClaimQueue.judge(claim, children, index);
+          switch (verdict.action) {
+            case GRANT:
+              return grant();
+            case PERMITS_IN_USE:
+              String refused = nodePath;
+              nodePath = null;
+              deleteQuietly(refused);
+              throw new Refused(Claim.permitsInUse(name, claim.permits(), verdict.permitsInUse));
+            case WAIT_FOR_CHILDREN:
+              if (childrenWatched) {
+                watched = parent;
+                return Poll.busy(context.recheck());
+              }
+              // any holder's release may free a permit: read again with a watch on the children, and judge that read
+              childrenWatched = true;
+              try {
+                pipelined = curator.getChildren().usingWatcher(predecessorWatcher).forPath(parent);
+              } catch (KeeperException.NoNodeException e) {
+                pipelined = List.of();
+              }
+              continue;
+            default:
+              if (curator.checkExists().usingWatcher(predecessorWatcher).forPath(parent + "/" + verdict.node) != null) {
+                watched = parent + "/" + verdict.node;
+                return Poll.busy(context.recheck());
+              }
+              if (round >= ROUNDS) {
+                return Poll.busy(Duration.ZERO);
+              }
+              continue; // it went away between the two reads: judge a new read
+          }
         }
         if (index == 0) {
           return grant();
@@ -1118,7 +1222,7 @@ final class ZooKeeperBackend implements LockBackend {
       // node found again by protected mode after a connection loss may come back without them (czxid 0); the grant
       // then reads them.
       curator.create().creatingParentContainersIfNeeded().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-          .inBackground((c, e) -> create.complete(e)).forPath(parent + "/" + NodeNames.waiterBase(ownerId), data);
+          .inBackground((c, e) -> create.complete(e)).forPath(parent + "/" + base, data);
       // The read goes out behind the create and waits in the foreground: its answer comes after the create's, and
       // wakes this thread straight from ZooKeeper's I/O thread, one thread hop fewer than a background answer; the
       // create's answer has reached its callback by then, or is about to.
@@ -1128,7 +1232,7 @@ final class ZooKeeperBackend implements LockBackend {
       } catch (InterruptedException e) {
         throw e; // the create stays in flight: abandon() finds its node by our owner id
       } catch (Exception e) {
-        LOG.debug("the children read behind the create of lock '{}' failed; reading again: {}", name, e.toString());
+        LOG.debug("the children read behind the create of {} failed; reading again: {}", what, e.toString());
         children = null; // no parent node yet (NoNode), or a connection problem: read again once the create is done
       }
       CuratorEvent made = await(create);
@@ -1147,8 +1251,8 @@ final class ZooKeeperBackend implements LockBackend {
       try {
         return answer.get(callTimeoutMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
-        throw new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts + " for lock '" + name
-            + "' within " + callTimeoutMillis() + " ms", e);
+        throw new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts + " for " + what
+            + " within " + callTimeoutMillis() + " ms", e);
       } catch (ExecutionException e) {
         throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
       }
@@ -1218,7 +1322,15 @@ final class ZooKeeperBackend implements LockBackend {
         nodePath = null;
         return Poll.busy(Duration.ZERO);
       }
-      Held h = new Held(name, ownerId, nodePath, stat.getCzxid(), ownWatcher, System.nanoTime());
+      long token = stat.getCzxid();
+      if (!claim.isExclusive()) {
+        token = fence();
+        if (token == 0) {
+          nodePath = null; // our node is gone: queue again at the back
+          return Poll.busy(Duration.ZERO);
+        }
+      }
+      Held h = new Held(name, claim.kind(), ownerId, nodePath, token, stat.getCzxid(), ownWatcher, System.nanoTime());
       held.put(ownerId, h);
       if (!connected || closed) {
         held.remove(ownerId, h);
@@ -1228,6 +1340,30 @@ final class ZooKeeperBackend implements LockBackend {
         unwatched.add(h);
       }
       return Poll.grantedForSession(h.token, h);
+    }
+
+    /**
+     * The token of a permit or side: one multi that checks our node is still there and writes the
+     * resource's parent node. Its zxid (the write's mzxid) is the token: the leader orders every
+     * transaction, so each grant's token is above every earlier grant's of the resource, whatever
+     * order the nodes were created in, and never restarts when the parent node is made again. A
+     * node deleted before the multi (session expired, revoked) fails it as a whole, so a grant
+     * whose token is above a later holder's cannot happen.
+     *
+     * @return the token, or 0 if our node is gone
+     */
+    private long fence() throws Exception {
+      try {
+        List<CuratorTransactionResult> results = curator.transaction().forOperations(
+            curator.transactionOp().check().withVersion(-1).forPath(nodePath),
+            curator.transactionOp().setData().forPath(parent, new byte[0]));
+        return results.get(1).getResultStat().getMzxid();
+      } catch (KeeperException.NoNodeException e) {
+        if (failedOp(e) == 0) {
+          return 0;
+        }
+        throw e;
+      }
     }
 
     /** Deletes our node (or a node a create may have left) so the next waiter is not held up. */
@@ -1249,7 +1385,7 @@ final class ZooKeeperBackend implements LockBackend {
         // the create may have succeeded without our hearing of it: find the node by our owner id
         try {
           for (String child : curator.getChildren().forPath(parent)) {
-            if (NodeNames.isWaiterOf(child, ownerId)) {
+            if (NodeNames.hasBase(child, base)) {
               deleteQuietly(parent + "/" + child);
             }
           }
@@ -1258,7 +1394,7 @@ final class ZooKeeperBackend implements LockBackend {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         } catch (Exception e) {
-          LOG.warn("could not look for a node of an abandoned attempt on lock '{}'; it goes with the session: {}", name,
+          LOG.warn("could not look for a node of an abandoned attempt on {}; it goes with the session: {}", what,
               e.toString());
         }
       }
@@ -1274,13 +1410,13 @@ final class ZooKeeperBackend implements LockBackend {
             return; // no lock directory: nothing was created
           }
           for (String child : event.getChildren()) {
-            if (NodeNames.isWaiterOf(child, ownerId)) {
+            if (NodeNames.hasBase(child, base)) {
               deleteInBackground(parent + "/" + child);
             }
           }
         }).forPath(parent);
       } catch (Exception e) {
-        LOG.debug("could not look for a node of an abandoned attempt on lock '{}'; it goes with the session: {}", name,
+        LOG.debug("could not look for a node of an abandoned attempt on {}; it goes with the session: {}", what,
             e.toString());
       }
     }

@@ -100,6 +100,83 @@ public final class RedisKeys {
     return tag(lockName) + ":released";
   }
 
+  // ---------------------------------------------------------------- semaphores and read-write locks
+  // Same hash tag as the lock of the same name (one slot, one fence counter), other suffixes: a
+  // lock, a semaphore and a read-write lock of one name are three resources with no key in common.
+
+  /**
+   * @param name the semaphore's name
+   * @return the sorted set of the semaphore's live leases: owner id, score = expiry (server clock, ms)
+   */
+  public String semaphoreLeases(String name) {
+    return tag(name) + ":sem:leases";
+  }
+
+  /**
+   * @param name the semaphore's name
+   * @return the key that holds the permit count the live leases were taken with, expiring with them
+   */
+  public String semaphorePermits(String name) {
+    return tag(name) + ":sem:permits";
+  }
+
+  /**
+   * @param name the semaphore's name
+   * @return the key whose presence says that some waiter polled busy lately, so a release publishes
+   */
+  public String semaphoreWaiting(String name) {
+    return tag(name) + ":sem:waiting";
+  }
+
+  /**
+   * @param name the semaphore's name
+   * @return the channel a release of one of the semaphore's permits is published on
+   */
+  public String semaphoreChannel(String name) {
+    return tag(name) + ":sem:released";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the sorted set of its live read leases: owner id, score = expiry (server clock, ms)
+   */
+  public String readLeases(String name) {
+    return tag(name) + ":rw:read";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the sorted set of its live write lease (at most one): owner id, score = expiry (server clock, ms)
+   */
+  public String writeLeases(String name) {
+    return tag(name) + ":rw:write";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the sorted set of its waiting writers: owner id, score = when the mark lapses unless
+   *     the writer polls again (server clock, ms)
+   */
+  public String writersWaiting(String name) {
+    return tag(name) + ":rw:writers-waiting";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the key whose presence says that some waiter polled busy lately, so a release publishes
+   */
+  public String readWriteWaiting(String name) {
+    return tag(name) + ":rw:waiting";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the channel a release of either side (or a waiting writer's withdrawal) is published on
+   */
+  public String readWriteChannel(String name) {
+    return tag(name) + ":rw:released";
+  }
+
   /**
    * @param clientId a client's id
    * @return a channel only that client subscribes to, which keeps its subscriber connection open

@@ -34,6 +34,19 @@ public final class RedisScripts {
       this.sha = sha1(text);
     }
 
+    /**
+     * Internal: for lock-redlock's own scripts (semaphores and read-write locks over several
+     * servers), run with {@link RedisNode#eval} like these; not loaded at connect, so the first
+     * call on each server costs one more round trip (EVALSHA, then EVAL).
+     *
+     * @param name a short name, for messages
+     * @param text the Lua text
+     * @return the script with its SHA-1
+     */
+    public static Script of(String name, String text) {
+      return new Script(name, text);
+    }
+
     @Override
     public String toString() {
       return name;
@@ -294,8 +307,186 @@ public final class RedisScripts {
   /** {@link #WITHDRAW} for a Redis Cluster: {@code SPUBLISH} instead of {@code PUBLISH}, as {@link #RELEASE_QUEUED_SHARDED}. */
   public static final Script WITHDRAW_SHARDED = new Script("withdraw-sharded", WITHDRAW.text.replace("'PUBLISH'", "'SPUBLISH'"));
 
+  // ---------------------------------------------------------------- semaphores and read-write locks
+
+  /**
+   * The start of every script of semaphores and read-write locks. {@code now}: the server's clock
+   * in ms ({@code TIME}; never a client's clock), which every lease's and mark's score is counted
+   * in. {@code keep(key, with)}: gives a sorted set (and {@code with}, a key that lives as long
+   * as it) the TTL of its last score, so that an unused resource vanishes from Redis by itself.
+   * {@code mark(key, life)}: makes the key live at least {@code life} ms from now.
+   * {@code earliest(key, than)}: the lowest score of a sorted set, or {@code than} if that is
+   * lower or the set is empty.
+   */
+  private static final String SHARED =
+      "local t = redis.call('TIME')\n"
+      + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+      + "local function keep(key, with)\n"
+      + "  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')\n"
+      + "  if last[2] then\n"
+      + "    local ttl = math.max(1, tonumber(last[2]) - now)\n"
+      + "    redis.call('PEXPIRE', key, ttl)\n"
+      + "    if with then redis.call('PEXPIRE', with, ttl) end\n"
+      + "  elseif with then\n"
+      + "    redis.call('DEL', with)\n"
+      + "  end\n"
+      + "end\n"
+      + "local function mark(key, life)\n"
+      + "  if redis.call('PTTL', key) < life then\n"
+      + "    redis.call('SET', key, '1', 'PX', life)\n"
+      + "  end\n"
+      + "end\n"
+      + "local function earliest(key, than)\n"
+      + "  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')\n"
+      + "  local at = first[2] and tonumber(first[2])\n"
+      + "  if at and (not than or at < than) then return at end\n"
+      + "  return than\n"
+      + "end\n";
+
+  /**
+   * KEYS: the semaphore's leases (sorted set: owner id, score = expiry), its permit count, the
+   * fence counter of its slot, its waiting mark. ARGV: owner id, lease in ms, the permits asked
+   * for, how long the waiting mark lives (ms). Drops expired leases, then grants one permit if
+   * fewer leases than permits are live (or the owner already holds one: a retry after a lost
+   * reply, renewed): {1, token from the slot's counter}. A count other than the live leases' is
+   * refused: {-1, their count}, nothing taken. Else marks that someone waits and answers {0, ms
+   * until the earliest live lease ends}.
+   */
+  public static final Script SEMAPHORE_ACQUIRE = new Script("semaphore-acquire",
+      SHARED
+      + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+      + "local want = tonumber(ARGV[3])\n"
+      + "local held = redis.call('ZCARD', KEYS[1])\n"
+      + "if held > 0 then\n"
+      + "  local inUse = redis.call('GET', KEYS[2])\n"
+      + "  if inUse and tonumber(inUse) ~= want then\n"
+      + "    return {-1, tonumber(inUse)}\n"
+      + "  end\n"
+      + "end\n"
+      + "if held < want or redis.call('ZSCORE', KEYS[1], ARGV[1]) then\n"
+      + "  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n"
+      + "  redis.call('SET', KEYS[2], want)\n"
+      + "  keep(KEYS[1], KEYS[2])\n"
+      + "  return {1, redis.call('INCR', KEYS[3])}\n"
+      + "end\n"
+      + "mark(KEYS[4], tonumber(ARGV[4]))\n"
+      + "return {0, earliest(KEYS[1]) - now}\n");
+
+  /**
+   * KEYS: the semaphore's leases, its permit count, its waiting mark. ARGV: owner id, channel.
+   * The release of a permit, and the withdrawal of an attempt that may have been granted unseen:
+   * drops the owner's lease, and if it had one and someone waits, publishes the owner id on the
+   * channel. Returns 1 if the lease was live, 0 if it was gone or past its expiry.
+   */
+  public static final Script SEMAPHORE_RELEASE = new Script("semaphore-release",
+      SHARED
+      + "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+      + "if not score then return 0 end\n"
+      + "redis.call('ZREM', KEYS[1], ARGV[1])\n"
+      + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+      + "keep(KEYS[1], KEYS[2])\n"
+      + "if redis.call('EXISTS', KEYS[3]) == 1 then\n"
+      + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
+      + "end\n"
+      + "if tonumber(score) > now then return 1 end\n"
+      + "return 0\n");
+
+  /**
+   * KEYS: the read-write lock's read leases, its write lease, its waiting writers (score = when
+   * the mark lapses), the fence counter of its slot, its waiting mark. ARGV: owner id, lease in ms,
+   * {@code read} or {@code write}, how long a mark lives without a poll (ms). Drops expired leases
+   * and marks. A writer is granted when no lease is live, a reader when no write lease is live and
+   * no writer waits (writer preference), and an owner that already holds the side asked for (a
+   * retry after a lost reply) has it renewed: {1, token from the slot's counter}; a granted
+   * writer's mark goes at once. Else a writer marks itself waiting (or refreshes its mark), both
+   * mark that someone waits, and the answer is {0, ms until the earliest lease in the way ends, or
+   * for a reader held back only by waiting writers, until the first of their marks lapses}.
+   */
+  public static final Script READ_WRITE_ACQUIRE = new Script("read-write-acquire",
+      SHARED
+      + "for i = 1, 3 do\n"
+      + "  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)\n"
+      + "end\n"
+      + "local write = ARGV[3] == 'write'\n"
+      + "local mine = write and KEYS[2] or KEYS[1]\n"
+      + "local free\n"
+      + "if redis.call('ZSCORE', mine, ARGV[1]) then\n"
+      + "  free = true\n"
+      + "elseif write then\n"
+      + "  free = redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0\n"
+      + "else\n"
+      + "  free = redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[3]) == 0\n"
+      + "end\n"
+      + "if free then\n"
+      + "  redis.call('ZADD', mine, now + tonumber(ARGV[2]), ARGV[1])\n"
+      + "  keep(mine)\n"
+      + "  if write and redis.call('ZREM', KEYS[3], ARGV[1]) == 1 then\n"
+      + "    keep(KEYS[3])\n"
+      + "  end\n"
+      + "  return {1, redis.call('INCR', KEYS[4])}\n"
+      + "end\n"
+      + "local life = tonumber(ARGV[4])\n"
+      + "mark(KEYS[5], life)\n"
+      + "if write then\n"
+      + "  redis.call('ZADD', KEYS[3], now + life, ARGV[1])\n"
+      + "  keep(KEYS[3])\n"
+      + "  return {0, earliest(KEYS[1], earliest(KEYS[2])) - now}\n"
+      + "end\n"
+      + "return {0, (earliest(KEYS[2]) or earliest(KEYS[3])) - now}\n");
+
+  /**
+   * KEYS: the leases of one side of a read-write lock (read or write), its waiting writers, its
+   * waiting mark. ARGV: owner id, channel. The release of a side, and the withdrawal of an
+   * attempt: drops the owner's lease and its waiting writer's mark, and if either was there and
+   * someone waits, publishes the owner id on the channel (a writer that stops waiting may let
+   * readers in). Returns 1 if the lease was live, 0 if it was gone or past its expiry.
+   */
+  public static final Script READ_WRITE_RELEASE = new Script("read-write-release",
+      SHARED
+      + "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)\n"
+      + "local withdrew = redis.call('ZREM', KEYS[2], ARGV[1]) == 1\n"
+      + "if withdrew then keep(KEYS[2]) end\n"
+      + "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+      + "if score then\n"
+      + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+      + "  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+      + "  keep(KEYS[1])\n"
+      + "end\n"
+      + "if (score or withdrew) and redis.call('EXISTS', KEYS[3]) == 1 then\n"
+      + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
+      + "end\n"
+      + "if score and tonumber(score) > now then return 1 end\n"
+      + "return 0\n");
+
+  /**
+   * KEYS: the sorted set that holds the lease (a semaphore's leases, or one side of a read-write
+   * lock), and optionally a key that lives as long as it (the semaphore's permit count). ARGV:
+   * owner id, lease in ms. Renewal and extend of a semaphore's or read-write lock's lease: sets
+   * its expiry to the lease from now, longer or shorter, only if it is live; an expired lease is
+   * never brought back. Returns {@link #RENEWED} or {@link #GONE}; only the first changed anything.
+   */
+  public static final Script SHARED_RENEW = new Script("shared-renew",
+      SHARED
+      + "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+      + "if not score or tonumber(score) <= now then\n"
+      + "  return -1\n"
+      + "end\n"
+      + "redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])\n"
+      + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+      + "keep(KEYS[1], KEYS[2])\n"
+      + "return 1\n");
+
+  /** {@link #SEMAPHORE_RELEASE} for a Redis Cluster: {@code SPUBLISH}, as {@link #RELEASE_QUEUED_SHARDED}. */
+  public static final Script SEMAPHORE_RELEASE_SHARDED = new Script("semaphore-release-sharded",
+      SEMAPHORE_RELEASE.text.replace("'PUBLISH'", "'SPUBLISH'"));
+
+  /** {@link #READ_WRITE_RELEASE} for a Redis Cluster: {@code SPUBLISH}, as {@link #RELEASE_QUEUED_SHARDED}. */
+  public static final Script READ_WRITE_RELEASE_SHARDED = new Script("read-write-release-sharded",
+      READ_WRITE_RELEASE.text.replace("'PUBLISH'", "'SPUBLISH'"));
+
   static final Script[] ALL = {ACQUIRE, RELEASE, RENEW, HOLD, RAISE_FENCE, ACQUIRE_QUEUED, RELEASE_QUEUED, WITHDRAW, STATE,
-      RELEASE_QUEUED_SHARDED, WITHDRAW_SHARDED};
+      RELEASE_QUEUED_SHARDED, WITHDRAW_SHARDED, SEMAPHORE_ACQUIRE, SEMAPHORE_RELEASE, READ_WRITE_ACQUIRE, READ_WRITE_RELEASE,
+      SHARED_RENEW, SEMAPHORE_RELEASE_SHARDED, READ_WRITE_RELEASE_SHARDED};
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
   public static final long RENEWED = 1;

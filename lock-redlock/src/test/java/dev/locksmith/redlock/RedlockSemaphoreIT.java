@@ -1,0 +1,339 @@
+package dev.locksmith.redlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockOptions;
+import dev.locksmith.Locks;
+import dev.locksmith.spi.BackendConfig;
+import dev.locksmith.spi.BackendContext;
+import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
+import dev.locksmith.spi.LockAttempt;
+import dev.locksmith.spi.LockUri;
+import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.Renewal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Semaphores (N slots, each a Redlock lock) and read-write locks (per-server scripts, a majority
+ * for every grant) over five real servers: what the protocol keeps true, through the API and, where
+ * the API cannot reach (a lease whose validity ended, a waiting writer that never withdraws), at
+ * the SPI.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class RedlockSemaphoreIT {
+  private static final LockOptions ONE_PER_ACQUIRE = LockOptions.builder().reentrant(false).lease(Duration.ofSeconds(5)).build();
+  private static RedlockServers servers;
+
+  @BeforeAll
+  static void startServers() {
+    servers = RedlockServers.start("claims", 5);
+  }
+
+  @AfterAll
+  static void stopServers() {
+    servers.close();
+  }
+
+  private static LockClient connect() {
+    return Locks.connect(servers.uri() + "?connect-timeout=1s");
+  }
+
+  private static RedlockBackend open(String clientId, Duration recheck) {
+    BackendConfig config = new BackendConfig(LockUri.parse(servers.uri()), Map.of(), List.of());
+    BackendContext context = new BackendContext() {
+      @Override
+      public String clientId() {
+        return clientId;
+      }
+
+      @Override
+      public Duration recheck() {
+        return recheck;
+      }
+
+      @Override
+      public void leaseLost(String ownerId, LeaseLostException.Reason reason, String detail) {
+      }
+
+      @Override
+      public void allLeasesLost(String detail) {
+      }
+
+      @Override
+      public void leaseValidUntil(String ownerId, long validUntilNanos) {
+      }
+    };
+    return (RedlockBackend) new RedlockLockProvider().open(config, context);
+  }
+
+  /** @return the live slots of a semaphore on server i */
+  private static Set<String> slots(int i, String name) {
+    try (Jedis admin = servers.get(i).admin()) {
+      return new TreeSet<>(admin.zrange(RedlockServers.CLAIM_KEYS.semaphoreSlots(name), 0, -1));
+    }
+  }
+
+  private static long count(int i, String key) {
+    try (Jedis admin = servers.get(i).admin()) {
+      return admin.zcard(key);
+    }
+  }
+
+  @Test
+  void semaphoreGrantsExactlyItsPermitsAcrossClientsEachOnItsOwnSlotWithRisingTokens() throws Exception {
+    String name = "sem-exact";
+    try (LockClient a = connect(); LockClient b = connect()) {
+      List<Lease> held = new ArrayList<>();
+      long last = 0;
+      for (LockClient c : List.of(a, b, a)) {
+        Lease lease = c.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("a free permit was refused"));
+        assertThat(lease.fencingToken()).as("token of a later grant").isGreaterThan(last);
+        last = lease.fencingToken();
+        held.add(lease);
+      }
+      assertThat(b.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire()).as("a 4th permit of 3").isEmpty();
+      assertThat(a.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire()).as("a 4th permit of 3").isEmpty();
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(slots(i, name)).as("live slots on server %d", i).containsExactly("0", "1", "2");
+      }
+      assertThat(held.get(1).release()).isTrue();
+      Lease next = b.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("a released permit was not given again"));
+      assertThat(next.fencingToken()).isGreaterThan(last);
+      next.release();
+      held.get(0).release();
+      held.get(2).release();
+      // release answers once a majority released; the rest follow by themselves
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      for (int i = 0; i < servers.size(); i++) {
+        while (!slots(i, name).isEmpty()) {
+          assertThat(System.nanoTime() - deadline).as("slots left on server %d after every release: %s", i, slots(i, name)).isNegative();
+          Thread.sleep(5);
+        }
+      }
+    }
+  }
+
+  @Test
+  void contendedSemaphoreNeverHasMoreHoldersThanPermitsAndUsesThemAll() throws Exception {
+    String name = "sem-contended";
+    int permits = 2;
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger most = new AtomicInteger();
+    AtomicInteger grants = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try (LockClient a = connect(); LockClient b = connect()) {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        LockClient c = t % 2 == 0 ? a : b;
+        done.add(pool.submit(() -> {
+          for (int k = 0; k < 8; k++) {
+            try (Lease lease = c.semaphore(name, permits, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(20))) {
+              int now = inside.incrementAndGet();
+              most.accumulateAndGet(now, Math::max);
+              grants.incrementAndGet();
+              Thread.sleep(5);
+              inside.decrementAndGet();
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(grants.get()).isEqualTo(64);
+    assertThat(most.get()).as("most holders at once of a semaphore of %d", permits).isEqualTo(permits);
+  }
+
+  @Test
+  void anotherCountWhileHeldIsRefusedNamingBothAndTakesNothingAndIsAcceptedOnceFree() throws Exception {
+    String name = "sem-count";
+    try (LockClient a = connect(); LockClient b = connect()) {
+      Lease held = a.semaphore(name, 3, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(5));
+      assertThatThrownBy(() -> b.semaphore(name, 5, ONE_PER_ACQUIRE).tryAcquire())
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("`permits` was 5").hasMessageContaining("in use with 3 permits");
+      assertThatThrownBy(() -> b.semaphore(name, 5, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(5)))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("in use with 3 permits");
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(slots(i, name)).as("slots on server %d after the refused count", i).hasSize(1);
+      }
+      held.release();
+      Lease five = b.semaphore(name, 5, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("a new count once free was refused"));
+      five.release();
+    }
+  }
+
+  @Test
+  void permitOfAHolderThatStopsRenewingComesBackAndRenewalKeepsOne() throws Exception {
+    String name = "sem-expiry";
+    LockOptions shortUnrenewed = LockOptions.builder().lease(Duration.ofMillis(600)).autoRenew(false).reentrant(false).build();
+    LockOptions shortRenewed = LockOptions.builder().lease(Duration.ofMillis(600)).reentrant(false).build();
+    try (LockClient a = connect(); LockClient b = connect()) {
+      Lease lapsing = a.semaphore(name, 1, shortUnrenewed).acquire(Duration.ofSeconds(5));
+      Lease next = b.semaphore(name, 1, shortRenewed).acquire(Duration.ofSeconds(10));
+      assertThat(lapsing.isValid()).as("the unrenewed lease once the next holder has the permit").isFalse();
+      assertThat(next.fencingToken()).isGreaterThan(lapsing.fencingToken());
+      Thread.sleep(2_000); // over three leases: renewal keeps it
+      assertThat(next.isValid()).isTrue();
+      assertThat(a.semaphore(name, 1, shortRenewed).tryAcquire()).as("a second permit of 1 while renewed").isEmpty();
+      assertThat(next.release()).isTrue();
+    }
+  }
+
+  @Test
+  void releaseOfASlotThatRanOutAndWasGrantedAgainFreesNothing() throws Exception {
+    String name = "sem-owner-check";
+    try (RedlockBackend backend = open("owner-check", Duration.ofSeconds(1))) {
+      Duration shortLease = Duration.ofMillis(300);
+      Poll first = backend.attempt(name, Claim.permit(1), "owner-a", shortLease, () -> { }).poll();
+      assertThat(first.isGranted()).isTrue();
+      Thread.sleep(400);
+      Poll second = backend.attempt(name, Claim.permit(1), "owner-b", Duration.ofSeconds(10), () -> { }).poll();
+      assertThat(second.isGranted()).as("the slot after its lease ran out").isTrue();
+      BackendLease stale = new BackendLease(name, Claim.permit(1), "owner-a", first.fencingToken(), shortLease, first.state());
+      BackendLease live = new BackendLease(name, Claim.permit(1), "owner-b", second.fencingToken(), Duration.ofSeconds(10), second.state());
+      assertThat(backend.release(stale)).as("release of the lease whose slot was granted again").isFalse();
+      List<Renewal> renewals = backend.renew(List.of(stale, live));
+      assertThat(renewals.get(0).kind()).as("renewal of the lease whose slot was granted again").isEqualTo(Renewal.Kind.LOST);
+      assertThat(renewals.get(1).kind()).as("renewal of the slot's holder, in the same batch").isEqualTo(Renewal.Kind.RENEWED);
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(slots(i, name)).as("slots on server %d", i).containsExactly("0");
+      }
+      assertThat(backend.extend(live, Duration.ofSeconds(20))).as("extend of a permit").isTrue();
+      assertThat(backend.release(live)).isTrue();
+    }
+  }
+
+  @Test
+  void readersOfTwoClientsShareAndAWriterWaitsForThemAheadOfNewReadersWithHigherTokens() throws Exception {
+    String name = "rw-share";
+    try (LockClient a = connect(); LockClient b = connect(); LockClient c = connect(); LockClient d = connect()) {
+      Lease r1 = a.readWriteLock(name).readLock().tryAcquire().orElseThrow(() -> new AssertionError("first reader refused"));
+      Lease r2 = b.readWriteLock(name).readLock().tryAcquire().orElseThrow(() -> new AssertionError("second reader refused"));
+      assertThat(c.readWriteLock(name).writeLock().tryAcquire()).as("writer while two read").isEmpty();
+      Future<Lease> writer = Executors.newSingleThreadExecutor().submit(() -> c.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(20)));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (count(0, RedlockServers.CLAIM_KEYS.writersWaiting(name)) == 0) {
+        assertThat(System.nanoTime() - deadline).as("the waiting writer's mark never appeared").isNegative();
+        Thread.sleep(5);
+      }
+      assertThat(d.readWriteLock(name).readLock().tryAcquire(Duration.ofMillis(300)))
+          .as("a new reader while a writer waits (writer preference)").isEmpty();
+      r1.release();
+      r2.release();
+      Lease w = writer.get(10, TimeUnit.SECONDS);
+      assertThat(w.fencingToken()).as("write token above the read tokens").isGreaterThan(Math.max(r1.fencingToken(), r2.fencingToken()));
+      for (int i = 0; i < servers.size(); i++) {
+        assertThat(count(i, RedlockServers.CLAIM_KEYS.writersWaiting(name))).as("writer marks left on server %d after the grant", i).isZero();
+      }
+      assertThat(b.readWriteLock(name).readLock().tryAcquire()).as("a reader while the writer holds").isEmpty();
+      assertThat(a.readWriteLock(name).writeLock().tryAcquire()).as("a second writer").isEmpty();
+      w.release();
+      Lease r3 = b.readWriteLock(name).readLock().tryAcquire().orElseThrow(() -> new AssertionError("reader after the writer left"));
+      assertThat(r3.fencingToken()).as("read token above the earlier write token").isGreaterThan(w.fencingToken());
+      r3.release();
+    }
+  }
+
+  @Test
+  void aWriterThatWithdrawsLetsReadersInAtOnceAndOneThatVanishesWithinItsMarksLife() throws Exception {
+    String name = "rw-marks";
+    Duration recheck = Duration.ofMillis(200);
+    try (RedlockBackend backend = open("marks", recheck)) {
+      Duration lease = Duration.ofSeconds(10);
+      Poll reader = backend.attempt(name, Claim.read(), "reader-1", lease, () -> { }).poll();
+      assertThat(reader.isGranted()).isTrue();
+      LockAttempt writer = backend.attempt(name, Claim.write(), "writer-1", lease, () -> { });
+      assertThat(writer.poll().isGranted()).as("writer while a reader holds").isFalse();
+      assertThat(backend.attempt(name, Claim.read(), "reader-2", lease, () -> { }).poll().isGranted())
+          .as("reader while a writer waits").isFalse();
+      writer.abandon();
+      long markLife = backend.writerMarkMillis(lease);
+      long start = System.nanoTime();
+      awaitGranted(backend.attempt(name, Claim.read(), "reader-3", lease, () -> { }), Duration.ofMillis(markLife / 2),
+          "reader after the waiting writer withdrew");
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(markLife);
+
+      // a writer that vanishes without withdrawing: its marks lapse by themselves
+      LockAttempt ghost = backend.attempt(name, Claim.write(), "writer-2", lease, () -> { });
+      assertThat(ghost.poll().isGranted()).isFalse();
+      assertThat(backend.attempt(name, Claim.read(), "reader-4", lease, () -> { }).poll().isGranted())
+          .as("reader right after a writer marked itself").isFalse();
+      awaitGranted(backend.attempt(name, Claim.read(), "reader-5", lease, () -> { }), Duration.ofMillis(markLife * 3),
+          "reader once the vanished writer's marks lapsed");
+    }
+  }
+
+  private static void awaitGranted(LockAttempt attempt, Duration within, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (!attempt.poll().isGranted()) {
+      assertThat(System.nanoTime() - deadline).as("%s: still refused after %d ms", what, within.toMillis()).isNegative();
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void lockSemaphoreAndReadWriteLockOfOneNameAreApart() throws Exception {
+    String name = "apart";
+    try (LockClient a = connect(); LockClient b = connect()) {
+      Lease lock = a.lock(name).acquire(Duration.ofSeconds(5));
+      Lease permit = a.semaphore(name, 1, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(5));
+      Lease write = a.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
+      assertThat(b.lock(name).tryAcquire()).isEmpty();
+      assertThat(b.semaphore(name, 1, ONE_PER_ACQUIRE).tryAcquire()).isEmpty();
+      assertThat(b.readWriteLock(name).readLock().tryAcquire()).isEmpty();
+      permit.release();
+      write.release();
+      assertThat(b.lock(name).tryAcquire()).as("the lock, once the semaphore and read-write lock are free").isEmpty();
+      b.semaphore(name, 1, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("semaphore")).release();
+      b.readWriteLock(name).writeLock().tryAcquire().orElseThrow(() -> new AssertionError("write lock")).release();
+      lock.release();
+    }
+  }
+
+  @Test
+  void withTwoOfFiveDownPermitsAndSidesStillHoldTheirBounds() throws Exception {
+    String name = "minority-down";
+    servers.kill(3, 4);
+    try (LockClient a = connect(); LockClient b = connect()) {
+      Lease p1 = a.semaphore(name, 2, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(5));
+      Lease p2 = b.semaphore(name, 2, ONE_PER_ACQUIRE).acquire(Duration.ofSeconds(5));
+      Optional<Lease> third = a.semaphore(name, 2, ONE_PER_ACQUIRE).tryAcquire(Duration.ofMillis(300));
+      assertThat(third).as("a 3rd permit of 2 with two servers down").isEmpty();
+      Lease r = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+      assertThat(b.readWriteLock(name).writeLock().tryAcquire(Duration.ofMillis(300))).as("writer while a reader holds").isEmpty();
+      r.release();
+      Lease w = b.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
+      assertThat(w.fencingToken()).isGreaterThan(r.fencingToken());
+      w.release();
+      p1.release();
+      p2.release();
+    } finally {
+      servers.restart(3, 4);
+    }
+  }
+}
