@@ -118,7 +118,8 @@ class KitCatchesBrokenBackendsTest {
         // 19. read-write locks
         Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
             "a reader was granted while a writer held the lock"),
-        Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_2_mixedContention", "held the lock with a writer"),
+        Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_2_mixedContention",
+            "a write lease must exclude every other lease"),
         Arguments.of(Defect.RW_NO_WRITER_PREFERENCE, ReadWriteLocks.class, "rule19_3_noWriterStarvation",
             "a writer waiting behind a steady stream of overlapping readers never got the lock"),
         Arguments.of(Defect.RW_MARK_NEVER_EXPIRES, ReadWriteLocks.class, "rule19_7_vanishedWaitingWriterLetsReadersIn",
