@@ -1948,6 +1948,20 @@ public abstract class LockCompatibilityKit {
         "the kit saw no " + kind + " grant of '" + name + "' with token " + lease.fencingToken()));
   }
 
+  /**
+   * Sends a stale lease's release to the server once more (see {@link KitProbe#releaseAgain}).
+   * A backend may refuse it with an exception (the lease's connection is gone, say): then it
+   * freed nothing, which is all the rule asks, so that counts as false.
+   */
+  private boolean releaseAgain(String name, Claim.Kind kind, Lease lease) {
+    BackendLease stale = granted(name, kind, lease);
+    try {
+      return probe.releaseAgain(stale);
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /** Releases what is there, for clean-up after a rule's check. */
   private static void releaseAll(List<Lease> leases) {
     for (Lease l : leases) {
@@ -1962,7 +1976,8 @@ public abstract class LockCompatibilityKit {
     @DisplayName("18.1 MUST: at most N holders at once under contention from 8 threads over 2 clients, and more than one really at once")
     void rule18_1_atMostNHoldersUnderContention() throws Exception {
       requireFeature(Feature.SEMAPHORES, "18.1");
-      LockClient[] cs = {client(), client()};
+      // short rechecks: without notified wake-up, waiters still look again often enough to contend
+      LockClient[] cs = {client(renewing(), Duration.ofMillis(50)), client(renewing(), Duration.ofMillis(50))};
       String name = name("sem-contended");
       int permits = 3;
       long deadline = System.nanoTime() + limits().tolerance().multipliedBy(3).toNanos();
@@ -2039,7 +2054,7 @@ public abstract class LockCompatibilityKit {
       assertThat(next).withFailMessage("semaphores broken: after one of %d held permits was released, tryAcquire() found the "
           + "semaphore still full: a release must free its permit (a permit leak)", permits).isPresent();
       held.add(next.get());
-      boolean again = probe.releaseAgain(granted(name, Claim.Kind.PERMIT, gone));
+      boolean again = releaseAgain(name, Claim.Kind.PERMIT, gone);
       Optional<Lease> intruder = other.semaphore(name, permits).tryAcquire();
       intruder.ifPresent(Lease::release);
       assertThat(intruder).withFailMessage("semaphores broken: the release of a permit already released, sent to the server "
@@ -2099,7 +2114,7 @@ public abstract class LockCompatibilityKit {
       }
       for (Lease s : stale) {
         BackendLease old = granted(name, Claim.Kind.PERMIT, s);
-        boolean answered = probe.releaseAgain(old);
+        boolean answered = releaseAgain(name, Claim.Kind.PERMIT, s);
         Optional<Lease> intruder = sem.tryAcquire();
         intruder.ifPresent(Lease::release);
         assertThat(intruder).withFailMessage("semaphores broken: the release of a lease whose permit had run out and been "
@@ -2221,9 +2236,15 @@ public abstract class LockCompatibilityKit {
       assertThat(fourth).withFailMessage("semaphores broken: a 4th permit of a semaphore of 3 was granted after asks with "
           + "another count (did an ask with 5 change the count?)").isEmpty();
       releaseAll(more);
-      Optional<Lease> recounted = other.semaphore(name, 1).tryAcquire();
-      assertThat(recounted).withFailMessage("semaphores broken: once every permit was released, a new count (1) was refused or "
-          + "found it full: the count belongs to the live leases, and goes with the last of them").isPresent();
+      Optional<Lease> recounted;
+      try {
+        recounted = other.semaphore(name, 1).tryAcquire();
+      } catch (IllegalStateException e) {
+        throw new AssertionError("semaphores broken: once every permit was released, a new count (1) was refused: the count "
+            + "belongs to the live leases, and goes with the last of them; it said: " + e.getMessage(), e);
+      }
+      assertThat(recounted).withFailMessage("semaphores broken: once every permit was released, a new count (1) was refused "
+          + "(found it full): the count belongs to the live leases, and goes with the last of them").isPresent();
       Throwable now = catchThrowable(() -> client().semaphore(name, 3).tryAcquire());
       assertThat(now).withFailMessage("semaphores broken: the semaphore re-counted to 1 and held was asked with 3 and answered "
           + "%s instead of IllegalStateException", now == null ? "normally" : now).isInstanceOf(IllegalStateException.class);
@@ -2375,7 +2396,8 @@ public abstract class LockCompatibilityKit {
     void rule19_2_mixedContention() throws Exception {
       requireFeature(Feature.READ_WRITE_LOCKS, "19.2");
       String name = name("rw-contended");
-      LockClient[] cs = {client(), client()};
+      // short rechecks: without notified wake-up, waiters still look again often enough to contend
+      LockClient[] cs = {client(renewing(), Duration.ofMillis(50)), client(renewing(), Duration.ofMillis(50))};
       long deadline = System.nanoTime() + limits().tolerance().toNanos();
       AtomicInteger readers = new AtomicInteger();
       AtomicInteger writers = new AtomicInteger();
@@ -2463,21 +2485,14 @@ public abstract class LockCompatibilityKit {
       String name = name("rw-starve");
       LockClient[] cs = {client(), client()};
       int ring = 3;
-      Duration hold = Duration.ofMillis(60);
+      Duration hold = Duration.ofMillis(250);
       // a ring of readers: each holds until the next one has the lock (or for at most `hold`), so a
       // backend that lets readers in past a waiting writer always has a reader inside
-      List<CountDownLatch> turns = new ArrayList<>();
-      for (int i = 0; i < ring; i++) {
-        turns.add(new CountDownLatch(1));
-      }
-      AtomicReference<List<CountDownLatch>> round = new AtomicReference<>(turns);
       AtomicInteger readerHolds = new AtomicInteger();
       java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-      Object[] handoff = new Object[ring];
       java.util.concurrent.Semaphore[] mayGo = new java.util.concurrent.Semaphore[ring];
       for (int i = 0; i < ring; i++) {
         mayGo[i] = new java.util.concurrent.Semaphore(i == 0 ? 1 : 0);
-        handoff[i] = new Object();
       }
       for (int i = 0; i < ring; i++) {
         int me = i;
@@ -2515,11 +2530,16 @@ public abstract class LockCompatibilityKit {
       for (java.util.concurrent.Semaphore s : mayGo) {
         s.release();
       }
-      w.ifPresent(Lease::release);
       assertThat(w.isPresent() && took <= bound.toMillis()).withFailMessage("read-write locks broken: a writer waiting behind "
           + "a steady stream of overlapping readers %s (bound: its recheck interval + 2 tolerances = %d ms; %d readers got in "
           + "meanwhile): no new reader may be granted while a writer waits (writer preference), or a writer can starve",
           w.isPresent() ? "got the lock only after " + took + " ms" : "never got the lock", bound.toMillis(), overtaken).isTrue();
+      assertThat(w.get().release()).isTrue();
+      Optional<Lease> after = read(client(), name).tryAcquire();
+      after.ifPresent(Lease::release);
+      assertThat(after).withFailMessage("read-write locks broken: right after the writer that had waited released the lock, a "
+          + "new reader's tryAcquire() was refused: a writer's mark must go when it is granted, not linger until it expires")
+          .isPresent();
     }
 
     @Test
@@ -2716,7 +2736,7 @@ public abstract class LockCompatibilityKit {
       Lease r1 = read(a, name).acquire(Duration.ofSeconds(10));
       Lease r2 = read(b, name).acquire(Duration.ofSeconds(10));
       assertThat(r1.release()).isTrue();
-      boolean again = probe.releaseAgain(granted(name, Claim.Kind.READ, r1));
+      boolean again = releaseAgain(name, Claim.Kind.READ, r1);
       Optional<Lease> w = write(client(), name).tryAcquire();
       w.ifPresent(Lease::release);
       assertThat(w).withFailMessage("read-write locks broken: the release of a read lease already released, sent to the "
@@ -2728,7 +2748,7 @@ public abstract class LockCompatibilityKit {
       Lease w1 = write(a, name).acquire(Duration.ofSeconds(10));
       assertThat(w1.release()).isTrue();
       Lease w2 = write(b, name).acquire(Duration.ofSeconds(10));
-      boolean againW = probe.releaseAgain(granted(name, Claim.Kind.WRITE, w1));
+      boolean againW = releaseAgain(name, Claim.Kind.WRITE, w1);
       Optional<Lease> r = read(client(), name).tryAcquire();
       r.ifPresent(Lease::release);
       assertThat(r).withFailMessage("read-write locks broken: the release of a write lease already released, sent to the "
@@ -2737,6 +2757,45 @@ public abstract class LockCompatibilityKit {
       assertThat(againW).withFailMessage("read-write locks broken: the release of a write lease already released, sent again, "
           + "answered true").isFalse();
       assertThat(w2.release()).isTrue();
+    }
+
+    @Test
+    @DisplayName("19.10 MUST: a reader waiting behind a writer, and a writer waiting behind a reader, get the lock within the wake-up bound of the release (median of 5 each)")
+    void rule19_10_waitersAreWokenByARelease() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.10");
+      requireFeature(Feature.NOTIFIED_WAKEUP, "19.10");
+      String name = name("rw-wake");
+      LockClient holder = client();
+      LockClient waiterClient = client();
+      Random random = new Random();
+      for (Claim.Kind waits : List.of(Claim.Kind.READ, Claim.Kind.WRITE)) {
+        List<Long> handOffs = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+          Lease held = (waits == Claim.Kind.READ ? write(holder, name) : read(holder, name)).acquire(Duration.ofSeconds(10));
+          DistributedLock side = waits == Claim.Kind.READ ? read(waiterClient, name) : write(waiterClient, name);
+          AtomicLong grantedAt = new AtomicLong();
+          int polled = probe.polls(name, waits);
+          Thread waiter = background("rw-wake-" + waits + "-" + i, () -> {
+            try (Lease l = side.acquire(Duration.ofSeconds(30))) {
+              grantedAt.set(System.nanoTime());
+            }
+          });
+          awaitQueued(waiter, name, waits, polled, "the " + waits + " waiter blocks");
+          Thread.sleep(random.nextInt(50));
+          long releasedAt = System.nanoTime();
+          assertThat(held.release()).isTrue();
+          waiter.join(TimeUnit.SECONDS.toMillis(30));
+          assertThat(grantedAt.get()).as("read-write locks broken: hand-off " + i + " to a " + waits + " waiter happened").isNotZero();
+          handOffs.add(grantedAt.get() - releasedAt);
+        }
+        Collections.sort(handOffs);
+        long median = ms(handOffs.get(handOffs.size() / 2));
+        assertThat(median).withFailMessage("read-write locks broken: median hand-off from the release of the %s lock to a "
+            + "waiting %s of another client was %d ms (wake-up bound %d ms); all in ms: %s: a release of either side must wake "
+            + "the read-write lock's waiters", waits == Claim.Kind.READ ? "write" : "read", waits == Claim.Kind.READ ? "reader"
+            : "writer", median, limits().wakeUp().toMillis(), handOffs.stream().map(n -> ms(n)).collect(Collectors.toList()))
+            .isLessThanOrEqualTo(limits().wakeUp().toMillis());
+      }
     }
   }
 }

@@ -10,6 +10,8 @@ import dev.locksmith.tck.LockCompatibilityKit.Fencing;
 import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
 import dev.locksmith.tck.LockCompatibilityKit.MutualExclusion;
 import dev.locksmith.tck.LockCompatibilityKit.Ownership;
+import dev.locksmith.tck.LockCompatibilityKit.ReadWriteLocks;
+import dev.locksmith.tck.LockCompatibilityKit.Semaphores;
 import dev.locksmith.tck.LockCompatibilityKit.Renewal;
 import dev.locksmith.tck.LockCompatibilityKit.LeaseControl;
 import dev.locksmith.tck.LockCompatibilityKit.StateReads;
@@ -88,7 +90,52 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(Defect.STALE_STATE, StateReads.class, "rule16_1_stateFollowsTheHolder", "state reads broken: a released lock read as"),
         Arguments.of(Defect.WRONG_HOLDER, StateReads.class, "rule16_1_stateFollowsTheHolder", "state reads broken: holder() read"),
         Arguments.of(Defect.REMAINING_FROZEN, StateReads.class, "rule16_4_remainingCountsDown", "must count down"),
-        Arguments.of(Defect.EXPIRED_READS_HELD, StateReads.class, "rule16_5_expiredLeaseReadsFree", "still read as held"));
+        Arguments.of(Defect.EXPIRED_READS_HELD, StateReads.class, "rule16_5_expiredLeaseReadsFree", "still read as held"),
+        // 18. semaphores
+        Arguments.of(Defect.SEM_OVER_GRANT, Semaphores.class, "rule18_1_atMostNHoldersUnderContention",
+            "semaphores broken: a semaphore of 3 permits had 4 holders at once"),
+        Arguments.of(Defect.SEM_OVER_GRANT, Semaphores.class, "rule18_2_exactlyNPermits", "one permit too many (N+1)"),
+        Arguments.of(Defect.SEM_RELEASE_LEAKS, Semaphores.class, "rule18_2_exactlyNPermits", "(a permit leak)"),
+        Arguments.of(Defect.SHARED_RELEASE_COUNTED, Semaphores.class, "rule18_2_exactlyNPermits",
+            "must be owner-checked per lease on the server, not counted"),
+        Arguments.of(Defect.SEM_NEVER_EXPIRES, Semaphores.class, "rule18_3_permitsOfVanishedHoldersComeBack",
+            "a permit must be freed by its lease when its holder is gone"),
+        Arguments.of(Defect.SEM_GHOST_WAITER, Semaphores.class, "rule18_4_withdrawnWaitersLeaveNoGhost", "left a ghost behind"),
+        Arguments.of(Defect.SEM_TOKENS_GO_BACK, Semaphores.class, "rule18_5_tokensIncreaseAcrossGrants",
+            "fencing broken: grant 3 of a semaphore of 2 permits got token"),
+        Arguments.of(Defect.SEM_COUNT_MISMATCH_ACCEPTED, Semaphores.class, "rule18_6_mismatchedCount",
+            "answered normally instead of throwing IllegalStateException"),
+        Arguments.of(Defect.SEM_NEVER_WAKES, Semaphores.class, "rule18_9_waiterIsWokenByARelease",
+            "a release of a permit must wake the semaphore's waiters"),
+        Arguments.of(Defect.SEM_CHECK_THEN_TAKE, Semaphores.class, "rule18_1_atMostNHoldersUnderContention",
+            "the server granted more permits than the count"),
+        Arguments.of(Defect.SEM_COUNT_STICKS, Semaphores.class, "rule18_6_mismatchedCount",
+            "once every permit was released, a new count (1) was refused"),
+        Arguments.of(Defect.SHARED_ONE_TTL, Semaphores.class, "rule18_3_permitsOfVanishedHoldersComeBack",
+            "a permit must be freed by its lease when its holder is gone"),
+        Arguments.of(Defect.SHARED_ONE_KEY, Semaphores.class, "rule18_7_resourcesOfOneNameAreSeparate",
+            "they must be separate resources"),
+        // 19. read-write locks
+        Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
+            "a reader was granted while a writer held the lock"),
+        Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_2_mixedContention",
+            "a write lease must exclude every other lease"),
+        Arguments.of(Defect.RW_NO_WRITER_PREFERENCE, ReadWriteLocks.class, "rule19_3_noWriterStarvation",
+            "a writer waiting behind a steady stream of overlapping readers never got the lock"),
+        Arguments.of(Defect.RW_MARK_NEVER_EXPIRES, ReadWriteLocks.class, "rule19_7_vanishedWaitingWriterLetsReadersIn",
+            "a waiting writer's mark must end by itself"),
+        Arguments.of(Defect.RW_WITHDRAW_NO_WAKE, ReadWriteLocks.class, "rule19_8_withdrawnWriterLetsReadersIn",
+            "a writer's withdrawal must end its mark and wake the readers"),
+        Arguments.of(Defect.SHARED_RELEASE_COUNTED, ReadWriteLocks.class, "rule19_9_releasesAreOwnerChecked",
+            "releases must be owner-checked per lease, not counted"),
+        Arguments.of(Defect.RW_WRITE_DURING_READ, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
+            "a writer was granted while 2 readers held the lock"),
+        Arguments.of(Defect.RW_SEPARATE_COUNTERS, ReadWriteLocks.class, "rule19_5_tokens",
+            "a write token must be above every earlier lease's"),
+        Arguments.of(Defect.RW_MARK_STAYS_AFTER_GRANT, ReadWriteLocks.class, "rule19_3_noWriterStarvation",
+            "a writer's mark must go when it is granted"),
+        Arguments.of(Defect.RW_RELEASE_NO_WAKE, ReadWriteLocks.class, "rule19_10_waitersAreWokenByARelease",
+            "a release of either side must wake the read-write lock's waiters"));
   }
 
   @org.junit.jupiter.api.Test

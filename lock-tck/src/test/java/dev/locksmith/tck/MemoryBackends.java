@@ -9,6 +9,7 @@ import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.LockProvider;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -32,7 +34,7 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * An in-memory lock server and a backend for it, written against the public SPI only, as a
  * third party would write one. Without a defect it is a correct, leased, fenced, FIFO, notified
- * backend that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
+ * backend, with semaphores and read-write locks (writer preference), that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
  * plants one bug of the kind real lock code has, which {@link KitCatchesBrokenBackendsTest}
  * requires the kit to catch by the rule meant for it.
  */
@@ -136,12 +138,56 @@ final class MemoryBackends {
     /** Held by a session that never reports an unreachable server: a lease taken before a cut is never lost. */
     SESSION_UNBOUNDED,
     /** Not a defect: held by a session whose grants carry a bound that each heartbeat moves. */
-    SESSION_BOUNDED
+    SESSION_BOUNDED,
+    // semaphores
+    /** A semaphore grants one permit more than its count (an off-by-one: {@code <=}). */
+    SEM_OVER_GRANT,
+    /** Releasing a permit answers true but leaves it taken until its lease ends (a leak). */
+    SEM_RELEASE_LEAKS,
+    /** The server never expires a permit. */
+    SEM_NEVER_EXPIRES,
+    /** A grant asked with another count than the held one is accepted, with the asked count. */
+    SEM_COUNT_MISMATCH_ACCEPTED,
+    /** A permit's token is its slot among the holders (1..N), not a counter. */
+    SEM_TOKENS_GO_BACK,
+    /** A waiter's place in the semaphore's line stays when it gives up. */
+    SEM_GHOST_WAITER,
+    /** A permit's release wakes no waiter, although NOTIFIED_WAKEUP is declared. */
+    SEM_NEVER_WAKES,
+    /** A permit is granted by a count check, then taken in a second round trip. */
+    SEM_CHECK_THEN_TAKE,
+    /** The count stays with the semaphore after its last permit is released: it can never change. */
+    SEM_COUNT_STICKS,
+    /** One expiry for the whole semaphore or read-write lock (a TTL on its key): any renewal keeps every lease alive. */
+    SHARED_ONE_TTL,
+    /** Semaphores and read-write locks of one name share one key. */
+    SHARED_ONE_KEY,
+    // semaphores and read-write locks
+    /** A release whose lease is not among the holders frees another holder of the same kind (a count, not an owner check). */
+    SHARED_RELEASE_COUNTED,
+    // read-write locks
+    /** A reader is granted whatever writers hold (only writers check for readers). */
+    RW_READ_DURING_WRITE,
+    /** Readers ignore waiting writers (no writer preference). */
+    RW_NO_WRITER_PREFERENCE,
+    /** A waiting writer's mark stays until it is granted or withdraws: it never ends by itself. */
+    RW_MARK_NEVER_EXPIRES,
+    /** A writer's withdrawal ends its mark but wakes none of the readers it held back. */
+    RW_WITHDRAW_NO_WAKE,
+    /** A writer is granted whatever readers hold (only readers check for writers). */
+    RW_WRITE_DURING_READ,
+    /** Read and write leases take tokens from two counters. */
+    RW_SEPARATE_COUNTERS,
+    /** A granted writer's mark stays until it expires: readers wait for it after the writer is gone. */
+    RW_MARK_STAYS_AFTER_GRANT,
+    /** A release of either side of a read-write lock wakes no waiter, although NOTIFIED_WAKEUP is declared. */
+    RW_RELEASE_NO_WAKE
   }
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
+          Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES,
+          Feature.READ_WRITE_LOCKS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
@@ -174,6 +220,8 @@ final class MemoryBackends {
     volatile Runnable wake;
     /** Set when a defect re-queued this waiter under a new ticket. */
     volatile Ticket replacedBy;
+    /** For a semaphore's line: when this place lapses unless its waiter polls again (a vanished waiter's place ends). */
+    volatile long until;
 
     Ticket(long seq, String ownerId) {
       this.seq = seq;
@@ -206,11 +254,28 @@ final class MemoryBackends {
     final List<Ticket> queue = new ArrayList<>();
   }
 
+  /**
+   * One semaphore or read-write lock on the server: its live leases (owner id to
+   * {write ? 1 : 0, expiry}), the count its leases hold, its fence counter, its line of waiters
+   * (a semaphore grants in order of arrival) and its waiting writers, each with the time its mark
+   * ends unless the writer polls again.
+   */
+  private static final class Shared {
+    int permits;
+    long fence;
+    long writeFence;
+    long tickets;
+    final Map<String, long[]> holders = new LinkedHashMap<>();
+    final List<Ticket> line = new ArrayList<>();
+    final Map<Ticket, Long> writers = new LinkedHashMap<>();
+  }
+
   /** The lock table. */
   static final class Server {
     final Defect defect;
     private final ReentrantLock mutex = new ReentrantLock();
     private final Map<String, Entry> locks = new HashMap<>();
+    private final Map<String, Shared> shared = new HashMap<>();
     private final Map<String, LockState> lastHeld = new ConcurrentHashMap<>();
     private final AtomicLong grants = new AtomicLong();
     private volatile boolean suspended;
@@ -587,6 +652,205 @@ final class MemoryBackends {
       }
     }
 
+
+    // ------------------------------------------------------------ semaphores and read-write locks
+
+    /** @return the key a semaphore or read-write lock is kept under: apart from a lock of the same name */
+    String sharedKey(String key, Claim claim) {
+      if (defect == Defect.SHARED_ONE_KEY) {
+        return "shared\0" + key;
+      }
+      return (claim.kind() == Claim.Kind.PERMIT ? "sem\0" : "rw\0") + key;
+    }
+
+    private Shared shared(String key) {
+      return shared.computeIfAbsent(key, k -> new Shared());
+    }
+
+    private void purge(Shared s, long now) {
+      s.holders.values().removeIf(h -> now - h[1] >= 0);
+      if (defect != Defect.RW_MARK_NEVER_EXPIRES) {
+        s.writers.values().removeIf(until -> now - until >= 0);
+      }
+      s.line.removeIf(t -> now - t.until >= 0);
+      if (s.holders.isEmpty() && defect != Defect.SEM_COUNT_STICKS) {
+        s.permits = 0;
+      }
+    }
+
+    private void wakeAll(Shared s) {
+      s.line.forEach(Ticket::wake);
+    }
+
+    Ticket enqueueShared(String key, String ownerId, Runnable wake, long markNanos) {
+      mutex.lock();
+      try {
+        Shared s = shared(key);
+        Ticket t = new Ticket(++s.tickets, ownerId);
+        t.wake = wake;
+        t.until = System.nanoTime() + markNanos;
+        s.line.add(t);
+        return t;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /**
+     * @return the fence granted, or minus the nanoseconds until a retry is worthwhile
+     * @throws IllegalStateException if a semaphore is asked for with another count than its live leases'
+     */
+    long tryTakeShared(String key, String name, Claim claim, Ticket me, long leaseNanos, long markNanos) {
+      available();
+      mutex.lock();
+      try {
+        Shared s = shared(key);
+        long now = System.nanoTime();
+        me.until = now + markNanos;
+        purge(s, now);
+        if (!s.line.contains(me) && claim.kind() == Claim.Kind.PERMIT) {
+          s.line.add(me); // its place had lapsed (a poll later than its client's recheck interval): back in line
+        }
+        boolean free;
+        switch (claim.kind()) {
+          case PERMIT: {
+            if ((!s.holders.isEmpty() || defect == Defect.SEM_COUNT_STICKS) && s.permits != 0 && s.permits != claim.permits()
+                && defect != Defect.SEM_COUNT_MISMATCH_ACCEPTED) {
+              throw Claim.permitsInUse(name, claim.permits(), s.permits);
+            }
+            int ahead = 0;
+            for (Ticket t : s.line) {
+              if (t == me || defect == Defect.SEM_CHECK_THEN_TAKE) {
+                break; // that defect's semaphore is a bare count, with no line
+              }
+              ahead++;
+            }
+            int room = claim.permits() + (defect == Defect.SEM_OVER_GRANT ? 1 : 0);
+            free = s.holders.size() + ahead < room; // in order of arrival: a newcomer never passes a waiter
+            if (free && defect == Defect.SEM_CHECK_THEN_TAKE) {
+              mutex.unlock();
+              try {
+                roundTrip(500); // the take goes out only after the check came back
+              } finally {
+                mutex.lock();
+              }
+            }
+            break;
+          }
+          case WRITE:
+            free = defect == Defect.RW_WRITE_DURING_READ ? s.holders.values().stream().noneMatch(h -> h[0] == 1)
+                : s.holders.isEmpty();
+            if (!free) {
+              s.writers.put(me, now + markNanos);
+            }
+            break;
+          default: {
+            boolean writing = defect != Defect.RW_READ_DURING_WRITE && s.holders.values().stream().anyMatch(h -> h[0] == 1);
+            boolean writerWaits = defect != Defect.RW_NO_WRITER_PREFERENCE && !s.writers.isEmpty();
+            free = !writing && !writerWaits;
+          }
+        }
+        if (!free) {
+          long next = Long.MAX_VALUE;
+          for (long[] h : s.holders.values()) {
+            next = Math.min(next, h[1] - now);
+          }
+          if (claim.kind() == Claim.Kind.READ) {
+            for (long until : s.writers.values()) {
+              next = Math.min(next, until - now);
+            }
+          }
+          return next == Long.MAX_VALUE ? -Duration.ofMillis(50).toNanos() : -Math.max(1, next);
+        }
+        s.line.remove(me);
+        if (defect != Defect.RW_MARK_STAYS_AFTER_GRANT) {
+          s.writers.remove(me);
+        }
+        s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
+        long lease = defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos;
+        s.holders.put(me.ownerId, new long[] {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease});
+        if (defect == Defect.RW_SEPARATE_COUNTERS && claim.kind() == Claim.Kind.WRITE) {
+          return ++s.writeFence;
+        }
+        s.fence++;
+        return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT ? s.holders.size() : s.fence;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Withdraws a waiter; gives back a grant the withdrawn attempt may hold; wakes the rest. */
+    void withdrawShared(String key, Ticket me) {
+      mutex.lock();
+      try {
+        Shared s = shared(key);
+        boolean wasWriter = s.writers.remove(me) != null;
+        boolean leftLine = defect != Defect.SEM_GHOST_WAITER && s.line.remove(me) && key.startsWith("sem\0");
+        boolean held = s.holders.remove(me.ownerId) != null;
+        if (held || (wasWriter && defect != Defect.RW_WITHDRAW_NO_WAKE) || leftLine) {
+          wakeAll(s); // the readers that writer held back may go now; a semaphore's line moves up
+        }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** @return null if renewed, else why not */
+    String renewShared(String key, String ownerId, long leaseNanos) {
+      available();
+      mutex.lock();
+      try {
+        Shared s = shared(key);
+        long now = System.nanoTime();
+        long[] h = s.holders.get(ownerId);
+        if (h == null || now - h[1] >= 0) {
+          return "the lease is no longer among the live leases";
+        }
+        h[1] = now + (defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos);
+        if (defect == Defect.SHARED_ONE_TTL) {
+          s.holders.values().forEach(other -> other[1] = h[1]); // the key's TTL moves for every lease in it
+        }
+        return null;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    boolean releaseShared(String key, Claim claim, String ownerId) {
+      available();
+      mutex.lock();
+      try {
+        Shared s = shared(key);
+        long now = System.nanoTime();
+        purge(s, now);
+        long[] h = s.holders.get(ownerId);
+        if (h == null && defect == Defect.SHARED_RELEASE_COUNTED) {
+          long kind = claim.kind() == Claim.Kind.WRITE ? 1 : 0;
+          String other = s.holders.entrySet().stream().filter(e -> e.getValue()[0] == kind).map(Map.Entry::getKey).findFirst()
+              .orElse(null);
+          if (other == null) {
+            return false;
+          }
+          s.holders.remove(other);
+          wakeAll(s);
+          return true;
+        }
+        if (h == null) {
+          return false;
+        }
+        if (defect != Defect.SEM_RELEASE_LEAKS) {
+          s.holders.remove(ownerId);
+        }
+        boolean rw = claim.kind() != Claim.Kind.PERMIT;
+        if (!(rw ? defect == Defect.RW_RELEASE_NO_WAKE : defect == Defect.SEM_NEVER_WAKES)) {
+          wakeAll(s);
+        }
+        return true;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
     LockState state(String key) {
       available();
       LockState now = read(key);
@@ -703,6 +967,29 @@ final class MemoryBackends {
     }
 
     @Override
+    public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+      if (claim.isExclusive()) {
+        return attempt(name, ownerId, lease, wake);
+      }
+      String key = server.sharedKey(server.key(name), claim);
+      long markNanos = context.recheck().toNanos() * 3;
+      Ticket me = server.enqueueShared(key, ownerId, wake, markNanos);
+      long leaseNanos = lease.toNanos();
+      return new LockAttempt() {
+        @Override
+        public Poll poll() {
+          long r = server.tryTakeShared(key, name, claim, me, leaseNanos, markNanos);
+          return r > 0 ? Poll.granted(r, null) : Poll.busy(Duration.ofNanos(-r));
+        }
+
+        @Override
+        public void abandon() {
+          server.withdrawShared(key, me);
+        }
+      };
+    }
+
+    @Override
     public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
       String key = server.key(name);
       Ticket me = server.enqueue(key, ownerId, wake);
@@ -747,7 +1034,8 @@ final class MemoryBackends {
       List<Renewal> out = new ArrayList<>(leases.size());
       for (BackendLease lease : leases) {
         try {
-          String why = server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos());
+          String why = lease.claim().isExclusive() ? server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos())
+              : server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), lease.lease().toNanos());
           out.add(why == null ? Renewal.renewed()
               : why.equals("retry") ? Renewal.failed(new BackendUnavailableException("busy, retry")) : Renewal.lost(why));
         } catch (RuntimeException e) {
@@ -762,6 +1050,9 @@ final class MemoryBackends {
 
     @Override
     public boolean extend(BackendLease lease, Duration newLease) {
+      if (!lease.claim().isExclusive()) {
+        return server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
+      }
       if (server.defect == Defect.EXTEND_CLIENT_ONLY) {
         return true;
       }
@@ -770,6 +1061,9 @@ final class MemoryBackends {
 
     @Override
     public boolean releaseAfter(BackendLease lease, Duration keep) {
+      if (!lease.claim().isExclusive()) {
+        throw new UnsupportedOperationException("a hold after release is for exclusive locks only");
+      }
       sessionHeld.remove(lease.ownerId());
       String key = server.key(lease.name());
       if (server.defect == Defect.HOLD_IS_RELEASE) {
@@ -785,6 +1079,9 @@ final class MemoryBackends {
     @Override
     public boolean release(BackendLease lease) {
       sessionHeld.remove(lease.ownerId());
+      if (!lease.claim().isExclusive()) {
+        return server.releaseShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.claim(), lease.ownerId());
+      }
       return server.release(server.key(lease.name()), lease.ownerId());
     }
 
