@@ -7,8 +7,9 @@ import java.time.Duration;
 public interface BackendContext {
 
   /**
-   * @return this client's id, unique among clients; owner ids begin with it. Not an owner id:
-   *     one client holds many leases, and ownership is checked per lease
+   * @return this client's id, unique among clients and free of colons; owner ids are this id, a
+   *     colon and a number. Not an owner id: one client holds many leases, and ownership is
+   *     checked per lease
    */
   String clientId();
 
