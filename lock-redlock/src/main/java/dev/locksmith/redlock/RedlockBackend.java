@@ -465,7 +465,7 @@ final class RedlockBackend implements LockBackend {
           if (claim.kind() == Claim.Kind.WRITE) {
             unmarkWhereRefused(acquire);
           }
-          return Poll.grantedUntil(token, validUntil, new Grant(value, asked, validUntil));
+          return Poll.grantedUntil(leaseToken(claim, token, asked), validUntil, new Grant(value, asked, validUntil));
         }
         LOG.debug("{}: took {} of {} servers but {}; releasing and retrying", what, granted.size(), n,
             raised < quorum ? "raised the fence on only " + raised : "no validity was left");
@@ -636,6 +636,21 @@ final class RedlockBackend implements LockBackend {
         });
       }
     }
+  }
+
+  /**
+   * The token a lease is handed. A lock, a read-write side: the drawn counter. A permit: the drawn
+   * counter times {@link Claim#MAX_PERMITS} plus its slot. Two permits whose rounds overlap can
+   * draw the same counter, but they hold different slots (a slot has one valid holder), so their
+   * tokens differ; a permit whose round starts after another grant returned draws a higher
+   * counter, so its token is higher whatever the slots. The counters themselves are raised with
+   * the drawn value only.
+   */
+  static long leaseToken(Claim claim, long drawn, int slot) {
+    if (claim.kind() != Claim.Kind.PERMIT) {
+      return drawn;
+    }
+    return Math.multiplyExact(drawn, (long) Claim.MAX_PERMITS) + slot;
   }
 
   /** The marker a poll of a semaphore returns from a round to run another at once, with a slot the servers named free. */
