@@ -285,7 +285,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         waiter.clear();
         long pollStart = System.nanoTime();
         long epoch = sessionEpoch.get();
-        Poll poll = attempt.poll();
+        // no wait time: the only poll, and the backend may leave its wait queue alone
+        Poll poll = timeoutNanos == 0 ? attempt.pollWithoutWaiting() : attempt.poll();
         if (poll.isGranted()) {
           HeldLease lease = register(name, claim, ownerId, options, poll, pollStart, leaseNanos, owner);
           granted = true;

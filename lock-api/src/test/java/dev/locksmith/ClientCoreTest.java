@@ -28,6 +28,8 @@ class ClientCoreTest {
   static final class Counting implements LockProvider {
     final AtomicInteger renewCalls = new AtomicInteger();
     final AtomicInteger leasesRenewed = new AtomicInteger();
+    final AtomicInteger polls = new AtomicInteger();
+    final AtomicInteger pollsWithoutWaiting = new AtomicInteger();
 
     @Override
     public Set<String> schemes() {
@@ -50,7 +52,25 @@ class ClientCoreTest {
 
         @Override
         public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
-          return local.attempt(name, ownerId, lease, wake);
+          LockAttempt a = local.attempt(name, ownerId, lease, wake);
+          return new LockAttempt() {
+            @Override
+            public dev.locksmith.spi.Poll poll() throws InterruptedException {
+              polls.incrementAndGet();
+              return a.poll();
+            }
+
+            @Override
+            public dev.locksmith.spi.Poll pollWithoutWaiting() throws InterruptedException {
+              pollsWithoutWaiting.incrementAndGet();
+              return a.pollWithoutWaiting();
+            }
+
+            @Override
+            public void abandon() {
+              a.abandon();
+            }
+          };
         }
 
         @Override
@@ -70,6 +90,32 @@ class ClientCoreTest {
           local.close();
         }
       };
+    }
+  }
+
+  /**
+   * An acquisition without a wait time polls once through {@code pollWithoutWaiting()}, so that a
+   * queueing backend need not queue; every acquisition that may wait polls through {@code poll()}.
+   */
+  @Test
+  void onlyAnAcquisitionWithoutAWaitTimePollsWithoutWaiting() throws Exception {
+    Counting counting = new Counting();
+    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:one-poll").build(), counting);
+         LockClient other = Locks.connect("local:one-poll")) {
+      Lease held = other.lock("x").acquire(Duration.ofSeconds(1));
+      assertThat(c.lock("x").tryAcquire()).isEmpty();
+      assertThat(c.lock("x").tryAcquire(Duration.ZERO)).isEmpty();
+      assertThat(c.lock("x").acquireAsync(Duration.ZERO)).failsWithin(Duration.ofSeconds(5));
+      assertThat(counting.pollsWithoutWaiting.get()).as("one-poll acquisitions of a held lock").isEqualTo(3);
+      assertThat(counting.polls.get()).as("poll() calls so far").isZero();
+      assertThat(c.lock("x").tryAcquire(Duration.ofMillis(30))).isEmpty();
+      assertThat(counting.polls.get()).as("poll() calls of an acquisition that may wait").isPositive();
+      held.release();
+      int before = counting.pollsWithoutWaiting.get();
+      try (Lease mine = c.lock("x").tryAcquire().orElseThrow()) {
+        assertThat(counting.pollsWithoutWaiting.get() - before).isEqualTo(1);
+        assertThat(mine.isValid()).isTrue();
+      }
     }
   }
 

@@ -33,13 +33,14 @@ class LockctlCompareIT {
       Lockctl.Result r = Lockctl.start(work, tmp, Map.of(), "compare", "--backend", uri, "--quick", "--contenders", "2")
           .finish(Duration.ofSeconds(120));
       assertThat(r.exit).as("%s", r).isZero();
-      assertThat(r.out).contains("\n" + uri + "\n", "6 agree with the declared guarantee, 0 disagree",
+      assertThat(r.out).contains("\n" + uri + "\n", "5 agree with the declared guarantee, 0 disagree",
           "not run: 5: no fault hook 'pauseServer'");
       assertThat(r.out).containsPattern("(?m)^ 1  holder frozen \\(SIGSTOP\\) past its lease,\\s+F\\s+F\\s+F\\s+agrees$");
       assertThat(r.out).containsPattern("(?m)^ 2  holder killed \\(SIGKILL\\) while holding\\s+S\\s+S\\s+S\\s+agrees$");
-      // Redis declares SEMAPHORES, so its quick comparison holds the two semaphore rows too
+      // Redis declares SEMAPHORES, so its quick comparison holds the semaphore pause row too (the
+      // semaphore crash row runs in the full comparison only)
       assertThat(r.out).containsPattern("(?m)^ 1  semaphore \\(N=2\\): a permit holder frozen\\s+F\\s+F \\(row 1 for a\\s+F\\s+agrees$");
-      assertThat(r.out).containsPattern("(?m)^ 2  semaphore \\(N=2\\): a permit holder killed\\s+S\\s+S, permit back\\s+S\\s+agrees$");
+      assertThat(r.out).doesNotContainPattern("(?m)^ 2  semaphore \\(N=2\\): a permit holder killed.*agrees$");
       assertThat(r.out.lines().filter(l -> l.length() > CompareTable.WIDTH)).as("lines wider than 100 columns").isEmpty();
       assertThat(scenarioNumbers(r.out)).as("rows by scenario number").isSorted().contains(1, 2, 4, 5, 9, 11);
 

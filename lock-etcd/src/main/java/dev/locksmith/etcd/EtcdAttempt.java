@@ -21,13 +21,16 @@ import java.util.List;
 /**
  * One acquisition of a lock, a semaphore permit or a side of a read-write lock: creates our key
  * once, then on every poll asks etcd whether a key with a lower create revision that we must not
- * pass is left ({@link QueueRule}). If one is, it watches only that key for deletion (a semaphore
- * of several permits: its range, see {@link #watchAhead}), from etcd's current revision (a watch
- * from an older one lands in etcd's slow catch-up group), and reads again once the watch is
- * registered. Every grant follows a read that found our own key still there, so a key deleted
- * while we waited (lease expired, revoked) is never reported as held (etcd issue 11456).
+ * pass is left ({@link QueueRule}). If one is, we wait for its delete through this client's queue
+ * watch of the resource's range ({@link EtcdBackend#listen}), which stays open from one wait to
+ * the next while the client keeps waiting there; only the delete of the key we wait for wakes us.
+ * A delete reaches us only if etcd registered that watch before our read was served, so a read
+ * sent before the watch was confirmed is made again once it is (its created notice wakes a poll).
+ * A semaphore of several permits watches its range itself ({@link #watchAhead}). Every grant
+ * follows a read that found our own key still there, so a key deleted while we waited (lease
+ * expired, revoked) is never reported as held (etcd issue 11456).
  */
-final class EtcdAttempt implements LockAttempt {
+final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
   private final EtcdBackend backend;
   private final String name;
   private final String ownerId;
@@ -47,6 +50,13 @@ final class EtcdAttempt implements LockAttempt {
   private boolean maybeCreated;
   /** The last create sent; still running when the wait for it was interrupted or timed out. */
   private java.util.concurrent.CompletableFuture<TxnResponse> createCall;
+  /** The queue watch of our range that we listen to while we wait for one key, or null. */
+  private EtcdBackend.QueueWatch queue;
+  /** The key ahead of ours that we wait for (null while a read is on its way), and the revision it was read at. */
+  private volatile ByteSequence waitingFor;
+  private volatile long readAt;
+  /** Deletes the queue watch delivered since our last read, in revision order: a read replays them after it. */
+  private final java.util.Queue<KeyValue> queueDeletes = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private Watch.Watcher watcher;
   private ByteSequence watched;
   private volatile boolean watchBroken;
@@ -82,6 +92,9 @@ final class EtcdAttempt implements LockAttempt {
       List<GetResponse> answers;
       // whether this round's transaction created our key: it is then the grant if nothing is ahead
       boolean createdNow = false;
+      // whether a delete after this round's read reaches us: the queue watch was registered before we send it
+      boolean covered = rule.watchesRange() == null && listenQueue(false);
+      waitingFor = null;
       if (myRevision == 0) {
         if (session == null || session.dead) {
           session = backend.session();
@@ -182,7 +195,13 @@ final class EtcdAttempt implements LockAttempt {
       if (rule.watchesRange() != null) {
         watchAhead(answers.get(0).getKvs(), readRevision);
       } else {
-        watch(predecessor.getKey());
+        if (waitFor(predecessor.getKey(), readRevision)) {
+          continue; // deleted since our read: read again
+        }
+        if (!covered && listenQueue(true)) {
+          continue; // registered by now, maybe after our read was served: read again under it
+        }
+        // else the watch's created notice wakes a poll, whose read it covers
       }
       // A holder on a lease of its own (held without renewal, or a hold after release) ends with
       // that lease at the latest: look again by then even if no delete event comes.
@@ -192,36 +211,62 @@ final class EtcdAttempt implements LockAttempt {
   }
 
   /**
-   * Watches the predecessor for deletion from etcd's current revision, never from an older one: a
-   * watch that starts at or below the current revision joins etcd's unsynced group, which a loop
-   * catches up only every 100 ms, so a release right after our read reached us up to 100 ms late
-   * (the waiter p99 of lock-bench FINDINGS 12). A watch from the current revision is synced at once
-   * and sees every later delete as it happens; a delete between our read and the watch's start is
-   * found by reading again once etcd confirms the watch (its created notice wakes a poll).
+   * Listens to this client's queue watch of our range: the one open, or (if {@code open}) a new
+   * one. A watch started for each wait would cost a created notice and a read per wait, and
+   * etcd registers a watch "from now" in its unsynced group, caught up only every 100 ms, when
+   * a write lands between its reading of the current revision and the registration (lock-bench
+   * FINDINGS 15): under contention that delayed about one hand-off in two hundred by up to 100 ms.
+   *
+   * @return whether etcd has registered the watch, so that every delete after a read sent from
+   *     now on reaches us
    */
-  private void watch(ByteSequence predecessor) {
-    if (watcher != null && !watchBroken && predecessor.equals(watched)) {
-      return; // already watching it: this poll was a wake-up by a peer, the recheck, or the watch's created notice
+  private boolean listenQueue(boolean open) {
+    if (queue != null && !queue.broken) {
+      return queue.created;
     }
-    closeWatch();
-    watchBroken = false;
-    watched = predecessor;
-    WatchOption option = WatchOption.builder().withNoPut(true).withCreateNotify(true).build();
-    watcher = backend.client.getWatchClient().watch(predecessor, option, Watch.listener(response -> {
-      if (response.isCreatedNotify()) {
-        wake.run(); // registered: read again, so a delete made before it started is not missed
-        return;
+    if (queue != null) {
+      backend.unlisten(queue, this);
+    }
+    queue = backend.listen(rule.readRange, this, open);
+    return queue != null && queue.created;
+  }
+
+  /**
+   * From now on a delete of {@code key} after {@code revision} wakes a poll.
+   *
+   * @return whether the queue watch already delivered such a delete (between our read and now)
+   */
+  private boolean waitFor(ByteSequence key, long revision) {
+    readAt = revision;
+    waitingFor = key; // set before the log is read: a delete logged after this wakes us in deleted()
+    queueDeletes.removeIf(d -> d.getModRevision() <= revision);
+    for (KeyValue d : queueDeletes) {
+      if (d.getKey().equals(key)) {
+        return true;
       }
-      for (WatchEvent event : response.getEvents()) {
-        if (event.getEventType() == WatchEvent.EventType.DELETE) {
-          wake.run();
-          return;
-        }
-      }
-    }, error -> {
-      watchBroken = true;
+    }
+    return false;
+  }
+
+  /** A key of our range was deleted: wakes a poll if it is the one we wait for, deleted after our read. */
+  @Override
+  public void deleted(KeyValue kv) {
+    queueDeletes.add(kv); // logged before the check: a read that sets waitingFor replays the log after
+    long after = readAt;
+    KeyValue head;
+    while ((head = queueDeletes.peek()) != null && head.getModRevision() <= after) {
+      queueDeletes.poll(); // seen by our last read, and so by every later one
+    }
+    ByteSequence key = waitingFor;
+    if (key != null && key.equals(kv.getKey()) && kv.getModRevision() > after) {
       wake.run();
-    }));
+    }
+  }
+
+  /** The queue watch was registered (a read now is covered by it) or failed (listen again): poll again. */
+  @Override
+  public void recheck() {
+    wake.run();
   }
 
   /**
@@ -281,6 +326,12 @@ final class EtcdAttempt implements LockAttempt {
   }
 
   private void closeWatch() {
+    waitingFor = null;
+    if (queue != null) {
+      backend.unlisten(queue, this);
+      queue = null;
+    }
+    queueDeletes.clear();
     if (watcher != null) {
       try {
         watcher.close();

@@ -16,6 +16,7 @@ import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Renewal;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
@@ -117,6 +118,49 @@ final class EtcdBackend implements LockBackend {
    * revision (100 ms) later than with a watch always open.
    */
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
+
+  /**
+   * How long a queue watch ({@link #listen}) stays open once no attempt of this client waits on
+   * its range. A client that waits on a lock again and again (its threads contend for it) keeps
+   * one watch open instead of creating one per wait: etcd registers a new watch "from now" with
+   * the revision it read just before, so a write committed in between puts the watch in its
+   * unsynced group, whose events a loop delivers only every 100 ms (lock-bench FINDINGS 15).
+   */
+  static final Duration QUEUE_WATCH_LINGER = Duration.ofSeconds(1);
+
+  /** What an attempt waiting on a range hears from the range's queue watch; called on jetcd's threads, must not block. */
+  interface QueueListener {
+    /** A key of the range was deleted. */
+    void deleted(KeyValue kv);
+
+    /** etcd registered the watch, or the watch failed: read again. */
+    void recheck();
+  }
+
+  /**
+   * One watch for the deletes of one range, shared by every attempt of this client that waits on
+   * that range; each attempt picks out the delete of the key it waits for (no herd of reads).
+   */
+  static final class QueueWatch {
+    final ByteSequence range;
+    final Set<QueueListener> listeners = ConcurrentHashMap.newKeySet();
+    /** etcd confirmed the watch: every delete after a read sent from now on reaches the listeners. */
+    volatile boolean created;
+    /** The watch failed: listeners move to a new one. */
+    volatile boolean broken;
+    /** {@link System#nanoTime()} since when no attempt listens; 0 while one does. */
+    volatile long idleSince;
+    volatile Watch.Watcher watcher;
+
+    QueueWatch(ByteSequence range) {
+      this.range = range;
+    }
+  }
+
+  /** The queue watches open, by range. */
+  private final Map<ByteSequence, QueueWatch> queueWatches = new ConcurrentHashMap<>();
+  /** How many queue watches this client opened (for tests and the bench: each costs etcd a watch and a created notice). */
+  final AtomicLong queueWatchesOpened = new AtomicLong();
 
   /** One etcd lease and the keep-alive state of it. */
   final class Session {
@@ -445,6 +489,7 @@ final class EtcdBackend implements LockBackend {
       if (closed.get()) {
         return;
       }
+      closeIdleQueueWatches();
       long lowestGranted = Long.MAX_VALUE;
       for (KeyEntry e = granted.poll(); e != null; e = granted.poll()) {
         if (e.held) {
@@ -485,6 +530,118 @@ final class EtcdBackend implements LockBackend {
     } catch (RuntimeException e) {
       LOG.warn("{}: watching the keys of held locks failed; retrying", settings.describe(), e);
     }
+  }
+
+  /**
+   * Makes {@code listener} hear the deletes of {@code range}, through this client's queue watch of
+   * that range, opened now if none is open ({@code open}); a delete reaches it only if etcd
+   * registered the watch ({@link QueueWatch#created}) before the read that found the key waited
+   * for was served.
+   *
+   * @return the watch listened to, or null if none was open and {@code open} is false
+   */
+  QueueWatch listen(ByteSequence range, QueueListener listener, boolean open) {
+    QueueWatch listened = queueWatches.compute(range, (r, current) -> {
+      QueueWatch q = current;
+      if (q == null || q.broken) {
+        if (!open || closed.get()) {
+          return current;
+        }
+        if (q != null) {
+          closeQueueWatchLater(q);
+        }
+        q = openQueueWatch(r);
+      }
+      q.listeners.add(listener);
+      q.idleSince = 0;
+      return q;
+    });
+    // none open (or a broken one left in place, not opened again): not listening
+    return listened == null || listened.broken || !listened.listeners.contains(listener) ? null : listened;
+  }
+
+  /** Stops {@code listener} hearing from {@code watch}; the watch closes after {@link #QUEUE_WATCH_LINGER} with nobody listening. */
+  void unlisten(QueueWatch watch, QueueListener listener) {
+    watch.listeners.remove(listener);
+    if (watch.listeners.isEmpty()) {
+      watch.idleSince = System.nanoTime();
+    }
+  }
+
+  /** Opens the watch: a call that does not block (jetcd sends the request from its own threads). */
+  private QueueWatch openQueueWatch(ByteSequence range) {
+    QueueWatch q = new QueueWatch(range);
+    WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build();
+    q.watcher = client.getWatchClient().watch(range, option, Watch.listener(response -> {
+      if (response.isCreatedNotify()) {
+        q.created = true;
+        q.listeners.forEach(QueueListener::recheck);
+        return;
+      }
+      for (WatchEvent event : response.getEvents()) {
+        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+          saw(event.getKeyValue().getModRevision());
+          for (QueueListener l : q.listeners) {
+            l.deleted(event.getKeyValue());
+          }
+        }
+      }
+    }, error -> {
+      if (!q.broken) {
+        q.broken = true;
+        LOG.debug("{}: the watch of {} for waiters failed: {}", settings.describe(), range, EtcdCalls.describe(error));
+        q.listeners.forEach(QueueListener::recheck);
+        closeQueueWatchLater(q);
+      }
+    }));
+    queueWatchesOpened.incrementAndGet();
+    if (q.broken) {
+      closeQueueWatchLater(q); // failed before the watcher was known
+    }
+    return q;
+  }
+
+  /** Drops a broken queue watch from the map and closes it, on the keep-alive thread (not inside a map update or a jetcd callback). */
+  private void closeQueueWatchLater(QueueWatch q) {
+    q.broken = true;
+    schedule(() -> {
+      queueWatches.remove(q.range, q);
+      Watch.Watcher w = q.watcher;
+      if (w != null) {
+        closeQuietly(w);
+      }
+    }, 0);
+  }
+
+  /** Closes the queue watches nobody has listened to for {@link #QUEUE_WATCH_LINGER}. */
+  private void closeIdleQueueWatches() {
+    long now = System.nanoTime();
+    for (QueueWatch q : queueWatches.values()) {
+      if (q.listeners.isEmpty() && q.idleSince == 0) {
+        q.idleSince = now; // a listen and an unlisten crossed: idle from now
+      }
+      long since = q.idleSince;
+      if (since == 0 || now - since < QUEUE_WATCH_LINGER.toNanos()) {
+        continue;
+      }
+      boolean[] dropped = new boolean[1];
+      queueWatches.computeIfPresent(q.range, (r, current) -> {
+        if (current == q && q.listeners.isEmpty()) {
+          dropped[0] = true;
+          return null;
+        }
+        return current;
+      });
+      if (dropped[0]) {
+        closeQuietly(q.watcher);
+      }
+    }
+  }
+
+  /** @return whether this client has a queue watch open on {@code range} (for tests) */
+  boolean queueWatchOpen(ByteSequence range) {
+    QueueWatch q = queueWatches.get(range);
+    return q != null && !q.broken;
   }
 
   private void startDeleteWatch(long fromRevision) {
@@ -800,6 +957,12 @@ final class EtcdBackend implements LockBackend {
     if (w != null) {
       closeQuietly(w);
     }
+    for (QueueWatch q : queueWatches.values()) {
+      q.broken = true;
+      q.listeners.forEach(QueueListener::recheck);
+      closeQuietly(q.watcher);
+    }
+    queueWatches.clear();
   }
 
   private static void closeQuietly(Watch.Watcher w) {

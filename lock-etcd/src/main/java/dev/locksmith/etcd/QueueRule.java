@@ -35,10 +35,16 @@ abstract class QueueRule {
    * {@link EtcdBackend.Session#takeSlot}); two resources sharing one would only reuse names less.
    */
   final String slotName;
+  /**
+   * The range the reads look at, where every key that can keep us waiting lives: a waiter's
+   * client watches it for deletes ({@link EtcdBackend#listen}).
+   */
+  final ByteSequence readRange;
 
-  private QueueRule(String keyPrefix, String slotName) {
+  private QueueRule(String keyPrefix, String slotName, ByteSequence readRange) {
     this.keyPrefix = keyPrefix;
     this.slotName = slotName;
+    this.readRange = readRange;
   }
 
   /**
@@ -82,7 +88,7 @@ abstract class QueueRule {
   static QueueRule lock(String prefix, String name) {
     String range = KeyNames.lockPrefix(prefix, name);
     ByteSequence rangeBytes = KeyNames.bytes(range);
-    return new QueueRule(range, name) {
+    return new QueueRule(range, name, rangeBytes) {
       @Override
       Op[] reads(long before) {
         return new Op[] {Op.get(rangeBytes, newestBefore(before, 1, false))};
@@ -105,7 +111,7 @@ abstract class QueueRule {
     String range = KeyNames.semaphorePrefix(prefix, name);
     ByteSequence rangeBytes = KeyNames.bytes(range);
     String keyPrefix = range + permits + "/";
-    return new QueueRule(keyPrefix, keyPrefix) {
+    return new QueueRule(keyPrefix, keyPrefix, rangeBytes) {
       @Override
       Op[] reads(long before) {
         // every key ahead, names only: their counts, and (waiting) which of them must go
@@ -152,7 +158,7 @@ abstract class QueueRule {
   static QueueRule read(String prefix, String name) {
     String range = KeyNames.readWritePrefix(prefix, name);
     ByteSequence writers = KeyNames.bytes(range + "w/");
-    return new QueueRule(range + "r/", range) {
+    return new QueueRule(range + "r/", range, writers) {
       @Override
       Op[] reads(long before) {
         return new Op[] {Op.get(writers, newestBefore(before, 1, false))};
@@ -174,7 +180,7 @@ abstract class QueueRule {
   static QueueRule write(String prefix, String name) {
     String range = KeyNames.readWritePrefix(prefix, name);
     ByteSequence all = KeyNames.bytes(range);
-    return new QueueRule(range + "w/", range) {
+    return new QueueRule(range + "w/", range, all) {
       @Override
       Op[] reads(long before) {
         return new Op[] {Op.get(all, newestBefore(before, 1, false))};

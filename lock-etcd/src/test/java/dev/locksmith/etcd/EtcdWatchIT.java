@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Timeout;
  * The two watches of issue 22: the loss-detection watch opens only for keys held longer than
  * {@link EtcdBackend#WATCH_DELAY} (so a client does not get an event for each of its own quick
  * releases) and still reports a key deleted behind a holder's back; a waiter's watch starts at the
- * current revision and reads again once etcd has registered it.
+ * current revision and reads again once etcd has registered it. The waiter's watch is one per
+ * client and range, kept open from one wait to the next (lock-bench FINDINGS 15), and a delete
+ * wakes only the waiter of the key deleted.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EtcdWatchIT {
@@ -141,6 +143,54 @@ class EtcdWatchIT {
         assertThat(attempt.poll().isGranted()).as("the poll after the release").isTrue();
       } finally {
         attempt.abandon();
+      }
+    }
+  }
+
+  @Test
+  void oneQueueWatchServesTheClientsWaitsOneAfterAnotherAndWakesOnlyTheWaiterOfTheDeletedKey() throws Exception {
+    RecordingContext holderContext = new RecordingContext("owner", Duration.ofHours(1));
+    RecordingContext waiterContext = new RecordingContext("queue", Duration.ofHours(1));
+    try (EtcdBackend holder = open(holderContext); EtcdBackend waiter = open(waiterContext)) {
+      var range = KeyNames.bytes(KeyNames.lockPrefix("/watchit", "queue"));
+      Poll held = grant(holder, "queue", "owner:1");
+      AtomicInteger firstWakes = new AtomicInteger();
+      AtomicInteger secondWakes = new AtomicInteger();
+      LockAttempt first = waiter.attempt("queue", "queue:1", Duration.ofSeconds(30), firstWakes::incrementAndGet);
+      LockAttempt second = waiter.attempt("queue", "queue:2", Duration.ofSeconds(30), secondWakes::incrementAndGet);
+      try {
+        assertThat(first.poll().isGranted()).as("the first waiter's poll while the lock is held").isFalse();
+        await("the first waiter woken once etcd registered the queue watch", () -> firstWakes.get() >= 1);
+        assertThat(first.poll().isGranted()).as("the first waiter's read under the registered watch").isFalse();
+        // the second waiter queues behind the first, under the watch already registered: no created notice to wait for
+        assertThat(second.poll().isGranted()).as("the second waiter's poll").isFalse();
+        assertThat(waiter.queueWatchesOpened.get()).as("queue watches the waiting client opened").isEqualTo(1);
+        int secondBefore = secondWakes.get();
+        int firstBefore = firstWakes.get();
+        assertThat(holder.release(new BackendLease("queue", "owner:1", held.fencingToken(), Duration.ofSeconds(30),
+            held.state()))).isTrue();
+        await("the first waiter woken by the release", () -> firstWakes.get() > firstBefore);
+        Poll granted = first.poll();
+        assertThat(granted.isGranted()).as("the first waiter's poll after the release").isTrue();
+        assertThat(secondWakes.get()).as("wake-ups of the second waiter, whose key ahead is still there")
+            .isEqualTo(secondBefore);
+        assertThat(waiter.release(new BackendLease("queue", "queue:1", granted.fencingToken(), Duration.ofSeconds(30),
+            granted.state()))).isTrue();
+        await("the second waiter woken by the first one's release", () -> secondWakes.get() > secondBefore);
+        Poll last = second.poll();
+        assertThat(last.isGranted()).as("the second waiter's poll after the release").isTrue();
+        assertThat(waiter.queueWatchOpen(range)).as("the queue watch lingers after the waits").isTrue();
+        assertThat(waiter.release(new BackendLease("queue", "queue:2", last.fencingToken(), Duration.ofSeconds(30),
+            last.state()))).isTrue();
+        assertThat(waiter.queueWatchesOpened.get()).as("queue watches opened for both waits").isEqualTo(1);
+        long deadline = System.nanoTime() + EtcdBackend.QUEUE_WATCH_LINGER.toNanos() + TimeUnit.SECONDS.toNanos(5);
+        while (waiter.queueWatchOpen(range)) {
+          assertThat(System.nanoTime() - deadline).as("the idle queue watch closed after its linger").isNegative();
+          Thread.sleep(20);
+        }
+      } finally {
+        first.abandon();
+        second.abandon();
       }
     }
   }

@@ -156,6 +156,40 @@ final class JdbcBackend implements LockBackend {
       private boolean nudged;
 
       @Override
+      public Poll pollWithoutWaiting() throws InterruptedException {
+        if (Thread.interrupted()) {
+          throw new InterruptedException("interrupted before polling lock '" + name + "'");
+        }
+        // Nobody waits: no listener, no bell watcher, no ticket; just the take transaction.
+        LeaseTable.Take t;
+        try {
+          t = table.tryTake(name, ownerId, leaseMillis, holder, 0, 0, () -> maybeHeld = true);
+        } catch (SQLException e) {
+          throw unavailable("acquiring lock '" + name + "'", e);
+        }
+        if (t.granted) {
+          maybeHeld = false;
+          if (bells != null) {
+            bells.granted(name, ownerId, leaseMillis);
+          }
+          return Poll.granted(t.fence, null);
+        }
+        if (t.queuedBehind && listener != null) {
+          nudge(); // free, but an earlier waiter is first in line: it may not have been told
+        }
+        return Poll.busy(Duration.ofMillis(t.remainingMillis));
+      }
+
+      private void nudge() {
+        nudged = true;
+        try {
+          table.announce(name);
+        } catch (SQLException e) {
+          LOG.debug("announcing lock '{}' on {} failed: {}", name, endpoint, e.toString());
+        }
+      }
+
+      @Override
       public Poll poll() throws InterruptedException {
         if (Thread.interrupted()) {
           throw new InterruptedException("interrupted before polling lock '" + name + "'");
@@ -201,12 +235,7 @@ final class JdbcBackend implements LockBackend {
           if (t.queuedBehind && !nudged) {
             // Free, but an earlier waiter is first in line: make sure it was told (once per
             // attempt; a vanished one is passed over when its ticket expires).
-            nudged = true;
-            try {
-              table.announce(name);
-            } catch (SQLException e) {
-              LOG.debug("announcing lock '{}' on {} failed: {}", name, endpoint, e.toString());
-            }
+            nudge();
           }
           // Woken by the release; until then poll only when a wake-up cannot come (the holder's
           // lease or the first waiter's ticket runs out) or by the fallback interval.
@@ -257,7 +286,10 @@ final class JdbcBackend implements LockBackend {
         // The commit of a grant failed in flight: the database may have granted it. Undo it,
         // owner-checked, so it is never someone else's row we free.
         try {
-          table.release(name, ownerId);
+          boolean freed = table.release(name, ownerId);
+          if (bells != null) {
+            bells.undone(name, ownerId, freed); // a waiter may have read us as the holder
+          }
         } catch (SQLException | RuntimeException e) {
           LOG.warn("undoing an ambiguous acquire of lock '{}' on {} failed; the row expires with its lease: {}", name,
               endpoint, e.toString());

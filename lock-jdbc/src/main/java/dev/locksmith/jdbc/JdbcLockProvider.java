@@ -365,7 +365,33 @@ public final class JdbcLockProvider implements LockProvider {
         return o;
       }
     }
+    // one slip of the keyboard: a letter left out, added, changed or two swapped (tabel, tablee)
+    for (String o : new java.util.TreeSet<>(OPTIONS)) {
+      String n = o.replace("-", "");
+      if (n.length() >= 5 && oneSlip(n, k)) {
+        return o;
+      }
+    }
     return null;
+  }
+
+  /** @return whether b is a one letter away from a: one inserted, deleted, changed, or two neighbours swapped */
+  private static boolean oneSlip(String a, String b) {
+    if (a.equals(b) || Math.abs(a.length() - b.length()) > 1) {
+      return false;
+    }
+    int i = 0;
+    while (i < Math.min(a.length(), b.length()) && a.charAt(i) == b.charAt(i)) {
+      i++;
+    }
+    if (a.length() != b.length()) {
+      String longer = a.length() > b.length() ? a : b;
+      String shorter = a.length() > b.length() ? b : a;
+      return longer.substring(i + 1).equals(shorter.substring(i));
+    }
+    return a.substring(i + 1).equals(b.substring(i + 1)) // one changed
+        || (i + 1 < a.length() && a.charAt(i) == b.charAt(i + 1) && a.charAt(i + 1) == b.charAt(i)
+            && a.substring(i + 2).equals(b.substring(i + 2))); // two neighbours swapped
   }
 
   /** The failure's message and its causes', with anything that looks like a secret redacted. */

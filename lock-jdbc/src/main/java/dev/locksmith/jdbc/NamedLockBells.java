@@ -8,7 +8,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * queued (one SELECT on the bell connection); only then does it let the bell go (rings it), and
  * the bell then stays free until the client's next grant of that lock. A release that finds no
  * waiter keeps it held, so a client that takes and releases a lock nobody waits for sends one
- * bell statement per release (that SELECT) after its first grant. A waiter's client runs one watcher per waited name on a connection of its own,
+ * bell statement per release (that SELECT) after its first grant, off the caller's thread, and a
+ * grant of a lock whose bell is held hands nothing to the bell thread. A waiter's client runs one watcher per waited name on a connection of its own,
  * blocked in {@code GET_LOCK} on the bell of the client that holds the lock (the client part of
  * the owner id its poll read): the ring lets it through, it lets the bell go again and wakes the
  * client's waiters of that name, which poll the table.
@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * at the holder's expiry and by a fallback interval. A bell found free (the holder has not
  * taken it yet, crashed, or could not take it) wakes the waiters, but after a few such in a
  * row only with a growing delay (up to 200 ms), so an unrung bell costs polls, not a busy loop.
- * Every bell operation of the holder runs on one thread, after the grant or release it
+ * Every bell statement of the holder runs on one thread, after the grant or release it
  * follows, so an acquire or release waits for none of them.
  */
 final class NamedLockBells implements AutoCloseable {
@@ -73,10 +73,15 @@ final class NamedLockBells implements AutoCloseable {
   private final String endpoint;
   private final ScheduledThreadPoolExecutor ringer;
   private final Map<String, Watcher> watchers = new ConcurrentHashMap<>();
-  /** Ringer thread only: owner id → that lease's bell, and until when the lease runs at most. */
-  private final Map<String, Lease> leases = new HashMap<>();
-  /** Ringer thread only: the bells our bell connection holds → when a lease of ours last used it (nanoTime). */
-  private final Map<String, Long> held = new HashMap<>();
+  /** Owner id → that lease's bell, and until when the lease runs at most. */
+  private final Map<String, Lease> leases = new ConcurrentHashMap<>();
+  /**
+   * The bells our bell connection holds → when a lease of ours last used it (nanoTime). Only the
+   * ringer thread adds or removes a bell; a grant or release on a caller's thread only moves the
+   * time of one that is there (computeIfPresent), so that a grant of a lock whose bell is held
+   * hands nothing to the ringer thread (a release still hands it its check of the queue).
+   */
+  private final Map<String, Long> held = new ConcurrentHashMap<>();
   /** Ringer thread only. */
   private Connection bellConnection;
   private volatile boolean closed;
@@ -84,7 +89,7 @@ final class NamedLockBells implements AutoCloseable {
   private static final class Lease {
     final String name;
     final String bell;
-    long untilNanos;
+    volatile long untilNanos;
 
     Lease(String name, String bell, long untilNanos) {
       this.name = name;
@@ -138,23 +143,28 @@ final class NamedLockBells implements AutoCloseable {
 
   // --- holder side ---------------------------------------------------------------------------
 
-  /** After a grant: make sure our bell of the lock is held, until a release with waiters rings it. */
+  /**
+   * After a grant: make sure our bell of the lock is held, until a release with waiters rings
+   * it. The lease is recorded before the bell is looked at, so a ring or an idle sweep that lets
+   * the bell go after that look finds the lease in use and takes the bell again.
+   */
   void granted(String name, String ownerId, long leaseMillis) {
-    submit(() -> {
-      String bell = bell(table, client(ownerId), name);
-      leases.put(ownerId, new Lease(name, bell, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
-      take(bell);
-    });
+    if (closed) {
+      return;
+    }
+    String bell = bell(table, client(ownerId), name);
+    leases.put(ownerId, new Lease(name, bell, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
+    if (held.computeIfPresent(bell, (b, t) -> System.nanoTime()) == null) {
+      submit(() -> take(bell));
+    }
   }
 
   /** After a renewal, or a release with a hold: the lease's bell stays in use for another {@code leaseMillis}. */
   void renewed(String ownerId, long leaseMillis) {
-    submit(() -> {
-      Lease l = leases.get(ownerId);
-      if (l != null) {
-        l.untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
-      }
-    });
+    Lease l = leases.get(ownerId);
+    if (l != null) {
+      l.untilNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis);
+    }
   }
 
   /**
@@ -164,14 +174,37 @@ final class NamedLockBells implements AutoCloseable {
    *     waiter is queued
    */
   void released(String ownerId, boolean freed) {
+    Lease l = leases.remove(ownerId);
+    if (l == null) {
+      return;
+    }
+    held.computeIfPresent(l.bell, (b, t) -> System.nanoTime());
+    if (!freed) {
+      return;
+    }
+    // Whether the bell is ours is asked on the bell thread, after every task before this one:
+    // the GET_LOCK of this lease's grant may still be queued there (a hold of a millisecond),
+    // and a release that looked now would find the bell not yet held and never ring it.
     submit(() -> {
-      Lease l = leases.remove(ownerId);
-      if (l == null) {
-        return;
-      }
-      if (held.computeIfPresent(l.bell, (b, t) -> System.nanoTime()) != null && freed
-          && leaseTable.waitersQueued(bellConnection(), l.name)) {
+      if (held.containsKey(l.bell) && leaseTable.waitersQueued(bellConnection(), l.name)) {
         ring(l.bell);
+      }
+    });
+  }
+
+  /**
+   * After an ambiguous acquire was undone (its commit's reply was lost, so {@link #granted} was
+   * never called for it): if the undo freed the row while a waiter is queued, ring our bell of
+   * the lock, as a release would; the waiter may have read us as the holder and watch that bell.
+   */
+  void undone(String name, String ownerId, boolean freed) {
+    String bell = bell(table, client(ownerId), name);
+    if (!freed) {
+      return;
+    }
+    submit(() -> {
+      if (held.containsKey(bell) && leaseTable.waitersQueued(bellConnection(), name)) {
+        ring(bell);
       }
     });
   }
@@ -223,8 +256,14 @@ final class NamedLockBells implements AutoCloseable {
         continue;
       }
       String bell = e.getKey();
+      if (inUse(bell, System.nanoTime())) {
+        continue; // granted again since the list was made
+      }
       held.remove(bell);
       releaseLock(bellConnection, bell);
+      if (inUse(bell, System.nanoTime())) {
+        take(bell); // a grant that found the bell held just before it went: hold it again for its waiters
+      }
     }
   }
 

@@ -48,4 +48,14 @@ class JdbcCoreSettingTyposTest {
       assertThat(client.config().defaults().autoRenew()).isFalse();
     }
   }
+
+  @ParameterizedTest(name = "{0} is refused as a typo of {1}")
+  @CsvSource({"tabel, table", "tabl, table", "tablee, table", "creat-table, create-table", "pool-sise, pool-size",
+      "io-timout, io-timeout", "backof-min, backoff-min"})
+  void aSlipOfAnOptionOfThisBackendIsRefusedNotPassedToTheDriver(String typo, String meant) {
+    assertThatThrownBy(() -> Locks.connect("jdbc:h2:mem:slips-" + typo + "?user=sa&" + typo + "=x").close())
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("`" + typo + "`")
+        .hasMessageContaining("did you mean `" + meant + "`?");
+  }
 }

@@ -218,24 +218,35 @@ final class RedisBackend implements LockBackend {
 
     @Override
     public Poll poll() throws InterruptedException {
+      return poll(true);
+    }
+
+    /** Nobody waits: no subscription, and a busy lock leaves no entry in its queue (entry life 0). */
+    @Override
+    public Poll pollWithoutWaiting() throws InterruptedException {
+      return poll(false);
+    }
+
+    private Poll poll(boolean wait) throws InterruptedException {
       if (Thread.interrupted()) {
         throw new InterruptedException("interrupted while acquiring lock '" + name + "'");
       }
-      if (!joined) {
+      if (wait && !joined) {
         // another waiter of this client already listens on the lock: listen before polling
         joinedTo = subscriberFor(name);
         joined = joinedTo.joinIfSubscribed(channel, wake);
       }
+      List<String> argv = wait ? args : List.of(args.get(0), args.get(1), "0");
       ambiguous = true; // until we have the answer, the server may have granted it
       Object reply;
       long acknowledged = -1;
       if (waitReplicas > 0) {
-        RedisNode.Replicated r = node.evalReplicated(RedisScripts.ACQUIRE_QUEUED, lockKeys, args,
+        RedisNode.Replicated r = node.evalReplicated(RedisScripts.ACQUIRE_QUEUED, lockKeys, argv,
             got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
         reply = r.reply;
         acknowledged = r.acknowledged;
       } else {
-        reply = node.eval(RedisScripts.ACQUIRE_QUEUED, lockKeys, args);
+        reply = node.eval(RedisScripts.ACQUIRE_QUEUED, lockKeys, argv);
       }
       ambiguous = false;
       List<?> result = (List<?>) reply;
@@ -258,6 +269,9 @@ final class RedisBackend implements LockBackend {
               + "; someone changed " + keys.fenceCounter(name));
         }
         return Poll.granted(value, null);
+      }
+      if (!wait) {
+        return Poll.busy(value >= 0 ? Duration.ofMillis(value) : context.recheck());
       }
       queued = true;
       if (!joined) {

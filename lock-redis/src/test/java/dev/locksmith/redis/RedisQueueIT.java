@@ -109,4 +109,53 @@ class RedisQueueIT {
       assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue once c holds the lock").isEmpty();
     }
   }
+
+  private static long scriptCalls(Jedis admin) {
+    long calls = 0;
+    for (String line : admin.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_evalsha:calls=") || line.startsWith("cmdstat_eval:calls=")) {
+        calls += Long.parseLong(line.substring(line.indexOf('=') + 1, line.indexOf(',')));
+      }
+    }
+    return calls;
+  }
+
+  /**
+   * An attempt that will not wait (a {@code tryAcquire()} without a wait time) finds the lock
+   * held in one script call and leaves no entry in the queue, so there is nothing to withdraw: an
+   * entry would hold back every other taker if the lock were freed before it was withdrawn. It
+   * still does not take a free lock ahead of a queued waiter, and takes a free one nobody waits for.
+   */
+  @Test
+  void anAttemptThatWillNotWaitNeitherQueuesNorBargesAhead() throws Exception {
+    try (RedisBackend a = openBackend("o-a"); RedisBackend b = openBackend("o-b"); RedisBackend c = openBackend("o-c");
+         Jedis admin = server.admin()) {
+      String name = "one-shot";
+      Poll held = a.attempt(name, "o-a:1", LEASE, () -> { }).poll();
+      assertThat(held.isGranted()).isTrue();
+      long calls = scriptCalls(admin);
+      LockAttempt once = b.attempt(name, "o-b:1", LEASE, () -> { });
+      Poll busy = once.pollWithoutWaiting();
+      assertThat(busy.isGranted()).as("b's one poll while a holds the lock").isFalse();
+      assertThat(admin.exists(KEYS.queue(name))).as("queue after b's one poll").isFalse();
+      once.abandon();
+      assertThat(scriptCalls(admin) - calls).as("script calls for b's poll and abandon").isEqualTo(1);
+      assertThat(busy.retryAfter()).as("the holder's remaining lease").isPositive().isLessThanOrEqualTo(LEASE);
+
+      LockAttempt waiter = c.attempt(name, "o-c:1", LEASE, () -> { });
+      assertThat(waiter.poll().isGranted()).as("c, a waiting attempt, while a holds the lock").isFalse();
+      assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue with c waiting").containsExactly("o-c:1");
+      assertThat(a.release(new BackendLease(name, "o-a:1", held.fencingToken(), LEASE, null))).isTrue();
+      LockAttempt barger = b.attempt(name, "o-b:2", LEASE, () -> { });
+      assertThat(barger.pollWithoutWaiting().isGranted()).as("b's one poll of the free lock with c queued first").isFalse();
+      barger.abandon();
+      assertThat(admin.zrange(KEYS.queue(name), 0, -1)).as("queue after b's one poll").containsExactly("o-c:1");
+      Poll handedOff = waiter.poll();
+      assertThat(handedOff.isGranted()).as("c, first in the queue").isTrue();
+      assertThat(c.release(new BackendLease(name, "o-c:1", handedOff.fencingToken(), LEASE, null))).isTrue();
+      Poll free = b.attempt(name, "o-b:3", LEASE, () -> { }).pollWithoutWaiting();
+      assertThat(free.isGranted()).as("b's one poll of a free lock nobody waits for").isTrue();
+      assertThat(free.fencingToken()).isGreaterThan(handedOff.fencingToken());
+    }
+  }
 }

@@ -203,12 +203,21 @@ final class KitProbe {
       return new LockAttempt() {
         @Override
         public Poll poll() throws InterruptedException {
+          return counted(false);
+        }
+
+        @Override
+        public Poll pollWithoutWaiting() throws InterruptedException {
+          return counted(true);
+        }
+
+        private Poll counted(boolean once) throws InterruptedException {
           Consumer<String> hook = onPoll;
           if (hook != null) {
             hook.accept(name);
           }
           long start = System.nanoTime();
-          Poll p = attempt.poll();
+          Poll p = once ? attempt.pollWithoutWaiting() : attempt.poll();
           lastPollNanos = System.nanoTime() - start;
           count(polls, name);
           count(polls, claimKey(name, claim.kind()));

@@ -222,8 +222,9 @@ final class ZooKeeperBackend implements LockBackend {
         .connectString(settings.hosts)
         .sessionTimeoutMs(millis(settings.sessionTimeout))
         .connectionTimeoutMs(millis(settings.connectionTimeout))
-        // every call gives up once the connection timeout has passed without a connection
-        .retryPolicy(new RetryUntilElapsed(millis(settings.connectionTimeout), 50))
+        // every call gives up once the connection timeout has passed without a connection,
+        // except Curator's own clean-ups, which must not spin (see CleanupRetries)
+        .retryPolicy(new CleanupRetries(new RetryUntilElapsed(millis(settings.connectionTimeout), 50)))
         .namespace(settings.basePath)
         .ensembleTracker(false)
         .zkClientConfig(zkConfig)

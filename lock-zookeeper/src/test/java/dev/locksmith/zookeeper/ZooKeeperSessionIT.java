@@ -203,6 +203,66 @@ class ZooKeeperSessionIT {
     }
   }
 
+  /**
+   * A create cut off from the server (a silent network, through a proxy) until its session is
+   * gone: Curator gives the create up, then looks in the background for the node it may have
+   * made, to delete it, a clean-up it never gives up on. With a plain elapsed-time retry policy
+   * that clean-up came straight back on the same thread each time it was told no, recursing until
+   * the stack overflowed and logging every step (millions of lines in one test run). Now it tries
+   * again once a second while the server is out of reach, and the client works again once the
+   * link is back.
+   */
+  @Test
+  void aCreateCutOffFromTheServerDoesNotSpinItsCleanUp() throws Exception {
+    RecordingContext context = new RecordingContext();
+    java.io.ByteArrayOutputStream logged = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream err = System.err;
+    try (dev.locksmith.tck.compare.TcpProxy proxy = new dev.locksmith.tck.compare.TcpProxy(
+        new java.net.InetSocketAddress("127.0.0.1", server.getPort()))) {
+      String uri = "zookeeper://127.0.0.1:" + proxy.address().getPort() + "?session-timeout=4s&connection-timeout=1s";
+      LockUri parsed = LockUri.parse(uri);
+      try (ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().open(
+          new BackendConfig(parsed, parsed.query(), List.of()), context)) {
+        String name = lockName();
+        pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(30), () -> { }));
+        System.setErr(new java.io.PrintStream(logged, true));
+        try {
+          proxy.blackhole(true); // nothing reaches the server or comes back, as in a partition
+          LockAttempt cut = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(30), () -> { });
+          assertThatThrownBy(cut::poll).as("a poll cut off from the server").isInstanceOf(BackendUnavailableException.class);
+          cut.abandon();
+          // the connection is lost after 2/3 of the session timeout, and the clean-up starts then
+          Thread.sleep(6_000);
+        } finally {
+          System.setErr(err);
+        }
+        // never the whole log in a message: millions of lines would choke the test report
+        String log = logged.toString(java.nio.charset.StandardCharsets.UTF_8);
+        String first = log.lines().limit(12).collect(java.util.stream.Collectors.joining("\n"));
+        long lines = log.lines().count();
+        assertThat(log.contains("StackOverflowError")).as("a StackOverflowError logged while cut off (%d lines; the first:%n%s)",
+            lines, first).isFalse();
+        assertThat(lines).as("lines logged while cut off; the first:%n%s", first).isLessThan(200);
+        proxy.blackhole(false);
+        String after = lockName();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        Poll again = null;
+        for (int n = 3; again == null || !again.isGranted(); n++) {
+          if (System.nanoTime() - deadline > 0) {
+            fail("no acquire granted within 20 s of the link coming back");
+          }
+          try {
+            again = backend.attempt(after, context.clientId() + ":" + n, Duration.ofSeconds(30), () -> { }).poll();
+          } catch (BackendUnavailableException reconnecting) {
+            Thread.sleep(100); // still reconnecting: the session it had is gone
+          }
+        }
+      }
+    } finally {
+      System.setErr(err);
+    }
+  }
+
   /** @return a live count of the backend's ZooKeeper operations by Curator's trace name, from now on */
   private static Map<String, Integer> traceOperations(ZooKeeperBackend backend) {
     Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();

@@ -190,7 +190,9 @@ public final class RedisScripts {
    * queued it is SET NX PX + the grant of {@link #ACQUIRE}. Returns {1, token} when granted (also
    * when we already hold it: a retry after a lost reply extends it and returns our token), else {0,
    * ms to wait at most}: the holder's remaining lease, or, when the lock is free but another waiter
-   * is first, the time until that waiter's entry lapses (-1: the holder's key has no TTL).
+   * is first, the time until that waiter's entry lapses (-1: the holder's key has no TTL). An
+   * entry lifetime of 0 is an attempt that will not wait: busy, it joins no queue and answers {0,
+   * the holder's remaining lease} (0 if the lock is free with another waiter first).
    */
   public static final Script ACQUIRE_QUEUED = new Script("acquire-queued",
       GRANT + REGRANT
@@ -227,6 +229,13 @@ public final class RedisScripts {
       + "  return regrant()\n"
       + "end\n"
       + "local life = tonumber(ARGV[3])\n"
+      + "if life == 0 then\n"
+      + "  local left = redis.call('PTTL', KEYS[1])\n"
+      + "  if left == -2 then\n"
+      + "    left = 0\n"
+      + "  end\n"
+      + "  return {0, left}\n"
+      + "end\n"
       + "if not redis.call('ZSCORE', KEYS[5], ARGV[1]) then\n"
       + "  local score = clock()\n"
       + "  local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')\n"

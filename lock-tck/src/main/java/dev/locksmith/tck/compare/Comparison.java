@@ -85,9 +85,12 @@ public final class Comparison {
      */
     SEMAPHORE_HOLDER_PAUSE(Fault.HOLDER_PAUSE, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder frozen (SIGSTOP) past its lease, then writes",
         true, SEMAPHORE_PERMITS),
-    /** FAULTS.md 2 for a semaphore (issue 20): a permit holder is killed; when does its permit come back, and are all N there after. */
+    /**
+     * FAULTS.md 2 for a semaphore (issue 20): a permit holder is killed; when does its permit come
+     * back, and are all N there after. Not in the quick set (CI's time): the lock's crash row is.
+     */
     SEMAPHORE_HOLDER_CRASH(Fault.HOLDER_CRASH, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder killed (SIGKILL) while holding",
-        true, SEMAPHORE_PERMITS);
+        false, SEMAPHORE_PERMITS);
 
     final Fault fault;
     final String description;
@@ -259,7 +262,7 @@ public final class Comparison {
 
     /**
      * @param quick run only the quick scenarios (holder pause, holder crash, server pause, and
-     *     the holder pause and crash on a semaphore)
+     *     the holder pause on a semaphore; the crash on a semaphore runs in the full comparison)
      * @return this builder
      */
     public Builder quick(boolean quick) {
