@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -34,6 +35,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -51,6 +53,7 @@ import org.apache.curator.retry.RetryUntilElapsed;
 import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.client.ZKClientConfig;
@@ -97,6 +100,9 @@ final class ZooKeeperBackend implements LockBackend {
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
   /** Reads of a lock's children in one poll: an expired head deleted, or one gone between two reads, costs a round. */
   private static final int ROUNDS = 4;
+  /** What Curator's protected mode puts before a node's random id; our counting create names its nodes alike. */
+  private static final String PROTECTION_PREFIX = "_c_";
+  private static final byte[] NO_DATA = new byte[0];
 
   static final Guarantees GUARANTEES = Guarantees.builder()
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
@@ -141,6 +147,8 @@ final class ZooKeeperBackend implements LockBackend {
   private final ConnectionStateListener listener = this::stateChanged;
   /** How often the children read sent behind a create did not show the new node and was sent again (for tests and the bench). */
   final AtomicLong childrenReadAgain = new AtomicLong();
+  /** Hand-offs granted on the head's deletion without reading the children (for tests and the bench). */
+  final AtomicLong handOffsUnread = new AtomicLong();
   /** This client's scratch node, written to learn the leader's clock ({@link #leaderNow()}). */
   private final String clockPath;
   private volatile boolean connected = true;
@@ -762,14 +770,17 @@ final class ZooKeeperBackend implements LockBackend {
           ops.add(curator.transactionOp().delete().withVersion(staleVersion).forPath(hold));
         }
         ops.add(curator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(hold, data));
+        // a write to our node before its delete: the waiter next in line, watching our node's data, is told "changed"
+        // and reads the children (finding the hold), where a delete alone would tell it the lock is its own
+        ops.add(curator.transactionOp().setData().forPath(h.path, data));
         ops.add(curator.transactionOp().delete().forPath(h.path));
         try {
           curator.transaction().forOperations(ops);
           return true;
         } catch (KeeperException e) {
           int failed = failedOp(e);
-          boolean onOwnNode = failed == ops.size() - 1;
-          boolean onCreate = failed == ops.size() - 2;
+          boolean onOwnNode = failed >= ops.size() - 2;
+          boolean onCreate = failed == ops.size() - 3;
           if (onOwnNode && e.code() == KeeperException.Code.NONODE) {
             return false; // not ours any more: expired and deleted by a waiter, or revoked
           }
@@ -1019,6 +1030,15 @@ final class ZooKeeperBackend implements LockBackend {
     private long headExpiresAt;
     private long lastCheckedAt;
     private volatile boolean predecessorChanged = true;
+    /**
+     * The head we were next behind at the end of the last check, seen there with a watch on its data; null if we were
+     * not. Our node was the second child then: nodes made later sort after ours, and the one node that can come before
+     * it, the hold, is made only by the head's own release, which writes the head's data first (a change, not a delete,
+     * for the watch). So once the head is deleted the lock is ours, without reading the children again.
+     */
+    private String nextBehind;
+    /** The path of the last node whose deletion a watch of ours reported. */
+    private volatile String lastDeleted;
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
 
@@ -1034,6 +1054,9 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     private void predecessorEvent(WatchedEvent event) {
+      if (event.getType() == EventType.NodeDeleted) {
+        lastDeleted = event.getPath();
+      }
       predecessorChanged = true;
       wake.run();
     }
@@ -1111,11 +1134,22 @@ final class ZooKeeperBackend implements LockBackend {
       predecessorChanged = false; // before reading, so a change during the read still counts
       watched = null;
       headExpiresAt = 0;
+      String head = nextBehind;
+      nextBehind = null;
+      String deleted = lastDeleted;
+      if (head != null && nodePath != null && deleted != null && deleted.endsWith(head)) {
+        handOffsUnread.incrementAndGet();
+        return grant(); // the head we were next behind is gone: a hand-off, with one read fewer
+      }
       List<String> pipelined = null;
       if (nodePath == null) {
-        pipelined = createAndReadChildren();
-        if (pipelined == null) {
-          childrenReadAgain.incrementAndGet(); // the read behind the create failed (no parent node yet): read again below
+        if (claim.isExclusive()) {
+          pipelined = createCounting(); // null: others are queued, read them below
+        } else {
+          pipelined = createAndReadChildren();
+          if (pipelined == null) {
+            childrenReadAgain.incrementAndGet(); // the read behind the create failed (no parent node yet): read again below
+          }
         }
       }
       boolean behindCreate = pipelined != null;
@@ -1248,6 +1282,88 @@ final class ZooKeeperBackend implements LockBackend {
       return children;
     }
 
+    /**
+     * Creates our node of a lock and, in the same transaction, writes the lock's node (no data), whose stat in the
+     * answer counts its children once our node is among them. One child is ours alone: the lock is ours without a read,
+     * so an uncontended acquire + release sends two requests, create and delete, as the raw floor does (a create and a
+     * children read are three with the release). The transaction has one zxid, so the write's mzxid is our node's czxid,
+     * the token; the ephemeral owner is the session of the handle it was sent on.
+     *
+     * <p>Sent on ZooKeeper's own handle: Curator would send a transaction again after a connection loss and could leave
+     * a second node. Our node is named as Curator's protected mode names one (a random id, then our owner id), so a
+     * create whose answer was lost is found by our owner id once the connection is back ({@link #findLostCreate}), and
+     * {@link #abandon} finds it the same way. Where the lock's node does not exist yet, or the session ended, the create
+     * goes through Curator ({@link #createAndReadChildren}), which makes the parents and waits for a new session.
+     *
+     * @return our node alone, as the children to judge; null if others are there, to be read
+     */
+    private List<String> createCounting() throws Exception {
+      ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
+      long session = zk.getSessionId();
+      String lockNode = ZKPaths.makePath(settings.basePath, parent);
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      String node = PROTECTION_PREFIX + new UUID(random.nextLong(), random.nextLong()) + "-" + base;
+      List<Op> ops = List.of(
+          Op.create(ZKPaths.makePath(lockNode, node), data, settings.acl.acls(), CreateMode.EPHEMERAL_SEQUENTIAL),
+          Op.setData(lockNode, NO_DATA, -1));
+      createInFlight = true;
+      List<OpResult> results;
+      try {
+        results = zk.multi(ops);
+      } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
+        // no lock node yet (or no namespace): nothing was made; Curator makes the parents. An ended session: nothing
+        // was made either; Curator waits for the next one.
+        List<String> children = createAndReadChildren();
+        if (children == null) {
+          childrenReadAgain.incrementAndGet();
+        }
+        return children;
+      } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException
+          | KeeperException.RequestTimeoutException | KeeperException.SessionMovedException e) {
+        return findLostCreate(e);
+      } catch (KeeperException e) {
+        createInFlight = false; // refused as a whole (NoAuth, ...): nothing was made
+        throw e;
+      }
+      createInFlight = false;
+      String made = ((OpResult.CreateResult) results.get(0)).getPath();
+      Stat lock = ((OpResult.SetDataResult) results.get(1)).getStat();
+      nodePath = ZKPaths.makePath(parent, ZKPaths.getNodeFromPath(made));
+      Stat stat = new Stat();
+      stat.setCzxid(lock.getMzxid());
+      stat.setEphemeralOwner(session);
+      created = stat;
+      return lock.getNumChildren() == 1 ? List.of(ZKPaths.getNodeFromPath(made)) : null;
+    }
+
+    /**
+     * The counting create's answer was lost: it may have been made. Reads the children through Curator, which waits for
+     * the connection up to the connection timeout, and takes our node if it is there (the grant reads its stat);
+     * otherwise creates through Curator.
+     */
+    private List<String> findLostCreate(KeeperException cause) throws Exception {
+      LOG.debug("the create of a node for {} got no answer ({}); looking for it by our owner id", what, cause.code());
+      List<String> children;
+      try {
+        children = curator.getChildren().forPath(parent);
+      } catch (KeeperException.NoNodeException e) {
+        children = List.of();
+      }
+      for (String child : children) {
+        if (NodeNames.hasBase(child, base)) {
+          nodePath = ZKPaths.makePath(parent, child);
+          created = new Stat();
+          createInFlight = false;
+          return children;
+        }
+      }
+      List<String> fresh = createAndReadChildren();
+      if (fresh == null) {
+        childrenReadAgain.incrementAndGet();
+      }
+      return fresh;
+    }
+
     /** Waits for a background call's answer; Curator answers every one, with an error once its retries are spent. */
     private <T> T await(CompletableFuture<T> answer) throws Exception {
       try {
@@ -1281,6 +1397,7 @@ final class ZooKeeperBackend implements LockBackend {
       NodeData data = NodeData.parse(bytes);
       if (!data.expires()) {
         watched = head;
+        nextBehind = head;
         return Poll.busy(context.recheck());
       }
       long checkedAt = System.nanoTime();
@@ -1291,6 +1408,7 @@ final class ZooKeeperBackend implements LockBackend {
         if (headExpiresAt == 0) {
           headExpiresAt = 1;
         }
+        nextBehind = head;
         return Poll.busy(Duration.ofMillis(left));
       }
       if (deleteExpiredHead(head, stat)) {

@@ -120,6 +120,27 @@ final class ZooKeeperEnsembleFixture implements AutoCloseable {
 
   /**
    * @param port a server's client port
+   * @return the requests the server has received from clients ({@code Received} of {@code srvr}), pings included
+   */
+  static long received(int port) throws IOException {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+      s.setSoTimeout(2000);
+      OutputStream out = s.getOutputStream();
+      out.write("srvr".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String reply = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      for (String line : reply.split("\n")) {
+        if (line.startsWith("Received: ")) {
+          return Long.parseLong(line.substring("Received: ".length()).trim());
+        }
+      }
+      throw new IOException("no Received line in the srvr answer: " + reply.trim().replace('\n', ' '));
+    }
+  }
+
+  /**
+   * @param port a server's client port
    * @return what the server says its mode is ({@code leader}, {@code follower}, ...), or why it said nothing
    */
   static String mode(int port) {
