@@ -67,9 +67,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Locks on ZooKeeper. Each lock name is a container node; each acquirer creates an
- * ephemeral-sequential child in Curator's protected mode (a create that succeeded just before a
- * connection loss is found again, not duplicated), holds the lock when its child is the lowest,
- * and otherwise watches only the child just before its own. The fencing token is the czxid of
+ * ephemeral-sequential child named as in Curator's protected mode (a create that succeeded just
+ * before a connection loss is found again by its owner id, not duplicated), holds the lock when
+ * its child is the lowest, and otherwise watches only the child just before its own. A lock's
+ * create goes in one transaction with a write to the lock's node, whose stat counts the children:
+ * alone, the lock is granted without reading them; the waiter next behind the head is granted on
+ * the head's delete without reading them either. The fencing token is the czxid of
  * the holder's child: ZooKeeper's transaction id of its creation, which only grows, even when the
  * container is removed and the sequence numbers start again.
  *
@@ -127,8 +130,8 @@ final class ZooKeeperBackend implements LockBackend {
           + "expiries of unrenewed leases and holds are on the leader's wall clock, which a jump there moves")
       .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own node, whose path holds a random "
           + "protection id and our owner id")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "Curator's protected mode finds a node whose create succeeded "
-          + "before a connection loss; an abandoned attempt deletes it")
+      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "a node whose create succeeded before a connection loss is found "
+          + "by its owner id (as Curator's protected mode finds one), never made twice; an abandoned attempt deletes it")
       .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "a lock's token is its node's czxid, never the sequence number, "
           + "which restarts with a new container node; a permit's or side's is the zxid of the write made with its grant")
       .build();
@@ -1039,6 +1042,8 @@ final class ZooKeeperBackend implements LockBackend {
     private String nextBehind;
     /** The path of the last node whose deletion a watch of ours reported. */
     private volatile String lastDeleted;
+    /** Whether a poll of this attempt found the lock taken: waiters may have queued behind us meanwhile. */
+    private boolean waited;
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
 
@@ -1102,7 +1107,11 @@ final class ZooKeeperBackend implements LockBackend {
         // the head's expiry is due: ask the leader's clock
       }
       try {
-        return check(now);
+        Poll p = check(now);
+        if (!p.isGranted()) {
+          waited = true;
+        }
+        return p;
       } catch (InterruptedException e) {
         Thread.interrupted();
         throw e;
@@ -1459,7 +1468,27 @@ final class ZooKeeperBackend implements LockBackend {
       if (!watchSet) {
         unwatched.add(h);
       }
+      if (waited && claim.isExclusive()) {
+        announceHead();
+      }
       return Poll.grantedForSession(h.token, h);
+    }
+
+    /**
+     * Tells a waiter that queued behind us while we waited, and watches our node from further back, that we are the
+     * head now: a write of our node's unchanged data, in the background, which its watch reports as a change. It
+     * reads the children then, while we hold, finds itself next behind us, and is granted on our delete without a
+     * read ({@link #nextBehind}): the read comes off the hand-off's path. Versioned by the node's first version, so
+     * an extend sent meanwhile is never overwritten. A lock granted on its first poll needs none: any waiter came
+     * after us and read us as the head.
+     */
+    private void announceHead() {
+      try {
+        curator.setData().withVersion(0).inBackground((c, e) -> { }).forPath(nodePath, data);
+      } catch (Exception e) {
+        LOG.debug("telling the waiters behind {} that it holds failed; they read the children on its release: {}", nodePath,
+            e.toString());
+      }
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.locksmith.zookeeper;
 import dev.locksmith.tck.ServerProcess;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -118,25 +117,39 @@ final class ZooKeeperEnsembleFixture implements AutoCloseable {
     return members.stream().map(m -> "127.0.0.1:" + m.clientPort).collect(Collectors.joining(","));
   }
 
-  /**
-   * @param port a server's client port
-   * @return the requests the server has received from clients ({@code Received} of {@code srvr}), pings included
-   */
-  static long received(int port) throws IOException {
+  /** @return the answer of the server at {@code port} to the {@code srvr} four-letter word */
+  private static String srvr(int port) throws IOException {
     try (Socket s = new Socket()) {
       s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
       s.setSoTimeout(2000);
       OutputStream out = s.getOutputStream();
       out.write("srvr".getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      String reply = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      for (String line : reply.split("\n")) {
-        if (line.startsWith("Received: ")) {
-          return Long.parseLong(line.substring("Received: ".length()).trim());
-        }
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  /** @return the value of the {@code srvr} line that starts with {@code key}, or null */
+  private static String srvrLine(String reply, String key) {
+    for (String line : reply.split("\n")) {
+      if (line.startsWith(key)) {
+        return line.substring(key.length()).trim();
       }
+    }
+    return null;
+  }
+
+  /**
+   * @param port a server's client port
+   * @return the requests the server has received from clients ({@code Received} of {@code srvr}), pings included
+   */
+  static long received(int port) throws IOException {
+    String reply = srvr(port);
+    String value = srvrLine(reply, "Received: ");
+    if (value == null) {
       throw new IOException("no Received line in the srvr answer: " + reply.trim().replace('\n', ' '));
     }
+    return Long.parseLong(value);
   }
 
   /**
@@ -144,20 +157,10 @@ final class ZooKeeperEnsembleFixture implements AutoCloseable {
    * @return what the server says its mode is ({@code leader}, {@code follower}, ...), or why it said nothing
    */
   static String mode(int port) {
-    try (Socket s = new Socket()) {
-      s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
-      s.setSoTimeout(2000);
-      OutputStream out = s.getOutputStream();
-      out.write("srvr".getBytes(StandardCharsets.US_ASCII));
-      out.flush();
-      InputStream in = s.getInputStream();
-      String reply = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      for (String line : reply.split("\n")) {
-        if (line.startsWith("Mode: ")) {
-          return line.substring("Mode: ".length()).trim();
-        }
-      }
-      return "no mode in: " + reply.trim().replace('\n', ' ');
+    try {
+      String reply = srvr(port);
+      String value = srvrLine(reply, "Mode: ");
+      return value != null ? value : "no mode in: " + reply.trim().replace('\n', ' ');
     } catch (IOException e) {
       return "no answer: " + e;
     }

@@ -378,6 +378,50 @@ class ZooKeeperSessionIT {
   }
 
   /**
+   * A waiter further back watches its predecessor; once that one is granted after waiting, it
+   * writes its node, which wakes the waiter while it holds: the waiter reads, is next behind, and
+   * is granted on the delete without another read. Without the write, nothing would wake it
+   * before the release and it would read the children on the hand-off's path.
+   */
+  @Test
+  void aWaiterFurtherBackIsToldItsPredecessorHoldsAndIsGrantedOnItsDeleteWithoutARead() throws Exception {
+    RecordingContext ca = new RecordingContext();
+    RecordingContext cb = new RecordingContext();
+    RecordingContext cc = new RecordingContext();
+    try (ZooKeeperBackend a = open(ca, "session-timeout=30s"); ZooKeeperBackend b = open(cb, "session-timeout=30s");
+        ZooKeeperBackend c = open(cc, "session-timeout=30s")) {
+      String name = lockName();
+      Duration lease = Duration.ofSeconds(30);
+      Poll first = pollUntilGranted(a.attempt(name, ca.clientId() + ":1", lease, () -> { }));
+      java.util.concurrent.Semaphore secondWoken = new java.util.concurrent.Semaphore(0);
+      LockAttempt second = b.attempt(name, cb.clientId() + ":1", lease, secondWoken::release);
+      assertThat(second.poll().isGranted()).as("the second while the first holds").isFalse();
+      java.util.concurrent.Semaphore thirdWoken = new java.util.concurrent.Semaphore(0);
+      LockAttempt third = c.attempt(name, cc.clientId() + ":1", lease, thirdWoken::release);
+      assertThat(third.poll().isGranted()).as("the third, two nodes ahead of it").isFalse();
+      assertThat(a.release(new dev.locksmith.spi.BackendLease(name, ca.clientId() + ":1", first.fencingToken(), lease,
+          first.state()))).isTrue();
+      assertThat(secondWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the second woken by the first's release").isTrue();
+      Poll secondGrant = second.poll();
+      assertThat(secondGrant.isGranted()).as("the second, next behind the first").isTrue();
+      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the third woken by the second's grant, while it holds")
+          .isTrue();
+      assertThat(third.poll().isGranted()).as("the third while the second holds").isFalse();
+      long unreadBefore = c.handOffsUnread.get();
+      thirdWoken.drainPermits();
+      assertThat(b.release(new dev.locksmith.spi.BackendLease(name, cb.clientId() + ":1", secondGrant.fencingToken(), lease,
+          secondGrant.state()))).isTrue();
+      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the third woken by the second's release").isTrue();
+      Poll thirdGrant = third.poll();
+      assertThat(thirdGrant.isGranted()).as("the third on the second's delete").isTrue();
+      assertThat(c.handOffsUnread.get() - unreadBefore).as("grants on the head's delete without a read").isEqualTo(1);
+      assertThat(thirdGrant.fencingToken()).isGreaterThan(secondGrant.fencingToken());
+      assertThat(c.release(new dev.locksmith.spi.BackendLease(name, cc.clientId() + ":1", thirdGrant.fencingToken(), lease,
+          thirdGrant.state()))).isTrue();
+    }
+  }
+
+  /**
    * The first acquire of a name finds no parent node: the read sent behind the create is answered
    * before Curator has made the parent and created our node again, so it cannot show our node; the
    * attempt reads again (counted), and the grant is as good as any other. A read that does not
