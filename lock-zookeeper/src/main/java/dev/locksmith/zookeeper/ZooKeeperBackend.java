@@ -900,10 +900,22 @@ final class ZooKeeperBackend implements LockBackend {
       throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
     }
     try {
-      curator.delete().guaranteed().forPath(path);
+      // on ZooKeeper's own handle: the caller waits for one request and nothing of Curator's retry machinery, which is
+      // only needed when the answer is lost
+      curator.getZookeeperClient().getZooKeeper().delete(ZKPaths.makePath(settings.basePath, path), -1);
       return true;
-    } catch (KeeperException.NoNodeException e) {
-      return false;
+    } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
+      return false; // gone: deleted behind our back, or with the session
+    } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException
+        | KeeperException.RequestTimeoutException | KeeperException.SessionMovedException e) {
+      // the delete may have been done: Curator sends it again until it is, or the session ends; a node already gone
+      // then was most likely deleted by the first try
+      try {
+        curator.delete().guaranteed().forPath(path);
+      } catch (KeeperException.NoNodeException gone) {
+        LOG.debug("{} was gone when its delete was sent again after {}", path, e.code());
+      }
+      return true;
     } catch (InterruptedException e) {
       // an interrupt must not leave the node behind: finish in the background, keep the flag
       deleteInBackground(path);
@@ -1186,6 +1198,9 @@ final class ZooKeeperBackend implements LockBackend {
           continue;
         }
         behindCreate = false;
+        if (index > 0 && claim.isExclusive()) {
+          index = dropLostCreates(children, index);
+        }
         if (index < 0) {
           // our node is gone (its session ended, or it was deleted): queue again at the back
           LOG.debug("node {} of {} vanished while waiting; queueing again", nodePath, what);
@@ -1343,6 +1358,24 @@ final class ZooKeeperBackend implements LockBackend {
       stat.setEphemeralOwner(session);
       created = stat;
       return lock.getNumChildren() == 1 ? List.of(ZKPaths.getNodeFromPath(made)) : null;
+    }
+
+    /**
+     * A node ahead of ours with our owner id in its name is ours too: a create whose answer was lost, not found by
+     * {@link #findLostCreate}, and made after all. It must not stand before us until the session ends: deleted, in the
+     * background, and left out of the children judged.
+     *
+     * @return our node's index among the children left
+     */
+    private int dropLostCreates(List<String> children, int index) {
+      for (int i = index - 1; i >= 0; i--) {
+        if (NodeNames.hasBase(children.get(i), base)) {
+          LOG.debug("deleting {} of {}: a create of ours whose answer was lost", children.get(i), what);
+          deleteInBackground(parent + "/" + children.remove(i));
+          index--;
+        }
+      }
+      return index;
     }
 
     /**
