@@ -318,9 +318,8 @@ class JdbcWaitQueueIT {
     Dialect dialect = dialect(db);
     String table = "upgrade_" + UUID.randomUUID().toString().substring(0, 8);
     String queue = LeaseTable.queueTable(table);
-    try (Connection c = db.admin(); Statement s = c.createStatement()) {
-      // as the version before the queue made it: without the wait queue and without queued_until
-      s.execute(dialect.ddl(table).replaceAll(",\\s*\\n\\s*queued_until[^,\\n]*", ""));
+    createTableWithoutQueuedUntil(db, dialect, table, false); // as the version before the queue made it
+    try (Connection c = db.admin()) {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table
           + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, NULL, 41, 0, 0, NULL)")) {
         ps.setString(1, "old-lock");
@@ -351,6 +350,20 @@ class JdbcWaitQueueIT {
     }
   }
 
+  /** Creates a lock table as versions before {@code queued_until} made it, with or without its wait queue. */
+  private static void createTableWithoutQueuedUntil(TestDatabases.Db db, Dialect dialect, String table, boolean withQueue)
+      throws SQLException {
+    try (Connection c = db.admin(); Statement s = c.createStatement()) {
+      s.execute(dialect.ddl(table).replaceAll(",\\s*\\n\\s*queued_until[^,\\n]*", ""));
+      if (withQueue) {
+        s.execute(dialect.queueDdl(LeaseTable.queueTable(table)));
+      }
+      if (!c.getAutoCommit()) {
+        c.commit();
+      }
+    }
+  }
+
   private static boolean hasQueuedUntil(TestDatabases.Db db, String table) throws SQLException {
     try (Connection c = db.admin(); Statement s = c.createStatement()) {
       try {
@@ -377,13 +390,7 @@ class JdbcWaitQueueIT {
     TestDatabases.Db db = db(which);
     Dialect dialect = dialect(db);
     String table = "no_hint_" + UUID.randomUUID().toString().substring(0, 8);
-    try (Connection c = db.admin(); Statement s = c.createStatement()) {
-      s.execute(dialect.ddl(table).replaceAll(",\\s*\\n\\s*queued_until[^,\\n]*", ""));
-      s.execute(dialect.queueDdl(LeaseTable.queueTable(table)));
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-    }
+    createTableWithoutQueuedUntil(db, dialect, table, true);
     String name = name("no-hint");
     String uri = uri(db, table, "&create-table=false");
     try (LockClient holder = Locks.connect(LockConfig.builder().uri(uri).lease(Duration.ofSeconds(60)).autoRenew(false).build());

@@ -1167,10 +1167,7 @@ final class ZooKeeperBackend implements LockBackend {
         if (claim.isExclusive()) {
           pipelined = createCounting(); // null: others are queued, read them below
         } else {
-          pipelined = createAndReadChildren();
-          if (pipelined == null) {
-            childrenReadAgain.incrementAndGet(); // the read behind the create failed (no parent node yet): read again below
-          }
+          pipelined = createAndReadChildren(); // null: the read behind the create failed, read again below
         }
       }
       boolean behindCreate = pipelined != null;
@@ -1293,6 +1290,7 @@ final class ZooKeeperBackend implements LockBackend {
         throw e; // the create stays in flight: abandon() finds its node by our owner id
       } catch (Exception e) {
         LOG.debug("the children read behind the create of {} failed; reading again: {}", what, e.toString());
+        childrenReadAgain.incrementAndGet();
         children = null; // no parent node yet (NoNode), or a connection problem: read again once the create is done
       }
       CuratorEvent made = await(create);
@@ -1337,11 +1335,7 @@ final class ZooKeeperBackend implements LockBackend {
       } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
         // no lock node yet (or no namespace): nothing was made; Curator makes the parents. An ended session: nothing
         // was made either; Curator waits for the next one.
-        List<String> children = createAndReadChildren();
-        if (children == null) {
-          childrenReadAgain.incrementAndGet();
-        }
-        return children;
+        return createAndReadChildren();
       } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException
           | KeeperException.RequestTimeoutException | KeeperException.SessionMovedException e) {
         return findLostCreate(e);
@@ -1399,11 +1393,7 @@ final class ZooKeeperBackend implements LockBackend {
           return children;
         }
       }
-      List<String> fresh = createAndReadChildren();
-      if (fresh == null) {
-        childrenReadAgain.incrementAndGet();
-      }
-      return fresh;
+      return createAndReadChildren();
     }
 
     /** Waits for a background call's answer; Curator answers every one, with an error once its retries are spent. */
