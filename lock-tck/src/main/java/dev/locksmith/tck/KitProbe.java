@@ -102,6 +102,23 @@ final class KitProbe {
     return abandons(claimKey(name, kind));
   }
 
+  /**
+   * @return polls of attempts on this lock that {@code thread} made and that came back: a waiter's own, where
+   *     {@link #polls(String)} would also count a poll again by a waiter queued before it
+   */
+  int pollsBy(String name, Thread thread) {
+    return polls(byThread(name, thread));
+  }
+
+  /** @return as {@link #pollsBy(String, Thread)}, for attempts of one kind of claim */
+  int pollsBy(String name, Claim.Kind kind, Thread thread) {
+    return polls(byThread(claimKey(name, kind), thread));
+  }
+
+  private static String byThread(String key, Thread thread) {
+    return key + "\0thread " + thread.getId();
+  }
+
   private static String claimKey(String name, Claim.Kind kind) {
     return kind + "\0" + name;
   }
@@ -221,6 +238,8 @@ final class KitProbe {
           lastPollNanos = System.nanoTime() - start;
           count(polls, name);
           count(polls, claimKey(name, claim.kind()));
+          count(polls, byThread(name, Thread.currentThread()));
+          count(polls, byThread(claimKey(name, claim.kind()), Thread.currentThread()));
           if (p.isGranted()) {
             if (claim.isExclusive()) {
               owners.put(name + "#" + p.fencingToken(), ownerId);

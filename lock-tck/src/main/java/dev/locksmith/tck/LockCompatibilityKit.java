@@ -312,7 +312,10 @@ public abstract class LockCompatibilityKit {
    * answered) and the thread is parked in the core's wait.
    */
   private void awaitQueued(Thread t, String name, int pollsBefore, String what) throws InterruptedException {
-    await(Duration.ofSeconds(10), what + " (a poll of lock '" + name + "' came back)", () -> probe.polls(name) > pollsBefore);
+    // its own poll: a poll again by a waiter queued before it (a wake, a watch confirmed) would otherwise let the next
+    // waiter start while this one's first poll is still on its way to the server, and queue ahead of it
+    await(Duration.ofSeconds(10), what + " (a poll of lock '" + name + "' by its thread came back)",
+        () -> probe.polls(name) > pollsBefore && probe.pollsBy(name, t) > 0);
     awaitParked(t, what);
   }
 
@@ -1937,8 +1940,8 @@ public abstract class LockCompatibilityKit {
 
   /** Waits until a waiter of this kind has queued: one more poll of that claim came back, and the thread is parked. */
   private void awaitQueued(Thread t, String name, Claim.Kind kind, int pollsBefore, String what) throws InterruptedException {
-    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' came back)",
-        () -> probe.polls(name, kind) > pollsBefore);
+    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' by its thread came back)",
+        () -> probe.polls(name, kind) > pollsBefore && probe.pollsBy(name, kind, t) > 0);
     awaitParked(t, what);
   }
 
