@@ -1,5 +1,7 @@
 package dev.locksmith.etcd;
 
+import static dev.locksmith.etcd.CallerRunsExecutor.send;
+
 import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
@@ -115,14 +117,14 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
         then[reads.length] = Op.put(key, KeyNames.bytes(ownerId), PutOption.builder().withLeaseId(session.leaseId).build());
         TxnResponse r;
         try {
-          createCall = backend.client.getKVClient().txn()
+          createCall = send(() -> backend.client.getKVClient().txn()
               .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
               .Then(then)
               .Else(Op.get(key, GetOption.DEFAULT))
-              .commit();
+              .commit());
           // Awaited through a copy: an interrupt or a timeout cancels the copy, and abandon() can
           // still learn when the create itself is done.
-          r = backend.calls.await(createCall.thenApply(x -> x), backend.settings.requestTimeout,
+          r = backend.calls.await(() -> createCall.thenApply(x -> x), backend.settings.requestTimeout,
               "creating the key of " + what, EtcdSettings.REQUEST_TIMEOUT);
         } catch (BackendUnavailableException e) {
           if (!EtcdCalls.describe(e).contains("requested lease not found")) {
@@ -152,7 +154,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
         }
       } else {
         // Re-check that our key is still there (etcd issue 11456) and find the nearest key before it.
-        TxnResponse r = backend.calls.await(backend.client.getKVClient().txn()
+        TxnResponse r = backend.calls.await(() -> backend.client.getKVClient().txn()
             .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(myRevision)))
             .Then(rule.reads(myRevision))
             .commit(), backend.settings.requestTimeout, "checking " + what, EtcdSettings.REQUEST_TIMEOUT);
@@ -170,7 +172,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
         if (!createdNow && rule.grantWrites()) {
           // Another key may have been granted after ours was created: write the grant, so that
           // its revision, the token, is above every earlier grant's (our key stays in its place).
-          TxnResponse g = backend.calls.await(backend.client.getKVClient().txn()
+          TxnResponse g = backend.calls.await(() -> backend.client.getKVClient().txn()
               .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(myRevision)))
               .Then(Op.put(key, KeyNames.bytes(ownerId), PutOption.builder().withLeaseId(session.leaseId).build()))
               .commit(), backend.settings.requestTimeout, "granting " + what, EtcdSettings.REQUEST_TIMEOUT);
@@ -377,7 +379,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
         // connection on its own, so a delete sent now could be applied before the create, and
         // the key would then stay on our kept-alive lease, blocking the lock: wait for it first.
         try {
-          backend.calls.awaitUninterruptibly(pending, backend.settings.requestTimeout, "finishing the create of " + what);
+          backend.calls.awaitUninterruptibly(() -> pending, backend.settings.requestTimeout, "finishing the create of " + what);
         } catch (RuntimeException e) {
           // its outcome stays unknown: delete anyway (retried in the background if that fails)
         }

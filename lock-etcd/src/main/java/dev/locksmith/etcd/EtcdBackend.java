@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +87,8 @@ final class EtcdBackend implements LockBackend {
   final EtcdSettings settings;
   final BackendContext context;
   final Client client;
+  /** The executor jetcd starts calls on ({@link CallerRunsExecutor}); jetcd leaves it running when closed. */
+  private final ExecutorService jetcdExecutor;
   final EtcdCalls calls;
   final EtcdLeaseControl leaseControl = new EtcdLeaseControl(this);
   private final ScheduledExecutorService keeper;
@@ -267,10 +270,11 @@ final class EtcdBackend implements LockBackend {
     }
   }
 
-  EtcdBackend(EtcdSettings settings, BackendContext context, Client client) {
+  EtcdBackend(EtcdSettings settings, BackendContext context, Client client, ExecutorService jetcdExecutor) {
     this.settings = settings;
     this.context = context;
     this.client = client;
+    this.jetcdExecutor = jetcdExecutor;
     this.calls = new EtcdCalls(settings);
     this.keeper = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "locksmith-etcd-keepalive-" + context.clientId());
@@ -282,7 +286,7 @@ final class EtcdBackend implements LockBackend {
   /** Grants the client's lease and starts the watch and the keep-alive: the connectivity check of open(). */
   void start() throws InterruptedException {
     long t0 = System.nanoTime();
-    var grant = calls.await(client.getLeaseClient().grant(settings.ttlSeconds()), settings.connectTimeout,
+    var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), settings.connectTimeout,
         "granting a lease", EtcdSettings.CONNECT_TIMEOUT);
     session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
     watchedRevision = grant.getHeader().getRevision();
@@ -321,7 +325,7 @@ final class EtcdBackend implements LockBackend {
         throw new BackendUnavailableException("the etcd backend for " + settings.describe() + " is closed");
       }
       long t0 = System.nanoTime();
-      var grant = calls.await(client.getLeaseClient().grant(settings.ttlSeconds()), settings.requestTimeout,
+      var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), settings.requestTimeout,
           "granting a new lease", EtcdSettings.REQUEST_TIMEOUT);
       s = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
       session = s;
@@ -806,7 +810,7 @@ final class EtcdBackend implements LockBackend {
     try {
       boolean deleted;
       if (lease.claim().isExclusive()) {
-        DeleteResponse r = calls.awaitUninterruptibly(client.getKVClient().delete(held.key), settings.requestTimeout,
+        DeleteResponse r = calls.awaitUninterruptibly(() -> client.getKVClient().delete(held.key), settings.requestTimeout,
             "releasing lock '" + lease.name() + "'");
         saw(r.getHeader().getRevision());
         deleted = r.getDeleted() > 0;
@@ -814,7 +818,7 @@ final class EtcdBackend implements LockBackend {
         // A permit's or a side's is compared with its create revision: a release delayed or sent
         // twice must free nothing once the key's name is in use again (kit rules 18.2, 19.9), and
         // the permit it would free is one any waiter may take at once.
-        TxnResponse r = calls.awaitUninterruptibly(client.getKVClient().txn()
+        TxnResponse r = calls.awaitUninterruptibly(() -> client.getKVClient().txn()
             .If(new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)))
             .Then(Op.delete(held.key, DeleteOption.DEFAULT))
             .commit(), settings.requestTimeout, "releasing " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
@@ -847,7 +851,7 @@ final class EtcdBackend implements LockBackend {
     ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
     GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
         .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
-    var got = calls.awaitUninterruptibly(client.getKVClient().get(prefix, oldest), settings.requestTimeout,
+    var got = calls.awaitUninterruptibly(() -> client.getKVClient().get(prefix, oldest), settings.requestTimeout,
         "reading lock '" + name + "'");
     if (got.getKvs().isEmpty()) {
       return LockState.free();
@@ -864,7 +868,7 @@ final class EtcdBackend implements LockBackend {
   void deleteQuietly(ByteSequence key, Session session, String why, Runnable deleted) {
     keys.remove(key);
     try {
-      saw(calls.awaitUninterruptibly(client.getKVClient().delete(key), settings.requestTimeout, why).getHeader().getRevision());
+      saw(calls.awaitUninterruptibly(() -> client.getKVClient().delete(key), settings.requestTimeout, why).getHeader().getRevision());
       deleted.run();
     } catch (RuntimeException e) {
       LOG.warn("{}: deleting key {} ({}) failed; retrying in the background: {}", settings.describe(), key, why, e.getMessage());
@@ -932,12 +936,21 @@ final class EtcdBackend implements LockBackend {
     if (s != null && !s.dead) {
       try {
         // Revoking deletes every key still on the lease: waiters' keys too, at once.
-        calls.awaitUninterruptibly(client.getLeaseClient().revoke(s.leaseId), settings.requestTimeout, "revoking the lease");
+        calls.awaitUninterruptibly(() -> client.getLeaseClient().revoke(s.leaseId), settings.requestTimeout, "revoking the lease");
       } catch (RuntimeException e) {
         LOG.warn("{}: revoking {} on close failed; its keys go when its TTL ends: {}", settings.describe(), s, e.getMessage());
       }
     }
-    client.close();
+    closeClient();
+  }
+
+  /** Closes jetcd's client, then the executor it was given, which jetcd leaves running. */
+  private void closeClient() {
+    try {
+      client.close();
+    } finally {
+      jetcdExecutor.shutdownNow();
+    }
   }
 
   @Override
@@ -948,7 +961,7 @@ final class EtcdBackend implements LockBackend {
     // As a crash: no revoke, no deletes; etcd frees the keys when the lease TTL runs out.
     keeper.shutdownNow();
     closeWatcher();
-    client.close();
+    closeClient();
   }
 
   private void closeWatcher() {

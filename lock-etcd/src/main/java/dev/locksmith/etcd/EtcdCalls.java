@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /** Waits for jetcd's futures with a deadline, and turns failures into messages that name the server. */
 final class EtcdCalls {
@@ -17,10 +18,14 @@ final class EtcdCalls {
   }
 
   /**
+   * Sends a call from this thread ({@link CallerRunsExecutor#send}) and waits for its answer.
+   *
+   * @param call starts the call (jetcd's), or hands back one already started
    * @param what what was asked, such as "granting a lease"
    * @param timeoutOption the option that set the deadline, for the message
    */
-  <T> T await(CompletableFuture<T> future, Duration timeout, String what, String timeoutOption) throws InterruptedException {
+  <T> T await(Supplier<CompletableFuture<T>> call, Duration timeout, String what, String timeoutOption) throws InterruptedException {
+    CompletableFuture<T> future = CallerRunsExecutor.send(call);
     try {
       return future.get(Durations.toNanosSaturated(timeout), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
@@ -35,7 +40,8 @@ final class EtcdCalls {
   }
 
   /** As {@link #await}, but an interrupt neither ends the wait early nor is lost: the flag is set again afterwards. */
-  <T> T awaitUninterruptibly(CompletableFuture<T> future, Duration timeout, String what) {
+  <T> T awaitUninterruptibly(Supplier<CompletableFuture<T>> call, Duration timeout, String what) {
+    CompletableFuture<T> future = CallerRunsExecutor.send(call);
     boolean interrupted = Thread.interrupted();
     long deadline = System.nanoTime() + Durations.toNanosSaturated(timeout);
     try {

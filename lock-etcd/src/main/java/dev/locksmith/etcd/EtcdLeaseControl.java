@@ -57,7 +57,7 @@ final class EtcdLeaseControl {
     long leaseId = grant(newLease, what);
     TxnResponse r;
     try {
-      r = backend.calls.awaitUninterruptibly(backend.client.getKVClient().txn()
+      r = backend.calls.awaitUninterruptibly(() -> backend.client.getKVClient().txn()
           .If(stillOurs(held, lease))
           .Then(Op.put(held.key, KeyNames.bytes(lease.ownerId()), PutOption.builder().withLeaseId(leaseId).build()))
           .commit(), backend.settings.requestTimeout, what);
@@ -95,7 +95,7 @@ final class EtcdLeaseControl {
     ByteSequence holdValue = KeyNames.bytes(HOLD_PREFIX + keep.toNanos() + "/" + lease.ownerId());
     TxnResponse r;
     try {
-      r = backend.calls.awaitUninterruptibly(backend.client.getKVClient().txn()
+      r = backend.calls.awaitUninterruptibly(() -> backend.client.getKVClient().txn()
           .If(stillOurs(held, lease))
           .Then(Op.put(held.key, holdValue, PutOption.builder().withLeaseId(holdLease).build()))
           .commit(), backend.settings.requestTimeout, what);
@@ -169,7 +169,7 @@ final class EtcdLeaseControl {
     }
     long left;
     try {
-      left = backend.calls.await(backend.client.getLeaseClient().timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT),
+      left = backend.calls.await(() -> backend.client.getLeaseClient().timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT),
           backend.settings.requestTimeout, "reading the rest of a lock holder's lease", EtcdSettings.REQUEST_TIMEOUT).getTTL();
     } catch (RuntimeException e) {
       // gone already (expired, not yet swept): poll again soon; else fall back to the recheck
@@ -216,7 +216,7 @@ final class EtcdLeaseControl {
   /** @return a new etcd lease with {@code d} rounded up to whole seconds */
   private long grant(Duration d, String what) {
     long ttl = ttlSeconds(d);
-    var g = backend.calls.awaitUninterruptibly(backend.client.getLeaseClient().grant(ttl), backend.settings.requestTimeout,
+    var g = backend.calls.awaitUninterruptibly(() -> backend.client.getLeaseClient().grant(ttl), backend.settings.requestTimeout,
         what + " (granting an etcd lease of " + ttl + " s)");
     return g.getID();
   }

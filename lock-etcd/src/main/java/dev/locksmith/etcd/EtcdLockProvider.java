@@ -46,8 +46,15 @@ public final class EtcdLockProvider implements LockProvider {
   public LockBackend open(BackendConfig config, BackendContext context) {
     EtcdSettings settings = EtcdSettings.read(config);
     config.check();
-    Client client = connect(settings, config);
-    EtcdBackend backend = new EtcdBackend(settings, context, client);
+    CallerRunsExecutor calls = new CallerRunsExecutor(context.clientId());
+    Client client;
+    try {
+      client = connect(settings, config, calls);
+    } catch (RuntimeException | Error e) {
+      calls.shutdownNow();
+      throw e;
+    }
+    EtcdBackend backend = new EtcdBackend(settings, context, client, calls);
     try {
       backend.start();
       return backend;
@@ -61,8 +68,11 @@ public final class EtcdLockProvider implements LockProvider {
     }
   }
 
-  private static Client connect(EtcdSettings settings, BackendConfig config) {
+  private static Client connect(EtcdSettings settings, BackendConfig config, CallerRunsExecutor calls) {
     ClientBuilder b = Client.builder()
+        // the hot path's requests are sent from the calling thread (CallerRunsExecutor); jetcd does not shut down an
+        // executor it was given, the backend does
+        .executorService(calls)
         .endpoints(settings.endpoints.toArray(String[]::new))
         .connectTimeout(settings.connectTimeout)
         .retryMaxDuration(settings.requestTimeout)

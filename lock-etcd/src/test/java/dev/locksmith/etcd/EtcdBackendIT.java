@@ -56,6 +56,37 @@ class EtcdBackendIT {
         GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
   }
 
+  private static Set<String> threadNames(String prefix) {
+    Set<String> names = new HashSet<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().startsWith(prefix)) {
+        names.add(t.getName());
+      }
+    }
+    return names;
+  }
+
+  /**
+   * jetcd starts each call on its executor; the requests a caller waits for are sent from the caller's thread
+   * (CallerRunsExecutor), so acquiring and releasing never wakes, nor even starts, a thread of the pool jetcd would
+   * have sent them from (lock-bench FINDINGS 19).
+   */
+  @Test
+  void acquireAndReleaseSendTheirRequestsFromTheCallersThread() throws Exception {
+    Set<String> before = threadNames("locksmith-etcd-keepalive-");
+    try (LockClient client = Locks.connect(uri("ttl=5s"))) {
+      Set<String> mine = threadNames("locksmith-etcd-keepalive-");
+      mine.removeAll(before);
+      assertThat(mine).as("this client's keep-alive thread").hasSize(1);
+      String clientId = mine.iterator().next().substring("locksmith-etcd-keepalive-".length());
+      for (int i = 0; i < 20; i++) {
+        assertThat(client.lock("caller-sends/" + (i % 3)).acquire(Duration.ofSeconds(10)).release()).isTrue();
+      }
+      assertThat(client.lock("caller-sends/0").state().isHeld()).isFalse();
+      assertThat(threadNames("locksmith-etcd-calls-" + clientId)).as("threads of jetcd's call pool of this client").isEmpty();
+    }
+  }
+
   @Test
   void everyLockOfAClientHangsOnItsOneLeaseAndIsFencedByItsCreateRevision() throws Exception {
     try (LockClient client = Locks.connect(uri("ttl=5s"))) {
