@@ -230,9 +230,9 @@ final class ClaimScripts {
   /**
    * KEYS: read leases, write leases, writers waiting, fence counter. ARGV: the round's value, lease
    * in ms, {@code read} or {@code write}, the writer's owner id, how long a writer's mark lives in
-   * ms. A writer is granted when no lease is live, and then loses its mark; else it marks itself
-   * waiting (or refreshes its mark) and is refused. A reader is granted when no write lease is live
-   * and no writer's mark is. Grant: {1, the fence counter after INCR}. Refused: {0, ms until the
+   * ms (0: none, a writer that does not wait). A writer is granted when no lease is live, and then
+   * loses its mark; else it marks itself waiting (or refreshes its mark) and is refused. A reader
+   * is granted when no write lease is live and no writer's mark is. Grant: {1, the fence counter after INCR}. Refused: {0, ms until the
    * earliest lease or mark in the way ends}.
    */
   static final Script READ_WRITE_ACQUIRE = Script.of("redlock-read-write-acquire",
@@ -249,8 +249,10 @@ final class ClaimScripts {
       + "    keep(KEYS[3])\n"
       + "    return {1, redis.call('INCR', KEYS[4])}\n"
       + "  end\n"
-      + "  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[5]), ARGV[4])\n"
-      + "  keep(KEYS[3])\n"
+      + "  if tonumber(ARGV[5]) > 0 then\n"
+      + "    redis.call('ZADD', KEYS[3], now + tonumber(ARGV[5]), ARGV[4])\n"
+      + "    keep(KEYS[3])\n"
+      + "  end\n"
       + "  return {0, math.max(1, (earliest(KEYS[1], earliest(KEYS[2])) or now) - now)}\n"
       + "end\n"
       + "if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then\n"

@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -231,6 +232,15 @@ final class RedlockBackend implements LockBackend {
     private volatile String pending;
     /** Rounds in a row that took a majority but had no validity left. */
     private int expiredGrants;
+    /** Polled once without waiting ({@link #pollWithoutWaiting}): a writer then sets no mark. */
+    private boolean oneShot;
+    /**
+     * A writer's: per server, the answer to each earlier round that did not win and the release that gave that server
+     * back with the mark set again, done or not. Neither is ordered with a later round on the same server (each goes on
+     * a connection of its own), so one can land after the round that grants the lock and set the mark again behind the
+     * grant, keeping readers out after the writer has gone; once they are all done, the marks are removed once more.
+     */
+    private final List<CompletableFuture<Void>> earlierRounds = new ArrayList<>();
 
     Attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
@@ -312,6 +322,16 @@ final class RedlockBackend implements LockBackend {
       }
     }
 
+    /**
+     * A writer that does not wait sets no mark: a mark made only to be withdrawn would keep readers out until its
+     * withdrawal lands, so two callers that do not wait, a reader and a writer, could each make the other fail.
+     */
+    @Override
+    public Poll pollWithoutWaiting() throws InterruptedException {
+      oneShot = true;
+      return poll();
+    }
+
     @Override
     public Poll poll() throws InterruptedException {
       if (Thread.interrupted()) {
@@ -334,6 +354,11 @@ final class RedlockBackend implements LockBackend {
       }
     }
 
+    /** @return how long this writer's mark lives: 0 (none) for a writer that does not wait */
+    private long markMillis() {
+      return oneShot ? 0 : writerMarkMillis(lease);
+    }
+
     /** The round's call to one server. */
     private Call acquireCall(String value) {
       String ms = Long.toString(Math.max(1, lease.toMillis()));
@@ -346,7 +371,7 @@ final class RedlockBackend implements LockBackend {
           return new Call(ClaimScripts.READ_WRITE_ACQUIRE, lockKeys, List.of(value, ms, "read", "", "0"));
         case WRITE:
           return new Call(ClaimScripts.READ_WRITE_ACQUIRE, lockKeys, List.of(value, ms, "write", ownerId,
-              Long.toString(writerMarkMillis(lease))));
+              Long.toString(markMillis())));
         default:
           return new Call(RedisScripts.ACQUIRE, lockKeys, List.of(value, ms));
       }
@@ -377,7 +402,7 @@ final class RedlockBackend implements LockBackend {
     private Call unheldReleaseCall(String value) {
       if (claim.kind() == Claim.Kind.WRITE) {
         return new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
-            List.of(value, channel, UNHELD + value, ownerId, Long.toString(writerMarkMillis(lease))));
+            List.of(value, channel, UNHELD + value, ownerId, Long.toString(markMillis())));
       }
       return releaseCall(name, claim, value, slot, claim.kind() == Claim.Kind.READ ? value : UNHELD + value);
     }
@@ -464,6 +489,7 @@ final class RedlockBackend implements LockBackend {
           pending = null;
           if (claim.kind() == Claim.Kind.WRITE) {
             unmarkWhereRefused(acquire);
+            unmarkAfterEarlierRounds();
           }
           return Poll.grantedUntil(leaseToken(claim, token, asked), validUntil, new Grant(value, asked, validUntil));
         }
@@ -613,20 +639,54 @@ final class RedlockBackend implements LockBackend {
     /** Releases this round's value on every server that did not refuse it, each once its acquire has answered. */
     private void releaseAfterAnswers(Fanout<Object> acquire, String value) {
       Call call = unheldReleaseCall(value);
+      boolean writer = claim.kind() == Claim.Kind.WRITE;
+      if (writer) {
+        earlierRounds.removeIf(CompletableFuture::isDone); // a writer that waits long runs many rounds
+      }
       for (int i = 0; i < members.size(); i++) {
         Member m = members.get(i);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        if (writer) {
+          earlierRounds.add(done);
+        }
         acquire.future(i).whenComplete((reply, error) -> {
           if (error != null || isGranted(reply)) {
-            inBackground(m, call);
+            inBackground(m, call).whenComplete((x, e) -> done.complete(null));
+          } else {
+            done.complete(null);
           }
         });
       }
     }
 
+    /**
+     * A granted writer's marks set again by its earlier rounds ({@link #earlierRounds}) go once those rounds are done on
+     * every server. The owner id is this attempt's alone, so removing its mark later can touch no other writer's.
+     */
+    private void unmarkAfterEarlierRounds() {
+      if (earlierRounds.isEmpty()) {
+        return;
+      }
+      // done ones too: one done while this round ran may have landed after its grant
+      CompletableFuture<?>[] pendingRounds = earlierRounds.toArray(new CompletableFuture<?>[0]);
+      earlierRounds.clear();
+      Call call = unmarkGrantedCall();
+      CompletableFuture.allOf(pendingRounds).whenComplete((x, e) -> {
+        for (Member m : members) {
+          inBackground(m, call);
+        }
+      });
+    }
+
+    /** A granted writer's removal of its own mark on a server (no lease to release), published as a give-back. */
+    private Call unmarkGrantedCall() {
+      return new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
+          List.of("", channel, UNHELD + ownerId + "#granted", ownerId, "0"));
+    }
+
     /** A granted writer's marks on the servers that refused it go at once, so they do not outlive the write lease. */
     private void unmarkWhereRefused(Fanout<Object> acquire) {
-      Call call = new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
-          List.of("", channel, UNHELD + ownerId + "#granted", ownerId, "0"));
+      Call call = unmarkGrantedCall();
       for (int i = 0; i < members.size(); i++) {
         Member m = members.get(i);
         acquire.future(i).whenComplete((reply, error) -> {
@@ -708,18 +768,23 @@ final class RedlockBackend implements LockBackend {
     return m.endpoint() + " answered " + failure;
   }
 
-  /** Runs a release (or a withdrawal) on one server in the background; what it misses expires with its lease or mark. */
-  private void inBackground(Member m, Call call) {
+  /**
+   * Runs a release (or a withdrawal) on one server in the background; what it misses expires with its lease or mark.
+   *
+   * @return done when the server answered, or the call failed or was not sent
+   */
+  private CompletableFuture<Void> inBackground(Member m, Call call) {
     try {
-      executor.execute(() -> {
+      return CompletableFuture.runAsync(() -> {
         try {
           m.node.eval(call.script, call.keys, call.args);
         } catch (RuntimeException e) {
           LOG.debug("{} of {} on {} failed; it expires by itself: {}", call.script, call.keys.get(0), m.endpoint(), e.toString());
         }
-      });
+      }, executor);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       LOG.debug("closed: {} of {} on {} not sent; it expires by itself", call.script, call.keys.get(0), m.endpoint());
+      return CompletableFuture.completedFuture(null);
     }
   }
 

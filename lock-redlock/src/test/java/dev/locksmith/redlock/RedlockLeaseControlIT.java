@@ -77,8 +77,10 @@ class RedlockLeaseControlIT {
       Lease held = a.lock(name, UNRENEWED).acquire(Duration.ofSeconds(5));
       servers.kill(4);
       assertThat(held.extend(Duration.ofSeconds(30))).as("extend(30s) with one of five servers down").isTrue();
+      // extend answers once a majority has it: the fourth live server follows a moment later
       for (int i = 0; i < 4; i++) {
-        assertThat(pttl(i, name)).as("ms left on server %d after extend(30s)", i).isGreaterThan(25_000L);
+        int server = i;
+        await(() -> pttl(server, name) > 25_000L, Duration.ofSeconds(2), "extended to 30 s on server " + server);
       }
       assertThat(held.isValid()).isTrue();
       // well past the old expiry the lock is still ours
@@ -87,7 +89,8 @@ class RedlockLeaseControlIT {
       assertThat(held.isValid()).isTrue();
       assertThat(held.extend(Duration.ofMillis(500))).as("extend to a shorter lease with one server down").isTrue();
       for (int i = 0; i < 4; i++) {
-        assertThat(pttl(i, name)).as("ms left on server %d after extend(500ms)", i).isLessThanOrEqualTo(500L + 10);
+        int server = i;
+        await(() -> pttl(server, name) <= 500L + 10, Duration.ofSeconds(2), "shortened to 500 ms on server " + server);
       }
       assertThat(b.lock(name).tryAcquire(Duration.ofSeconds(3))).as("another client after the shortened lease").isPresent();
     }
