@@ -128,7 +128,7 @@ final class Chart {
             .append(escape(e.getKey())).append("</text>\n");
         s.append("<rect x=\"").append(LABEL).append("\" y=\"").append(row + 3).append("\" width=\"").append(w)
             .append("\" height=\"").append(ROW - 6).append("\" fill=\"").append(colors == null ? color(e.getKey())
-            : colors.get(e.getKey()).equals("met") ? "#2e8b57" : "#c0392b").append("\"/>\n");
+            : colors.get(e.getKey()).equals("met") ? "#2e8b57" : colors.get(e.getKey()).startsWith("level") ? "#d4a017" : "#c0392b").append("\"/>\n");
         s.append("<text x=\"").append(LABEL + w + 5).append("\" y=\"").append(row + 14).append("\">").append(escape(Report.fmt(v)))
             .append("</text>\n");
         row += ROW;

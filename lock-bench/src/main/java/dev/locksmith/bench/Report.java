@@ -24,6 +24,11 @@ final class Report {
     final String figures;
     /** The per-round ratios when both figures were measured in interleaved rounds; null for a single figure. */
     double[] rounds;
+    /**
+     * For a comparison with a peer (bound 1): how far on the wrong side of the bound the interval may reach and still be
+     * called level with it; 0 for a target that has no "level".
+     */
+    double levelMargin;
 
     Target(String what, Double numerator, Double denominator, boolean atMost, double bound, String figures) {
       this.what = what;
@@ -32,6 +37,15 @@ final class Report {
       this.atMost = atMost;
       this.bound = bound;
       this.figures = figures;
+    }
+
+    /**
+     * Makes a target against a peer say "level" when its interval straddles the bound but stays within {@code margin} of
+     * it on the wrong side: not shown ahead, and not shown behind by more than the margin.
+     */
+    Target levelWithin(double margin) {
+      this.levelMargin = margin;
+      return this;
     }
 
     /** Sets the per-round ratios (null leaves the target a ratio of two single figures). */
@@ -57,25 +71,47 @@ final class Report {
         return "not measured";
       }
       if (rounds != null) {
-        // met only when the whole spread of the per-round ratios is on the right side of the bound
+        // met only when the median's whole interval is on the right side of the bound
         String v = Rounds.verdict(rounds, atMost, bound);
+        if (v.equals("undecided") && levelMargin > 0
+            && (atMost ? Rounds.high(rounds) <= bound * (1 + levelMargin) : Rounds.low(rounds) >= bound * (1 - levelMargin))) {
+          return "level (within " + Math.round(100 * levelMargin) + " %: not shown ahead, nor behind by more)";
+        }
         return v.equals("met") ? "met" : v.equals("missed") ? "**missed**" : "**undecided** (spread straddles the bound)";
       }
       boolean met = atMost ? r <= bound : r >= bound;
       return met ? "met" : "**missed**";
     }
 
-    /** @return "min–max (n rounds)" of the per-round ratios, or "one figure each" */
+    /**
+     * @return the median's confidence interval of the per-round ratios with the number of rounds, and the min–max too
+     *     when the interval leaves rounds out; or "one figure each"
+     */
     String spread() {
       if (rounds == null) {
         return "one figure each";
       }
-      if (figures.startsWith("absolute")) {
-        return fmt(Rounds.min(rounds)) + "–" + fmt(Rounds.max(rounds)) + " (" + rounds.length + " rounds)";
+      boolean absolute = figures.startsWith("absolute");
+      String interval = range(absolute, Rounds.low(rounds), Rounds.high(rounds));
+      int k = Rounds.intervalRank(rounds.length);
+      if (k == 1) {
+        return interval + " (" + rounds.length + " rounds)";
       }
-      return fmt2(Rounds.min(rounds)).replace("×", "") + "–" + fmt2(Rounds.max(rounds)) + " (" + rounds.length + " rounds)";
+      return interval + " (" + rounds.length + " rounds, " + (int) Math.floor(100 * Rounds.coverage(rounds.length, k))
+          + " % interval of the median; min–max " + range(absolute, Rounds.min(rounds), Rounds.max(rounds)) + ")";
+    }
+
+    private static String range(boolean absolute, double lo, double hi) {
+      return absolute ? fmt(lo) + "–" + fmt(hi) : fmt2(lo).replace("×", "") + "–" + fmt2(hi);
     }
   }
+
+  /**
+   * Against a peer, "level" (issue 22: "ahead of or level with its peer"): the median's interval straddles 1 and reaches at
+   * most 5 % to the wrong side. A bound of exactly 1 alone could only ever say "ahead": two implementations that are truly
+   * equal straddle it in every run, however many rounds.
+   */
+  static final double LEVEL = 0.05;
 
   static List<Target> targets(BenchMain.Results r) {
     List<Target> t = new ArrayList<>();
@@ -95,10 +131,10 @@ final class Report {
         // issue 22: ahead of (or level with) the peer on every row, latency as well as throughput
         t.add(new Target(Impls.serverOf(pair[0]) + ": uncontended p50, Locksmith / " + pair[1], r.un(pair[0], "p50Us"),
             r.un(pair[1], "p50Us"), true, 1.0, fmt(r.un(pair[0], "p50Us")) + " µs / " + fmt(r.un(pair[1], "p50Us")) + " µs")
-            .rounds(r.ratios(pair[0], pair[1], "p50Us")));
+            .rounds(r.ratios(pair[0], pair[1], "p50Us")).levelWithin(LEVEL));
         t.add(new Target(Impls.serverOf(pair[0]) + ": 8-thread throughput, Locksmith / " + pair[1], r.un(pair[0], "opsPerSec8"),
             r.un(pair[1], "opsPerSec8"), false, 1.0, fmt(r.un(pair[0], "opsPerSec8")) + " / " + fmt(r.un(pair[1], "opsPerSec8")) + " ops/s")
-            .rounds(r.ratios(pair[0], pair[1], "opsPerSec8")));
+            .rounds(r.ratios(pair[0], pair[1], "opsPerSec8")).levelWithin(LEVEL));
       }
     }
     for (String[] pair : new String[][] {{"locksmith-redis", "redisson-lock"}, {"locksmith-etcd", "jetcd-lock"},
@@ -107,7 +143,7 @@ final class Report {
         t.add(new Target(Impls.serverOf(pair[0]) + ": contended hand-offs/s, Locksmith / " + pair[1], r.con(pair[0], "handoffsPerSec"),
             r.con(pair[1], "handoffsPerSec"), false, 1.0,
             fmt(r.con(pair[0], "handoffsPerSec")) + " / " + fmt(r.con(pair[1], "handoffsPerSec")) + " per s")
-            .rounds(r.ratios(pair[0], pair[1], "handoffsPerSec")));
+            .rounds(r.ratios(pair[0], pair[1], "handoffsPerSec")).levelWithin(LEVEL));
       }
     }
     for (String ls : List.of("locksmith-redis", "locksmith-etcd", "locksmith-zookeeper", "locksmith-jdbc")) {
@@ -168,8 +204,13 @@ final class Report {
 
     md.append("## Targets (issues 9 and 22)\n\n");
     md.append("Where both figures were measured in interleaved rounds, the ratio is the median of the per-round ratios and the "
-        + "spread their min–max; a target is met only when the whole spread is on the right side of the bound (\"undecided\": "
-        + "it straddles it). Figures are the medians of the rounds.\n\n");
+        + "spread the median's confidence interval of at least 95 %, distribution-free: from the k-th lowest to the k-th highest "
+        + "per-round ratio, with the largest k for which a true median outside it has a chance of under 5 % (k = 1, the min–max, "
+        + "up to 8 rounds; k = 2 from 9 rounds, 3 from 12). A target is met only when the whole interval is on the right side "
+        + "of the bound (\"undecided\": it straddles it). Against a peer, an interval that straddles 1 but reaches at most 5 % "
+        + "to the wrong side is \"level\": not shown ahead, nor behind by more. Where the interval leaves rounds out, the min–max "
+        + "is shown too. "
+        + "Figures are the medians of the rounds.\n\n");
     md.append("| target | figures | ratio | spread | bound | verdict |\n|---|---|---|---|---|---|\n");
     for (Target t : targets(r)) {
       md.append("| ").append(t.what).append(" | ").append(t.figures).append(" | ").append(t.figures.startsWith("absolute") ? fmt(t.ratio()) : fmt2(t.ratio()))

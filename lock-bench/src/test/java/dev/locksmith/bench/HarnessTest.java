@@ -222,9 +222,50 @@ class HarnessTest {
     r.uncontended.computeIfAbsent("curator-mutex", k -> new java.util.LinkedHashMap<>()).put("opsPerSec8", 1000.0);
     Report.Target peer = Report.targets(r).stream().filter(t -> t.what.equals("zookeeper: 8-thread throughput, Locksmith / curator-mutex"))
         .findFirst().orElseThrow();
-    assertThat(peer.verdict()).contains("undecided"); // 0.99 in one round
+    // 0.99 in one round: not shown ahead, but not behind by more than 5 % either
+    assertThat(peer.verdict()).startsWith("level (within 5 %").doesNotContain("undecided");
+    r.rounds.put("locksmith-zookeeper/opsPerSec8", new double[] {1000, 1100, 940});
+    assertThat(Report.targets(r).stream().filter(t -> t.what.equals(peer.what)).findFirst().orElseThrow().verdict())
+        .contains("undecided"); // 0.94 in one round: more than 5 % behind
     r.rounds.put("locksmith-zookeeper/opsPerSec8", new double[] {1000, 1100, 1000});
     assertThat(Report.targets(r).stream().filter(t -> t.what.equals(peer.what)).findFirst().orElseThrow().verdict()).isEqualTo("met");
+  }
+
+  @Test
+  void theMediansIntervalHasAtLeast95PercentCoverageAndLeavesOutRoundsOnlyWhenThatHolds() {
+    // P(Binomial(6, 1/2) = 0) = 1/64 on each side: the min-max of 6 rounds covers 1 - 2/64
+    assertThat(Rounds.coverage(6, 1)).isCloseTo(1 - 2.0 / 64, org.assertj.core.data.Offset.offset(1e-12));
+    // 9 rounds: dropping one at each end leaves 1 - 2 * (1 + 9) / 512
+    assertThat(Rounds.coverage(9, 2)).isCloseTo(1 - 20.0 / 512, org.assertj.core.data.Offset.offset(1e-12));
+    assertThat(Rounds.intervalRank(5)).isEqualTo(1);
+    assertThat(Rounds.intervalRank(8)).isEqualTo(1); // coverage(8, 2) = 0.93
+    assertThat(Rounds.intervalRank(9)).isEqualTo(2);
+    assertThat(Rounds.intervalRank(11)).isEqualTo(2); // coverage(11, 3) = 0.935
+    assertThat(Rounds.intervalRank(12)).isEqualTo(3);
+    for (int n = 1; n <= 30; n++) {
+      int k = Rounds.intervalRank(n);
+      assertThat(k == 1 || Rounds.coverage(n, k) >= Rounds.CONFIDENCE).as("n=%d", n).isTrue();
+      assertThat(Rounds.coverage(n, k + 1)).as("n=%d", n).isLessThan(Rounds.CONFIDENCE);
+    }
+    double[] twelve = {1.30, 1.02, 1.05, 1.20, 1.08, 1.10, 1.04, 1.06, 1.12, 1.09, 0.80, 1.07};
+    assertThat(Rounds.low(twelve)).isEqualTo(1.04); // sorted: 0.80 1.02 1.04 ...
+    assertThat(Rounds.high(twelve)).isEqualTo(1.12); // ... 1.12 1.20 1.30
+    assertThat(Rounds.verdict(twelve, true, 1.15)).isEqualTo("met"); // two rounds of twelve above: outside the interval
+    double[] threeAbove = twelve.clone();
+    threeAbove[5] = 1.16;
+    assertThat(Rounds.verdict(threeAbove, true, 1.15)).isEqualTo("undecided"); // the third-highest is in the interval
+    assertThat(Rounds.verdict(twelve, false, 1.10)).isEqualTo("undecided");
+    assertThat(Rounds.verdict(twelve, false, 1.0)).isEqualTo("met");
+    assertThat(Rounds.verdict(twelve, false, 1.13)).isEqualTo("missed");
+
+    BenchMain.Results r = new BenchMain.Results();
+    r.rounds.put("locksmith-zookeeper/p50Us", java.util.Arrays.stream(twelve).map(x -> x * 100).toArray());
+    r.rounds.put("raw-zookeeper/p50Us", new double[] {100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100});
+    r.uncontended.computeIfAbsent("locksmith-zookeeper", k -> new java.util.LinkedHashMap<>()).put("p50Us", 107.5);
+    r.uncontended.computeIfAbsent("raw-zookeeper", k -> new java.util.LinkedHashMap<>()).put("p50Us", 100.0);
+    Report.Target p50 = Report.targets(r).get(0);
+    assertThat(p50.spread()).isEqualTo("1.04–1.12× (12 rounds, 96 % interval of the median; min–max 0.80–1.30×)");
+    assertThat(p50.verdict()).isEqualTo("met");
   }
 
   @Test
