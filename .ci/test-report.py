@@ -3,7 +3,8 @@
 
 Fails if no test ran at all, if any test failed, or if a test class ran nothing but skips (a
 whole suite skipped is never a pass). Prints every skipped test with its reason, and ends with
-the line 'N passed, N failed, N skipped'."""
+the line 'N passed, N failed, N skipped', with every failed test (module, class, test, and the first
+lines of what it reported) just above it, so that a CI log cut to its end still names them."""
 import glob
 import sys
 import xml.etree.ElementTree as ET
@@ -11,6 +12,7 @@ import xml.etree.ElementTree as ET
 passed = failed = skipped = 0
 suites_all_skipped = []
 skips = []
+failures = []
 # every module, nested ones (examples/...) included
 reports = glob.glob("**/target/surefire-reports/TEST-*.xml", recursive=True) + glob.glob("**/target/failsafe-reports/TEST-*.xml", recursive=True)
 for path in sorted(reports):
@@ -19,8 +21,14 @@ for path in sorted(reports):
     s_run = s_skip = 0
     for case in cases:
         s_run += 1
-        if case.find("failure") is not None or case.find("error") is not None:
+        bad = case.find("failure")
+        if bad is None:
+            bad = case.find("error")
+        if bad is not None:
             failed += 1
+            said = ((bad.get("message") or "") + "\n" + (bad.text or "")).strip().splitlines()[0:6]
+            failures.append("FAILED: %s %s.%s\n    %s" % (path.split("/target/")[0], case.get("classname"), case.get("name"),
+                                                     "\n    ".join(line[0:300] for line in said) or "(no message)"))
         elif case.find("skipped") is not None:
             s_skip += 1
             skipped += 1
@@ -39,6 +47,8 @@ if passed + failed == 0:
     problems.append("no test ran")
 if suites_all_skipped:
     problems.append("suites that skipped every test: " + ", ".join(suites_all_skipped))
+for f in failures:
+    print(f)
 for p in problems:
     print("error: " + p, file=sys.stderr)
 print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
