@@ -241,6 +241,8 @@ class ClientCoreTest {
       awaitWaiting(c, "closed");
       c.close();
       closing.join(5_000);
+      // the event thread delivers the give-up after the waiter has left: wait for it, as for the cancelled one
+      awaitSeen(seen, "closed ERROR");
     }
     assertThat(seen).containsExactlyInAnyOrder("busy TIMEOUT", "timeout TIMEOUT", "interrupted INTERRUPTED",
         "cancelled CANCELLED", "closed ERROR");
