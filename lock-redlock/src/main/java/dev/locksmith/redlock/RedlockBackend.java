@@ -241,6 +241,14 @@ final class RedlockBackend implements LockBackend {
      * grant, keeping readers out after the writer has gone; once they are all done, the marks are removed once more.
      */
     private final List<CompletableFuture<Void>> earlierRounds = new ArrayList<>();
+    /**
+     * A one-shot attempt's give-backs ({@link #releaseAfterAnswers}) of its rounds that did not win: it answers only once
+     * they are done, so that a slot or lock a minority granted it is free again when the caller learns the outcome. Left
+     * to the background, such a slot could make the next caller's one-shot attempt fail as well: after a release of
+     * one of three permits, a tryAcquire() found the semaphore full on a majority for as long as another's refused
+     * tryAcquire() still held its slot on the servers outside the release's majority.
+     */
+    private final List<CompletableFuture<Void>> giveBacks = new ArrayList<>();
 
     Attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
       this.name = name;
@@ -329,7 +337,30 @@ final class RedlockBackend implements LockBackend {
     @Override
     public Poll pollWithoutWaiting() throws InterruptedException {
       oneShot = true;
-      return poll();
+      Poll outcome = poll();
+      awaitGiveBacks();
+      return outcome;
+    }
+
+    /**
+     * Waits, up to two per-server timeouts, for the give-backs of this one-shot attempt's rounds. An interrupt ends the
+     * wait and stays set: the outcome, a grant perhaps, must still reach the caller.
+     */
+    private void awaitGiveBacks() {
+      if (giveBacks.isEmpty()) {
+        return;
+      }
+      CompletableFuture<?>[] all = giveBacks.toArray(new CompletableFuture<?>[0]);
+      giveBacks.clear();
+      try {
+        CompletableFuture.allOf(all).get(2 * perServer.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+        // a server that does not answer: what it holds of ours expires with the lease; the answer stands
+        LOG.debug("{}: the give-backs of a one-shot attempt were not all done within {}: {}", what,
+            Durations.format(perServer.multipliedBy(2)), e.toString());
+      }
     }
 
     @Override
@@ -538,7 +569,9 @@ final class RedlockBackend implements LockBackend {
         }
         slot = ThreadLocalRandom.current().nextInt(claim.permits());
       }
-      joinAll();
+      if (!oneShot) {
+        joinAll(); // a one-shot attempt waits for no release: listening for one would cost five subscribes and unsubscribes
+      }
       long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       if (!granted.isEmpty() || busy < quorum) {
         // a split vote (or too slow; or the servers we lack are split among others, so nobody holds a
@@ -648,6 +681,9 @@ final class RedlockBackend implements LockBackend {
         CompletableFuture<Void> done = new CompletableFuture<>();
         if (writer) {
           earlierRounds.add(done);
+        }
+        if (oneShot) {
+          giveBacks.add(done);
         }
         acquire.future(i).whenComplete((reply, error) -> {
           if (error != null || isGranted(reply)) {

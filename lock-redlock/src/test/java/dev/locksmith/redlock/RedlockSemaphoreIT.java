@@ -159,6 +159,93 @@ class RedlockSemaphoreIT {
     }
   }
 
+  /**
+   * A refused tryAcquire() answers only once it has given back what a minority granted it: left to the background, its
+   * slot could refuse the next caller's tryAcquire() on the servers outside a release's majority (the kit's rule 18.2
+   * failed that way once: a permit released, and the next tryAcquire() found the semaphore still full).
+   */
+  @Test
+  void aRefusedTryAcquireHasGivenBackItsSlotsWhenItAnswers() throws Exception {
+    String name = "sem-refused-gives-back";
+    String slotsKey = RedlockServers.CLAIM_KEYS.semaphoreSlots(name);
+    String marker = "marker-" + name;
+    try (LockClient a = connect(); LockClient b = connect()) {
+      List<Lease> held = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        held.add(a.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("a permit of 3 refused")));
+      }
+      // servers 0 and 1 have lost the three slots (a restart without persistence): they grant any slot, the other three
+      // refuse; server 0 answers late, held up by a pause
+      for (int i = 0; i < 2; i++) {
+        try (Jedis admin = servers.get(i).admin()) {
+          admin.del(slotsKey, RedlockServers.CLAIM_KEYS.semaphoreOwners(name));
+        }
+      }
+      // Server 0's changes to the slots, and a marker written once tryAcquire() has answered, in the order server 0 made
+      // them (one server's keyspace notifications reach a subscriber in that order)
+      List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+      java.util.concurrent.CountDownLatch subscribed = new java.util.concurrent.CountDownLatch(2);
+      redis.clients.jedis.JedisPubSub listener = new redis.clients.jedis.JedisPubSub() {
+        @Override
+        public void onMessage(String channel, String message) {
+          events.add(channel.endsWith(marker) ? "marker" : message);
+        }
+
+        @Override
+        public void onSubscribe(String channel, int count) {
+          subscribed.countDown();
+        }
+      };
+      try (Jedis admin = servers.get(0).admin()) {
+        admin.configSet("notify-keyspace-events", "Kz$");
+      }
+      Thread subscriber = new Thread(() -> {
+        try (Jedis sub = servers.get(0).admin()) {
+          sub.subscribe(listener, "__keyspace@0__:" + slotsKey, "__keyspace@0__:" + marker);
+        }
+      }, "keyspace-0");
+      subscriber.setDaemon(true);
+      subscriber.start();
+      java.util.concurrent.ScheduledExecutorService resumer = Executors.newSingleThreadScheduledExecutor();
+      // connected before the pause: a connection made to a paused server waits for its handshake until the server resumes
+      Jedis markerWriter = servers.get(0).admin();
+      try {
+        assertThat(subscribed.await(5, TimeUnit.SECONDS)).as("subscribed to server 0's keyspace events").isTrue();
+        markerWriter.ping();
+        servers.pause(0);
+        resumer.schedule(() -> servers.resume(0), 300, TimeUnit.MILLISECONDS);
+        assertThat(b.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire()).as("a 4th permit of 3, refused by three of five").isEmpty();
+        // Sent now, the marker reaches server 0 before a give-back that is still to be sent: one left to the background
+        // goes only once the acquire's answer from server 0, still paused or just resumed, is back.
+        markerWriter.set(marker, "1");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!events.contains("marker")) {
+          assertThat(System.nanoTime() - deadline).as("the marker's event; seen %s", events).isNegative();
+          Thread.sleep(5);
+        }
+        assertThat(events).as("server 0's events: its grant of the refused permit, its give-back, then the marker")
+            .containsExactly("zadd", "zrem", "marker");
+        assertThat(slots(1, name)).as("slots on server 1 when the refused tryAcquire() answered").isEmpty();
+      } finally {
+        resumer.shutdown();
+        resumer.awaitTermination(5, TimeUnit.SECONDS);
+        servers.resume(0);
+        markerWriter.close();
+        if (listener.isSubscribed()) {
+          listener.unsubscribe();
+        }
+        subscriber.join(5000);
+        try (Jedis admin = servers.get(0).admin()) {
+          admin.configSet("notify-keyspace-events", "");
+          admin.del(marker);
+        }
+      }
+      for (Lease l : held) {
+        l.release();
+      }
+    }
+  }
+
   @Test
   void semaphoreGrantsExactlyItsPermitsAcrossClientsEachOnItsOwnSlotWithRisingTokens() throws Exception {
     String name = "sem-exact";
