@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.LongAdder;
  * threads for a while and prints ops/s, the client's CPU time per operation, and that CPU split
  * by thread (grouped by name without the trailing number), so the threads a library adds next
  * to the caller's (event dispatch, renewal, pools, I/O loops) show. On 2 cores shared with the
- * server, client CPU per operation is what caps throughput.
+ * server, client CPU per operation is what caps throughput. It also prints the bytes each thread
+ * group allocates per operation, and the CPU no Java thread accounts for (the JVM's own threads:
+ * the JIT compilers and the garbage collector).
  *
  * <p>Usage: {@code CpuProfileRun <impl> <threads> <seconds>}.
  */
@@ -38,6 +40,7 @@ public final class CpuProfileRun {
       long warmEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
       long end = warmEnd + TimeUnit.SECONDS.toNanos(seconds);
       Map<String, Long> before = new TreeMap<>();
+      Map<String, Long> allocBefore = new TreeMap<>();
       long[] cpuBefore = new long[1];
       long[] wallBefore = new long[1];
       for (int i = 0; i < threads; i++) {
@@ -60,7 +63,7 @@ public final class CpuProfileRun {
         t.start();
       }
       TimeUnit.NANOSECONDS.sleep(warmEnd - System.nanoTime());
-      snapshot(mx, before);
+      snapshot(mx, before, allocBefore);
       double redisBefore = redisCpuSeconds();
       cpuBefore[0] = os.getProcessCpuTime();
       wallBefore[0] = System.nanoTime();
@@ -71,7 +74,8 @@ public final class CpuProfileRun {
       long cpu = os.getProcessCpuTime() - cpuBefore[0];
       long n = ops.sum() - opsBefore;
       Map<String, Long> after = new TreeMap<>();
-      snapshot(mx, after);
+      Map<String, Long> allocAfter = new TreeMap<>();
+      snapshot(mx, after, allocAfter);
       double redisCpu = redisCpuSeconds() - redisBefore;
       done.await();
       System.out.printf("%s, %d threads: %.0f ops/s, client CPU %.1f µs/op (%.0f%% of one core)%n", implId, threads,
@@ -79,10 +83,19 @@ public final class CpuProfileRun {
       if (redisBefore >= 0) {
         System.out.printf("  redis-server CPU %.1f µs/op%n", redisCpu * 1e6 / n);
       }
+      long[] javaThreads = new long[1];
       after.forEach((group, ns) -> {
         long d = ns - before.getOrDefault(group, 0L);
+        javaThreads[0] += d;
         if (d > cpu / 100) {
           System.out.printf("  %-50s %6.1f µs/op%n", group, d / 1e3 / n);
+        }
+      });
+      System.out.printf("  %-50s %6.1f µs/op%n", "(no Java thread: JIT compilers, GC)", (cpu - javaThreads[0]) / 1e3 / n);
+      allocAfter.forEach((group, bytes) -> {
+        long d = bytes - allocBefore.getOrDefault(group, 0L);
+        if (d > 100L * n) {
+          System.out.printf("  allocated by %-38s %6.0f B/op%n", group, (double) d / n);
         }
       });
     }
@@ -106,14 +119,21 @@ public final class CpuProfileRun {
     }
   }
 
-  private static void snapshot(ThreadMXBean mx, Map<String, Long> into) {
+  private static void snapshot(ThreadMXBean mx, Map<String, Long> into, Map<String, Long> allocated) {
     for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
       if (info == null) {
         continue;
       }
+      String group = info.getThreadName().replaceAll("[-#]?\\d+$", "-N").replaceAll("-\\d+-N$", "-N-N");
       long cpu = mx.getThreadCpuTime(info.getThreadId());
       if (cpu > 0) {
-        into.merge(info.getThreadName().replaceAll("[-#]?\\d+$", "-N").replaceAll("-\\d+-N$", "-N-N"), cpu, Long::sum);
+        into.merge(group, cpu, Long::sum);
+      }
+      if (mx instanceof com.sun.management.ThreadMXBean) {
+        long bytes = ((com.sun.management.ThreadMXBean) mx).getThreadAllocatedBytes(info.getThreadId());
+        if (bytes > 0) {
+          allocated.merge(group, bytes, Long::sum);
+        }
       }
     }
   }

@@ -58,9 +58,12 @@ final class Impls {
       case "locksmith-zookeeper":
         return new LocksmithImpl("zookeeper://" + Endpoints.require("zookeeper"));
       case "raw-zookeeper":
-        return new ZooKeeperImpl(Endpoints.require("zookeeper"), false);
+        return new ZooKeeperImpl(Endpoints.require("zookeeper"), false, false);
+      case "raw-zookeeper-transaction":
+        // a diagnostic, not a row of the record run: the raw floor sending Locksmith's transaction (FINDINGS 19)
+        return new ZooKeeperImpl(Endpoints.require("zookeeper"), false, true);
       case "curator-mutex":
-        return new ZooKeeperImpl(Endpoints.require("zookeeper"), true);
+        return new ZooKeeperImpl(Endpoints.require("zookeeper"), true, false);
       case "locksmith-jdbc":
         return new LocksmithImpl("jdbc:mariadb://" + Endpoints.require("jdbc") + "/locks?user=root");
       case "raw-jdbc":

@@ -2,6 +2,7 @@ package dev.locksmith.bench;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -11,20 +12,31 @@ import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
  * ZooKeeper without Locksmith: either the raw floor on the plain ZooKeeper client (create an
  * ephemeral-sequential node under the lock's parent, then delete it: no ordering check, no
- * waiting), or Curator's {@link InterProcessMutex} with Curator's defaults.
+ * waiting), or Curator's {@link InterProcessMutex} with Curator's defaults. A third, diagnostic
+ * form of the floor sends the transaction Locksmith's acquire sends instead of the create (the
+ * create and a write of the lock's node, whose answer counts its children; FINDINGS 19), so that
+ * what the transaction costs and what Locksmith adds to it can be told apart.
  */
 final class ZooKeeperImpl implements LockImpl {
   private final ZooKeeper zk;
   private final CuratorFramework curator;
   private final Map<String, InterProcessMutex> mutexes = new ConcurrentHashMap<>();
+  private final boolean transaction;
 
-  ZooKeeperImpl(String endpoint, boolean useCurator) throws Exception {
+  /**
+   * @param useCurator Curator's mutex, else the raw floor
+   * @param transaction the floor sends Locksmith's transaction (create + the lock node's write) instead of the create
+   */
+  ZooKeeperImpl(String endpoint, boolean useCurator, boolean transaction) throws Exception {
+    this.transaction = transaction;
     if (useCurator) {
       curator = CuratorFrameworkFactory.newClient(endpoint, 30_000, 10_000, new ExponentialBackoffRetry(100, 3));
       curator.start();
@@ -62,13 +74,23 @@ final class ZooKeeperImpl implements LockImpl {
     String parent = "/raw/" + name;
     String node;
     try {
-      node = zk.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+      node = create(parent);
     } catch (KeeperException.NoNodeException e) {
       createParents(parent);
-      node = zk.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+      node = create(parent);
     }
     String created = node;
     return () -> zk.delete(created, -1);
+  }
+
+  private String create(String parent) throws Exception {
+    if (!transaction) {
+      return zk.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+    }
+    List<OpResult> results = zk.multi(List.of(
+        Op.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL),
+        Op.setData(parent, new byte[0], -1)));
+    return ((OpResult.CreateResult) results.get(0)).getPath();
   }
 
   private void createParents(String path) throws Exception {
