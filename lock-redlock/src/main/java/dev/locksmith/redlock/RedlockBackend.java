@@ -343,8 +343,9 @@ final class RedlockBackend implements LockBackend {
     }
 
     /**
-     * Waits, up to two per-server timeouts, for the give-backs of this one-shot attempt's rounds. An interrupt ends the
-     * wait and stays set: the outcome, a grant perhaps, must still reach the caller.
+     * Waits for the give-backs of this one-shot attempt's rounds: for each server, until it refused, did not answer within
+     * its `server-timeout` (counted from the round's start), or granted and took the give-back; two `server-timeout`s at
+     * most. An interrupt ends the wait and stays set: the outcome, a grant perhaps, must still reach the caller.
      */
     private void awaitGiveBacks() {
       if (giveBacks.isEmpty()) {
@@ -682,14 +683,24 @@ final class RedlockBackend implements LockBackend {
         if (writer) {
           earlierRounds.add(done);
         }
+        // a one-shot attempt waits for a granting server's give-back, not for one that did not answer in time: that
+        // server may be hung, and whatever it holds of this round expires with the lease
+        CompletableFuture<Void> settled = new CompletableFuture<>();
         if (oneShot) {
-          giveBacks.add(done);
+          giveBacks.add(settled);
         }
         acquire.future(i).whenComplete((reply, error) -> {
           if (error != null || isGranted(reply)) {
-            inBackground(m, call).whenComplete((x, e) -> done.complete(null));
+            CompletableFuture<Void> back = inBackground(m, call);
+            back.whenComplete((x, e) -> done.complete(null));
+            if (error != null) {
+              settled.complete(null);
+            } else {
+              back.whenComplete((x, e) -> settled.complete(null));
+            }
           } else {
             done.complete(null);
+            settled.complete(null);
           }
         });
       }

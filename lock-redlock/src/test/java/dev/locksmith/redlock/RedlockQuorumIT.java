@@ -11,6 +11,7 @@ import dev.locksmith.Locks;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -119,6 +120,33 @@ class RedlockQuorumIT {
       }
       try (Lease l = a.lock("frozen").acquire(Duration.ofSeconds(10))) {
         assertThat(l.fencingToken()).isGreaterThan(before);
+      }
+    }
+  }
+
+  /**
+   * A one-shot attempt waits for its give-backs (RedlockBackend's awaitGiveBacks), but not for a frozen server beyond its
+   * server-timeout: with command-timeout 5s, a wait for the frozen server's own answer to the give-back would take 5 s.
+   */
+  @Test
+  void aOneShotAttemptWithAServerFrozenAnswersWithinTwoServerTimeouts() throws Exception {
+    String uri = servers.uri() + "?lease=2s&server-timeout=200ms&command-timeout=5s";
+    try (LockClient a = Locks.connect(uri); LockClient b = Locks.connect(uri)) {
+      try (Lease held = a.lock("frozen-one-shot").acquire(Duration.ofSeconds(5))) {
+        servers.pause(2);
+        try {
+          for (String name : List.of("frozen-one-shot", "frozen-one-shot-free")) {
+            long start = System.nanoTime();
+            Optional<Lease> got = b.lock(name).tryAcquire();
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(got.isPresent()).as("tryAcquire() of '%s' granted", name).isEqualTo(name.endsWith("free"));
+            got.ifPresent(Lease::release);
+            assertThat(ms).as("ms for tryAcquire() of '%s' with one of five servers frozen (server-timeout 200ms)", name)
+                .isLessThan(2000);
+          }
+        } finally {
+          servers.resume(2);
+        }
       }
     }
   }
