@@ -358,6 +358,10 @@ public final class Comparison {
             r.notRun("could not run: " + e);
           }
           progress.accept(target.label + ": " + target.description(scenario) + ": " + r.summary());
+          if (!r.agrees() && !r.timeline.isEmpty()) {
+            progress.accept(target.label + ": the contenders' events of that run (ms from the first hold; contender, event):\n"
+                + r.timeline);
+          }
         }
         mine.add(r);
       }
@@ -413,6 +417,28 @@ public final class Comparison {
 
   // ------------------------------------------------------------------ one scenario
 
+  /** @return the events, one a line, in ms from the first hold, the fault's start and end among them; at most 400 lines */
+  static String timeline(List<Event> events, long faultStart, long faultEnd) {
+    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+    List<String[]> lines = new ArrayList<>();
+    for (Event e : events) {
+      lines.add(new String[] {Long.toString(e.at - t0), e.contender + " " + String.join(" ", e.fields)});
+    }
+    lines.add(new String[] {Long.toString(faultStart - t0), "-- fault starts"});
+    lines.add(new String[] {Long.toString(faultEnd - t0), "-- fault ends"});
+    lines.sort((a, b) -> Long.compare(Long.parseLong(a[0]), Long.parseLong(b[0])));
+    StringBuilder out = new StringBuilder();
+    int n = 0;
+    for (String[] l : lines) {
+      if (n++ == 400) {
+        out.append("  … ").append(lines.size() - 400).append(" more\n");
+        break;
+      }
+      out.append(String.format(java.util.Locale.ROOT, "  %8.1f  %s%n", Long.parseLong(l[0]) / 1e6, l[1]));
+    }
+    return out.toString();
+  }
+
   /** One event a contender reported. */
   static final class Event {
     final int contender;
@@ -425,7 +451,7 @@ public final class Comparison {
       this.fields = line.split(" ");
       this.kind = fields[0];
       long t = System.nanoTime();
-      if ((kind.equals("HELD") || kind.equals("RELEASED") || kind.equals("LOST")) && fields.length >= 3) {
+      if ((kind.equals("HELD") || kind.equals("RELEASING") || kind.equals("RELEASED") || kind.equals("LOST")) && fields.length >= 3) {
         try {
           t = Long.parseLong(fields[2]);
         } catch (NumberFormatException e) {
@@ -679,6 +705,7 @@ public final class Comparison {
       }
       long stop = System.nanoTime();
       run.close();
+      r.timeline = timeline(run.events, faultStart, faultEnd);
       if (scenario.semaphore()) {
         r.measureSemaphore(run.events, run.resources, faultStart, faultEnd, stop, scenario.permits);
         // the contenders are gone (halted, their permits unreleased): every permit must come back, and no more

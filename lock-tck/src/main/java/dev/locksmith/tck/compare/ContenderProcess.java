@@ -23,7 +23,8 @@ import java.util.Optional;
  * then writes both back plus one (the fenced one with its token) and releases. It reports on
  * stdout, one event a line, timed with {@link System#nanoTime()} (one clock for every process
  * of a Linux machine):
- * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASED <stillHeld> <nanos>},
+ * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASING <token> <nanos>} (as the release
+ * starts: the turn's use of the resource is over, even if the release never returns), {@code RELEASED <stillHeld> <nanos>},
  * {@code LOST <reason> <nanos>}, {@code ERROR acquire <millis the failed acquire took> <exception>: <message>},
  * {@code ERROR release <exception>: <message>}. It stops when its stdin closes.
  * The URI comes from {@code LOCKSMITH_URI}.
@@ -109,9 +110,10 @@ public final class ContenderProcess {
     }
   }
 
-  /** Releases, then says {@code RELEASED <stillHeld> <nanos>}, timed before the release. */
+  /** Says {@code RELEASING}, releases, then says {@code RELEASED <stillHeld> <nanos>}, both timed before the release. */
   private static void release(PrintStream out, Lease lease) {
     long end = System.nanoTime();
+    out.println("RELEASING " + lease.fencingToken() + " " + end);
     boolean stillHeld;
     try {
       stillHeld = lease.release();

@@ -102,6 +102,12 @@ public final class Result {
     return notRunReason;
   }
 
+  /**
+   * The contenders' events of the run, one a line, in milliseconds from the first hold, with the fault's start and end:
+   * printed when a run disagrees, so that a CI log says what happened; empty for a scenario that did not run.
+   */
+  String timeline = "";
+
   /** @return false when the observation is worse than the declaration */
   public boolean agrees() {
     return agrees;
@@ -162,12 +168,17 @@ public final class Result {
   void measure(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop, java.time.Duration lease) {
     long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
     Map<Integer, long[]> open = new HashMap<>();
+    Map<Integer, Long> releasing = new HashMap<>();
     java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
     List<long[]> holdsList = new ArrayList<>(); // contender, token, start, end, stillHeld(1/0/-1)
     for (Comparison.Event e : events) {
       switch (e.kind) {
         case "HELD":
           open.put(e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at});
+          releasing.remove(e.contender);
+          break;
+        case "RELEASING":
+          releasing.put(e.contender, e.at);
           break;
         case "RELEASED": {
           long[] h = open.remove(e.contender);
@@ -207,9 +218,15 @@ public final class Result {
           break;
       }
     }
+    int releasesUnfinished = 0;
     for (long[] h : open.values()) {
-      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : stop;
+      // a turn whose release never returned ended its use of the resource as the release started
+      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : releasing.getOrDefault((int) h[0], stop);
+      releasesUnfinished += releasing.containsKey((int) h[0]) ? 1 : 0;
       holdsList.add(new long[] {h[0], h[1], h[2], end, -1});
+    }
+    if (releasesUnfinished > 0) {
+      note = releasesUnfinished + " release(s) had not returned when the run ended (each such turn counted until its release began)";
     }
     holdsList.sort((a, b) -> Long.compare(a[2], b[2]));
     holds = holdsList.size();
@@ -272,6 +289,7 @@ public final class Result {
     this.permits = permits;
     long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
     Map<Integer, long[]> open = new HashMap<>();
+    Map<Integer, Long> releasing = new HashMap<>();
     Map<Integer, Boolean> wroteOk = new HashMap<>();
     java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
     List<long[]> list = new ArrayList<>(); // contender, token, start, end, released (1 still held, 0 not, 2 error, -1 never), wrote OK (1/0/-1)
@@ -280,6 +298,10 @@ public final class Result {
         case "HELD":
           open.put(e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at});
           wroteOk.remove(e.contender);
+          releasing.remove(e.contender);
+          break;
+        case "RELEASING":
+          releasing.put(e.contender, e.at);
           break;
         case "WROTE":
           wroteOk.put(e.contender, e.fields.length >= 2 && e.fields[1].equals("OK"));
@@ -313,8 +335,9 @@ public final class Result {
       }
     }
     for (long[] h : open.values()) {
-      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : stop;
-      list.add(new long[] {h[0], h[1], h[2], end, -1, -1});
+      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : releasing.getOrDefault((int) h[0], stop);
+      Boolean ok = wroteOk.get((int) h[0]);
+      list.add(new long[] {h[0], h[1], h[2], end, -1, ok == null ? -1 : ok ? 1 : 0});
     }
     list.sort((a, b) -> Long.compare(a[2], b[2]));
     holds = list.size();
