@@ -679,30 +679,19 @@ final class RedlockBackend implements LockBackend {
       }
       for (int i = 0; i < members.size(); i++) {
         Member m = members.get(i);
-        CompletableFuture<Void> done = new CompletableFuture<>();
+        CompletableFuture<Object> answer = acquire.future(i);
+        // given back where the server granted it, and where it did not answer (it may have granted after all)
+        CompletableFuture<Void> done = answer.handle((reply, error) -> error != null || isGranted(reply))
+            .thenCompose(give -> give ? inBackground(m, call) : CompletableFuture.<Void>completedFuture(null));
         if (writer) {
           earlierRounds.add(done);
         }
-        // a one-shot attempt waits for a granting server's give-back, not for one that did not answer in time: that
-        // server may be hung, and whatever it holds of this round expires with the lease
-        CompletableFuture<Void> settled = new CompletableFuture<>();
         if (oneShot) {
-          giveBacks.add(settled);
+          // a one-shot attempt waits for a granting server's give-back, not for one that did not answer in time: that
+          // server may be hung, and whatever it holds of this round expires with the lease
+          giveBacks.add(answer.handle((reply, error) -> error == null)
+              .thenCompose(answered -> answered ? done : CompletableFuture.<Void>completedFuture(null)));
         }
-        acquire.future(i).whenComplete((reply, error) -> {
-          if (error != null || isGranted(reply)) {
-            CompletableFuture<Void> back = inBackground(m, call);
-            back.whenComplete((x, e) -> done.complete(null));
-            if (error != null) {
-              settled.complete(null);
-            } else {
-              back.whenComplete((x, e) -> settled.complete(null));
-            }
-          } else {
-            done.complete(null);
-            settled.complete(null);
-          }
-        });
       }
     }
 

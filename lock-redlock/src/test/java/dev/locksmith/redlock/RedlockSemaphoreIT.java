@@ -100,20 +100,50 @@ class RedlockSemaphoreIT {
    */
   private static long zaddsOn(String key, Runnable during) throws Exception {
     AtomicInteger zadds = new AtomicInteger();
-    java.util.concurrent.CountDownLatch subscribed = new java.util.concurrent.CountDownLatch(servers.size());
-    List<redis.clients.jedis.JedisPubSub> listeners = new ArrayList<>();
-    List<Thread> threads = new ArrayList<>();
-    try {
-      for (int i = 0; i < servers.size(); i++) {
-        try (Jedis admin = servers.get(i).admin()) {
-          admin.configSet("notify-keyspace-events", "Kz");
+    List<Integer> all = new ArrayList<>();
+    for (int i = 0; i < servers.size(); i++) {
+      all.add(i);
+    }
+    try (KeyspaceEvents ignored = new KeyspaceEvents(all, "Kz", (channel, message) -> {
+      if (message.equals("zadd")) {
+        zadds.incrementAndGet();
+      }
+    }, key)) {
+      during.run();
+      Thread.sleep(200);
+      return zadds.get();
+    }
+  }
+
+  /**
+   * Redis's keyspace notifications of some keys on some of the servers, while open: each server's events reach the
+   * listener in the order that server made them. Closing unsubscribes and turns the notifications off again.
+   */
+  private static final class KeyspaceEvents implements AutoCloseable {
+    private final List<Integer> on;
+    private final List<redis.clients.jedis.JedisPubSub> listeners = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+
+    /**
+     * @param flags Redis's {@code notify-keyspace-events} classes, such as {@code Kz} (sorted sets)
+     * @param listener takes each event's channel and its name ({@code zadd}, {@code set}, ...)
+     */
+    KeyspaceEvents(List<Integer> on, String flags, java.util.function.BiConsumer<String, String> listener, String... keys)
+        throws InterruptedException {
+      this.on = on;
+      java.util.concurrent.CountDownLatch subscribed = new java.util.concurrent.CountDownLatch(on.size() * keys.length);
+      String[] channels = new String[keys.length];
+      for (int k = 0; k < keys.length; k++) {
+        channels[k] = "__keyspace@0__:" + keys[k];
+      }
+      for (int server : on) {
+        try (Jedis admin = servers.get(server).admin()) {
+          admin.configSet("notify-keyspace-events", flags);
         }
-        redis.clients.jedis.JedisPubSub listener = new redis.clients.jedis.JedisPubSub() {
+        redis.clients.jedis.JedisPubSub pubSub = new redis.clients.jedis.JedisPubSub() {
           @Override
           public void onMessage(String channel, String message) {
-            if (message.equals("zadd")) {
-              zadds.incrementAndGet();
-            }
+            listener.accept(channel, message);
           }
 
           @Override
@@ -121,22 +151,21 @@ class RedlockSemaphoreIT {
             subscribed.countDown();
           }
         };
-        int server = i;
         Thread t = new Thread(() -> {
           try (Jedis sub = servers.get(server).admin()) {
-            sub.subscribe(listener, "__keyspace@0__:" + key);
+            sub.subscribe(pubSub, channels);
           }
-        }, "keyspace-" + i);
+        }, "keyspace-" + server);
         t.setDaemon(true);
         t.start();
-        listeners.add(listener);
+        listeners.add(pubSub);
         threads.add(t);
       }
-      assertThat(subscribed.await(5, TimeUnit.SECONDS)).as("subscribed to keyspace events on every server").isTrue();
-      during.run();
-      Thread.sleep(200);
-      return zadds.get();
-    } finally {
+      assertThat(subscribed.await(5, TimeUnit.SECONDS)).as("subscribed to keyspace events on servers %s", on).isTrue();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
       for (redis.clients.jedis.JedisPubSub l : listeners) {
         if (l.isSubscribed()) {
           l.unsubscribe();
@@ -145,8 +174,8 @@ class RedlockSemaphoreIT {
       for (Thread t : threads) {
         t.join(5000);
       }
-      for (int i = 0; i < servers.size(); i++) {
-        try (Jedis admin = servers.get(i).admin()) {
+      for (int server : on) {
+        try (Jedis admin = servers.get(server).admin()) {
           admin.configSet("notify-keyspace-events", "");
         }
       }
@@ -184,60 +213,32 @@ class RedlockSemaphoreIT {
       // Server 0's changes to the slots, and a marker written once tryAcquire() has answered, in the order server 0 made
       // them (one server's keyspace notifications reach a subscriber in that order)
       List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
-      java.util.concurrent.CountDownLatch subscribed = new java.util.concurrent.CountDownLatch(2);
-      redis.clients.jedis.JedisPubSub listener = new redis.clients.jedis.JedisPubSub() {
-        @Override
-        public void onMessage(String channel, String message) {
-          events.add(channel.endsWith(marker) ? "marker" : message);
-        }
-
-        @Override
-        public void onSubscribe(String channel, int count) {
-          subscribed.countDown();
-        }
-      };
-      try (Jedis admin = servers.get(0).admin()) {
-        admin.configSet("notify-keyspace-events", "Kz$");
-      }
-      Thread subscriber = new Thread(() -> {
-        try (Jedis sub = servers.get(0).admin()) {
-          sub.subscribe(listener, "__keyspace@0__:" + slotsKey, "__keyspace@0__:" + marker);
-        }
-      }, "keyspace-0");
-      subscriber.setDaemon(true);
-      subscriber.start();
       java.util.concurrent.ScheduledExecutorService resumer = Executors.newSingleThreadScheduledExecutor();
       // connected before the pause: a connection made to a paused server waits for its handshake until the server resumes
-      Jedis markerWriter = servers.get(0).admin();
-      try {
-        assertThat(subscribed.await(5, TimeUnit.SECONDS)).as("subscribed to server 0's keyspace events").isTrue();
+      try (KeyspaceEvents ignored = new KeyspaceEvents(List.of(0), "Kz$",
+              (channel, message) -> events.add(channel.endsWith(marker) ? "marker" : message), slotsKey, marker);
+          Jedis markerWriter = servers.get(0).admin()) {
         markerWriter.ping();
         servers.pause(0);
-        resumer.schedule(() -> servers.resume(0), 300, TimeUnit.MILLISECONDS);
-        assertThat(b.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire()).as("a 4th permit of 3, refused by three of five").isEmpty();
-        // Sent now, the marker reaches server 0 before a give-back that is still to be sent: one left to the background
-        // goes only once the acquire's answer from server 0, still paused or just resumed, is back.
-        markerWriter.set(marker, "1");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!events.contains("marker")) {
-          assertThat(System.nanoTime() - deadline).as("the marker's event; seen %s", events).isNegative();
-          Thread.sleep(5);
-        }
-        assertThat(events).as("server 0's events: its grant of the refused permit, its give-back, then the marker")
-            .containsExactly("zadd", "zrem", "marker");
-        assertThat(slots(1, name)).as("slots on server 1 when the refused tryAcquire() answered").isEmpty();
-      } finally {
-        resumer.shutdown();
-        resumer.awaitTermination(5, TimeUnit.SECONDS);
-        servers.resume(0);
-        markerWriter.close();
-        if (listener.isSubscribed()) {
-          listener.unsubscribe();
-        }
-        subscriber.join(5000);
-        try (Jedis admin = servers.get(0).admin()) {
-          admin.configSet("notify-keyspace-events", "");
-          admin.del(marker);
+        try {
+          resumer.schedule(() -> servers.resume(0), 300, TimeUnit.MILLISECONDS);
+          assertThat(b.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire()).as("a 4th permit of 3, refused by three of five").isEmpty();
+          // Sent now, the marker reaches server 0 before a give-back that is still to be sent: one left to the background
+          // goes only once the acquire's answer from server 0, still paused or just resumed, is back.
+          markerWriter.set(marker, "1");
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+          while (!events.contains("marker")) {
+            assertThat(System.nanoTime() - deadline).as("the marker's event; seen %s", events).isNegative();
+            Thread.sleep(5);
+          }
+          assertThat(events).as("server 0's events: its grant of the refused permit, its give-back, then the marker")
+              .containsExactly("zadd", "zrem", "marker");
+          assertThat(slots(1, name)).as("slots on server 1 when the refused tryAcquire() answered").isEmpty();
+        } finally {
+          resumer.shutdown();
+          resumer.awaitTermination(5, TimeUnit.SECONDS);
+          servers.resume(0);
+          markerWriter.del(marker);
         }
       }
       for (Lease l : held) {

@@ -5,26 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Promise;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
  * How a lock scenario's holds are read off the contenders' reports: a turn ends when its release starts, so a release
  * that never returns (a call stuck on a frozen server until the run ends) is not a hold that overlaps every later one.
  */
-class LockResultTest {
-  private final long base = System.nanoTime();
-  private final List<Comparison.Event> events = new ArrayList<>();
-
-  private void event(int contender, String kind, String... rest) {
-    events.add(new Comparison.Event(contender, kind + " " + String.join(" ", rest)));
-  }
-
-  private String at(long ms) {
-    return Long.toString(base + ms * 1_000_000);
-  }
-
+class LockResultTest extends HandWrittenEvents {
   private void hold(int contender, long token, long fromMs, long toMs) {
     event(contender, "HELD", Long.toString(token), at(fromMs));
     event(contender, "WROTE", "OK", Long.toString(token));

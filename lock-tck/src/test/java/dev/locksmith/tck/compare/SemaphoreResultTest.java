@@ -22,18 +22,8 @@ import org.junit.jupiter.api.Test;
  * holds beyond N, N + 1 live leases, the fence's refusals, when the victim's permit came back,
  * a leaked permit, and the "not declared" row. Events are written by hand, timed from one base.
  */
-class SemaphoreResultTest {
+class SemaphoreResultTest extends HandWrittenEvents {
   private static final int N = 2;
-  private final long base = System.nanoTime();
-  private final List<Comparison.Event> events = new ArrayList<>();
-
-  private void event(int contender, String kind, String... rest) {
-    events.add(new Comparison.Event(contender, kind + " " + String.join(" ", rest)));
-  }
-
-  private String at(long ms) {
-    return Long.toString(base + ms * 1_000_000);
-  }
 
   private void hold(int contender, long token, long fromMs, long toMs, boolean stillHeld, boolean wroteOk) {
     event(contender, "HELD", Long.toString(token), at(fromMs));
