@@ -9,6 +9,9 @@ import java.util.function.Consumer;
  * Ways to hurt a backend, for the rules and comparisons that need them. Every method is
  * optional: the default throws {@link UnsupportedOperationException}, and a rule that needs a
  * hook the backend does not offer is reported as skipped with the hook's name, never as passed.
+ * Each hook's javadoc says what it must do, what it may do, and what the kit then accepts of the
+ * backend; {@link #revoke(String)} in particular may end the holder's session, where that is the
+ * server's only way to take a lock away.
  *
  * <pre>{@code
  * protected FaultHooks faults() {
@@ -25,15 +28,47 @@ public interface FaultHooks {
   FaultHooks NONE = new FaultHooks() {};
 
   /**
-   * Makes the server forget a lock without the holder's knowledge (delete the key, row or node).
+   * Makes the server take an exclusive lock away from its holder without the holder's knowledge:
+   * delete the key, row or node, or, where the server can only do that by ending the holder's
+   * session or connection (PostgreSQL advisory locks: {@code pg_terminate_backend}; a ZooKeeper
+   * or etcd session), end that session. Used by rules 2.5–2.8, 4.4, 4.5, 14.2, 17.3 and 17.10.
+   *
+   * <p><b>On a held lock it must</b> return only once the server no longer holds the lock for
+   * that lease (wait if ending a session takes a moment): another client can then take it at once,
+   * and the holder's release, renewal, {@code extend} and {@code releaseAfter}, each owner-checked
+   * on the server, find it no longer theirs. It must leave every other client's locks alone.
+   *
+   * <p><b>It may</b> end the holder's whole session. Every other lease of that session is then
+   * lost with it; the backend reports them, and the revoked one, as {@code SESSION_LOST}
+   * ({@code BackendContext.allLeasesLost}). So a revoked lease may be reported lost with
+   * {@code TAKEN} (what a renewal that finds another owner or none answers), or with
+   * {@code SESSION_LOST} when it was granted for a session ({@code Poll.grantedForSession}) and
+   * the revoke ended that session; never {@code RENEWAL_FAILED} (the server was unreachable: the
+   * answer of a renewal that says "retry" for a lock another owner holds), {@code EXPIRED} or
+   * {@code CLIENT_CLOSED}. The kit checks the reason in rules 4.4 and 4.5 and, in 4.5, that every
+   * other lease reported lost with the session really lost its lock.
+   *
+   * <p><b>On a lock nobody holds</b> it should do nothing and return; it may throw instead (say,
+   * {@link IllegalStateException}: nothing to revoke). The kit never revokes a lock nobody has
+   * taken. It revokes a lock that may just have been freed only in rule 2.8, where the revoke races
+   * the holder's own release; there an exception counts as "nothing to revoke", and a release that
+   * fails with {@code BackendUnavailableException} because the revoke ended its session is
+   * accepted. The kit revokes exclusive locks only, never a semaphore's permit or a side of a
+   * read-write lock, and may call it from any thread while the holder's own call is in flight.
    *
    * @param lockName the lock's name as the user gave it
+   * @throws UnsupportedOperationException if the backend offers no such hook: the rules that need
+   *     it are skipped, naming it
    */
   default void revoke(String lockName) {
     throw new UnsupportedOperationException("revoke");
   }
 
-  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  /**
+   * Freezes the server (SIGSTOP): connections stay open, nothing is answered, until
+   * {@link #resumeServer()}, which the kit always calls afterwards (rule 14.3). Whether the
+   * server's own clocks (session timeouts) run meanwhile is up to the server.
+   */
   default void pauseServer() {
     throw new UnsupportedOperationException("pauseServer");
   }

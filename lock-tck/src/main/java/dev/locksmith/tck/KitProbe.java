@@ -35,6 +35,7 @@ final class KitProbe {
   private final Map<String, AtomicInteger> abandons = new ConcurrentHashMap<>();
   private final Map<String, String> owners = new ConcurrentHashMap<>();
   private final Map<String, BackendLease> grants = new ConcurrentHashMap<>();
+  private final Set<String> sessionGrants = ConcurrentHashMap.newKeySet();
   private final List<Probed> opened = new CopyOnWriteArrayList<>();
   private final Set<String> vanishing = ConcurrentHashMap.newKeySet();
   private volatile Consumer<String> onPoll;
@@ -165,6 +166,15 @@ final class KitProbe {
     return n == null ? 0 : n.get();
   }
 
+  /**
+   * @return whether the lease of this lock with this token was granted for a session
+   *     ({@code Poll.grantedForSession}): held while the backend's session lives, so that a revoke
+   *     that ends the session may report it lost as {@code SESSION_LOST}
+   */
+  boolean sessionGrant(String name, long token) {
+    return sessionGrants.contains(name + "#" + token);
+  }
+
   /** @return the owner id the lease with this token was granted to */
   Optional<String> ownerOf(String name, long token) {
     return Optional.ofNullable(owners.get(name + "#" + token));
@@ -243,6 +253,9 @@ final class KitProbe {
           if (p.isGranted()) {
             if (claim.isExclusive()) {
               owners.put(name + "#" + p.fencingToken(), ownerId);
+              if (p.isSessionGrant()) {
+                sessionGrants.add(name + "#" + p.fencingToken());
+              }
             }
             grants.put(claimKey(name, claim.kind()) + "#" + p.fencingToken(),
                 new BackendLease(name, claim, ownerId, p.fencingToken(), lease, p.state()));
