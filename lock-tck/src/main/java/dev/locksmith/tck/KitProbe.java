@@ -153,6 +153,25 @@ final class KitProbe {
   }
 
   /**
+   * Sends an extend of {@code lease} to the backend, through the newest backend of the test still
+   * open, past the core (which never extends a lease its own clock says has run out): an extend
+   * sent in time but delivered late, as the network can deliver it. The server's checks alone decide.
+   *
+   * @param lease a lease from {@link #grant}
+   * @param newLease the lease asked for
+   * @return what the backend answered
+   */
+  boolean extendAgain(BackendLease lease, Duration newLease) {
+    for (int i = opened.size() - 1; i >= 0; i--) {
+      Probed p = opened.get(i);
+      if (!p.closed) {
+        return p.backend.extend(lease, newLease);
+      }
+    }
+    throw new IllegalStateException("no backend of this test is open to send the extend through");
+  }
+
+  /**
    * From now on, withdrawals of attempts of this kind on this name do not reach the backend: the
    * attempt vanishes as a waiter whose process dies mid-wait does. Counted in {@link #abandons}.
    */

@@ -215,6 +215,12 @@ public abstract class LockCompatibilityKit {
     assumeTrue(guarantees().has(feature), () -> "rule " + rule + " skipped: the backend does not declare " + feature);
   }
 
+  /** Skips a rule for a feature the backend declares but excepts for this primitive (see {@code Guarantees.Builder#except}). */
+  private void requireFeature(Feature feature, Guarantees.Primitive primitive, String rule) {
+    assumeTrue(guarantees().has(feature, primitive), () -> "rule " + rule + " skipped: the backend does not declare " + feature
+        + (guarantees().has(feature) ? " for " + primitive + " (it declares it for locks only)" : ""));
+  }
+
   private void hook(String rule, Runnable action) {
     try {
       action.run();
@@ -1748,6 +1754,42 @@ public abstract class LockCompatibilityKit {
     }
 
     @Test
+    @DisplayName("16.6 MUST: at a lease's end a state read agrees with an acquire: held reads with time left above zero, free only once an acquire takes the lock")
+    void rule16_6_stateAgreesWithAnAcquireAtTheLeasesEnd() throws Exception {
+      requireFeature(Feature.STATE_READS, "16.6");
+      String name = name("state-boundary");
+      client(expiring()).lock(name).acquire(Duration.ofSeconds(10));
+      long start = System.nanoTime();
+      LockClient observer = client();
+      DistributedLock seen = observer.lock(name);
+      long deadline = start + limits().lease().plus(limits().expirySlack()).plus(limits().tolerance()).toNanos();
+      LockState state = seen.state();
+      int reads = 1;
+      while (state.isHeld() && System.nanoTime() - deadline < 0) {
+        LockState held = state;
+        state.remaining().ifPresent(left -> assertThat(left.isNegative() || left.isZero()).withFailMessage("state reads broken: "
+            + "%d ms after a lease of %d ms was taken, the lock read as held with %s left: while a lock cannot be taken its "
+            + "remaining lease is the time until it can, above zero (a margin the backend keeps past the expiry belongs in "
+            + "it); read %s", ms(System.nanoTime() - start), limits().lease().toMillis(), left, held).isFalse());
+        // read often only near the end: a lease that reports its rest is slept through until shortly before it
+        long nap = state.remaining().map(left -> left.toMillis() - 50).filter(m -> m > 2).orElse(2L);
+        Thread.sleep(Math.min(nap, 200));
+        state = seen.state();
+        reads++;
+      }
+      if (state.isHeld()) {
+        return; // rule 16.5 reports a lease that never reads free
+      }
+      long freeAt = ms(System.nanoTime() - start);
+      Optional<Lease> got = seen.tryAcquire();
+      got.ifPresent(Lease::release);
+      assertThat(got).withFailMessage("state reads broken: the lock read free %d ms after a lease of %d ms was taken (read %d "
+          + "times), but a tryAcquire() right after that read was refused: a state read must not say free while an acquire "
+          + "still counts the lease as held (a margin past the expiry must be the same for both)", freeAt,
+          limits().lease().toMillis(), reads).isPresent();
+    }
+
+    @Test
     @DisplayName("16.3 MUST: a backend that does not declare STATE_READS answers unknown, never a guess")
     void rule16_3_undeclaredMeansUnknown() throws Exception {
       assumeTrue(!guarantees().has(Feature.STATE_READS),
@@ -1988,15 +2030,139 @@ public abstract class LockCompatibilityKit {
       assertThat(outer.releaseAfter(Duration.ZERO)).as("releaseAfter(0) of the last holding").isTrue();
       assertThat(client().lock(name).tryAcquire(limits().tolerance())).as("the lock after releaseAfter(0)").isPresent();
     }
+
+    @Test
+    @DisplayName("17.12 MUST: extend() of a lease that ran out on the server, with nobody holding the lock since, answers false and does not bring it back")
+    void rule17_12_extendOfAnExpiredLease() throws Exception {
+      requireFeature(Feature.EXTEND, "17.12");
+      String name = name("extend-expired");
+      Lease lapsed = client(expiring()).lock(name).acquire(Duration.ofSeconds(10));
+      long granted = System.nanoTime();
+      BackendLease sent = granted(name, Claim.Kind.EXCLUSIVE, lapsed);
+      // past the bound by which every backend has ended an unrenewed lease (rule 3.1); nobody asks for the lock meanwhile
+      Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+      Thread.sleep(Math.max(0, bound.toMillis() - ms(System.nanoTime() - granted)));
+      Duration asked = limits().lease().multipliedBy(30);
+      assertThat(lapsed.extend(asked)).as("lease control broken: extend() of a lease past its lease").isFalse();
+      // the core asks the server only while its own clock says the lease is valid: this is an extend sent in time and
+      // delivered late (a delayed or repeated request), so only the server's own check decides
+      boolean answered;
+      try {
+        answered = probe.extendAgain(sent, asked);
+      } catch (RuntimeException e) {
+        answered = false; // refused: the next client's tryAcquire() below tells whether it moved anything
+      }
+      long sentAt = System.nanoTime();
+      assertThat(answered).withFailMessage("lease control broken: extend(%d ms) of a lease of %d ms without renewal, reaching the "
+          + "server %d ms after the grant (the lease had run out and nobody had taken the lock since), answered true: the "
+          + "server's extend must check the lease's expiry as well as its owner, or it brings an expired lease back to life",
+          asked.toMillis(), limits().lease().toMillis(), ms(sentAt - granted)).isFalse();
+      Optional<Lease> next = client().lock(name).tryAcquire(limits().tolerance());
+      assertThat(next).withFailMessage("lease control broken: after an extend(%d ms) of a lease that had run out %d ms before "
+          + "(answered false), another client could not take the lock within %d ms: the extend brought the expired lease back "
+          + "on the server", asked.toMillis(), ms(sentAt - granted) - limits().lease().toMillis(), limits().tolerance().toMillis())
+          .isPresent();
+      next.get().release();
+    }
+
+    @Test
+    @DisplayName("17.13 MUST: releaseAfter(keep) called a while after the grant keeps the lock held until keep after the call")
+    void rule17_13_holdCountsFromTheCall() throws Exception {
+      requireFeature(Feature.HOLD_AFTER_RELEASE, "17.13");
+      String name = name("hold-late");
+      Duration keep = limits().lease().multipliedBy(5).dividedBy(4);
+      Duration before = limits().lease().dividedBy(2);
+      Lease lease = client(unrenewed(limits().lease().multipliedBy(10))).lock(name).acquire(Duration.ofSeconds(10));
+      long granted = System.nanoTime();
+      Thread.sleep(before.toMillis());
+      long asked = System.nanoTime();
+      assertThat(lease.releaseAfter(keep)).as("lease control broken: releaseAfter() of a lease held for %d ms", before.toMillis())
+          .isTrue();
+      long answered = System.nanoTime();
+      Duration late = limits().tolerance().dividedBy(4);
+      Optional<Lease> next = client().lock(name).tryAcquire(keep.plus(late).plus(limits().tolerance()));
+      long got = System.nanoTime();
+      assertThat(next).withFailMessage("lease control broken: a hold of %d ms after release, set %d ms after the grant, still held "
+          + "the lock %d ms after the call", keep.toMillis(), ms(asked - granted), ms(got - answered)).isPresent();
+      next.get().release();
+      assertThat(ms(got - asked)).withFailMessage("lease control broken: releaseAfter(%d ms), called %d ms after the grant, let "
+          + "another client take the lock %d ms after the call (%d ms after the grant): keep must count from the releaseAfter() "
+          + "call, not from the grant", keep.toMillis(), ms(asked - granted), ms(got - asked), ms(got - granted))
+          .isGreaterThanOrEqualTo(keep.toMillis() - 15);
+      assertThat(ms(got - answered)).withFailMessage("lease control broken: a hold of %d ms after release, set %d ms after the "
+          + "grant, was free only %d ms after the call returned (bound: + %d ms)", keep.toMillis(), ms(asked - granted),
+          ms(got - answered), late.toMillis()).isLessThanOrEqualTo(keep.plus(late).toMillis());
+    }
+
+    @Test
+    @DisplayName("17.14 MUST: the holder after an extended lease is released gets a greater token than the extended lease's")
+    void rule17_14_tokensIncreaseAfterAnExtend() throws Exception {
+      requireFeature(Feature.EXTEND, "17.14");
+      requireFeature(Feature.FENCING, "17.14");
+      String name = name("extend-fence");
+      LockClient holder = client(unrenewed(limits().lease().multipliedBy(10)));
+      for (int i = 0; i < 2; i++) {
+        assertThat(holder.lock(name).acquire(Duration.ofSeconds(10)).release()).as("a release before the extended lease").isTrue();
+      }
+      Lease extended = holder.lock(name).acquire(Duration.ofSeconds(10));
+      assertThat(extended.extend(limits().lease().multipliedBy(20))).as("lease control broken: extend() of a lease just taken")
+          .isTrue();
+      assertThat(extended.release()).as("release() of the extended lease").isTrue();
+      Lease next = client().lock(name).acquire(Duration.ofSeconds(10));
+      long token = next.fencingToken();
+      next.release();
+      if (token <= extended.fencingToken()) {
+        fail("fencing broken: the holder after an extended lease (token " + extended.fencingToken() + ") was released got token "
+            + token + ": an extend must keep the lock's fence counter (a write that creates the lock's record anew resets it), "
+            + "so that every later holder's token is above every earlier one's");
+      }
+    }
   }
 
   // ------------------------------------------------------------------ semaphores and read-write locks
 
   /** Waits until a waiter of this kind has queued: one more poll of that claim came back, and the thread is parked. */
   private void awaitQueued(Thread t, String name, Claim.Kind kind, int pollsBefore, String what) throws InterruptedException {
-    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' by its thread came back)",
-        () -> probe.polls(name, kind) > pollsBefore && probe.pollsBy(name, kind, t) > 0);
+    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' by its thread came back)", () -> {
+      if (!t.isAlive()) {
+        // its acquire returned without waiting: granted although what is held leaves nothing, or it failed
+        Throwable error = backgroundErrors.stream().filter(e -> e.getStackTrace().length > 0).findFirst().orElse(null);
+        throw new AssertionError((kind == Claim.Kind.PERMIT ? "semaphores" : "read-write locks") + " broken: the " + kind
+            + " waiter on '" + name + "' did not wait: its acquire returned at once " + (error == null
+                ? "with a grant, although what is held leaves no room for it (an over-grant)" : "with " + error));
+      }
+      return probe.polls(name, kind) > pollsBefore && probe.pollsBy(name, kind, t) > 0;
+    });
     awaitParked(t, what);
+  }
+
+  /**
+   * A waiter for {@code kind} on {@code name}, kept out by what the caller holds, must sleep until it is woken: while
+   * nothing changes it polls about once per recheck interval, as rule 11.2 asks of a lock's waiter.
+   */
+  private void assertClaimWaiterSleeps(String name, Claim.Kind kind, DistributedLock waiting, LockClient waiterClient,
+      String broken) throws InterruptedException {
+    Duration recheck = waiterClient.config().recheck();
+    int before = probe.polls(name, kind);
+    Thread waiter = background("patient-" + kind, () -> {
+      try (Lease l = waiting.acquire(Duration.ofSeconds(60))) {
+        l.isValid();
+      }
+    });
+    awaitQueued(waiter, name, kind, before, "the " + kind + " waiter blocks");
+    int queuedAt = probe.polls(name, kind);
+    Duration watched = limits().tolerance().multipliedBy(2);
+    Thread.sleep(watched.toMillis());
+    int polls = probe.polls(name, kind) - queuedAt;
+    // a few reads again as subscriptions are confirmed (one per server, for Redlock), then one per recheck
+    long allowed = 5 + watched.toMillis() / Math.max(1, recheck.toMillis());
+    waiter.interrupt();
+    waiter.join(TimeUnit.SECONDS.toMillis(30));
+    assertThat((long) polls).withFailMessage("%s broken: a %s waiter polled %d times in %d ms while nothing it waits for was "
+        + "released (at most %d: a few as its subscriptions are confirmed, then one per recheck interval of %d ms): a waiter "
+        + "must sleep until a release wakes it, not poll in a loop; a backend whose %s waiters poll must not declare "
+        + "NOTIFIED_WAKEUP for them (Guarantees.Builder#except)", broken, kind, polls, watched.toMillis(), allowed,
+        recheck.toMillis(), kind == Claim.Kind.PERMIT ? "semaphore" : "read-write").isLessThanOrEqualTo(allowed);
   }
 
   /** @return the lease the backend granted with this token, as the core hands it back for release */
@@ -2011,7 +2177,11 @@ public abstract class LockCompatibilityKit {
    * freed nothing, which is all the rule asks, so that counts as false.
    */
   private boolean releaseAgain(String name, Claim.Kind kind, Lease lease) {
-    BackendLease stale = granted(name, kind, lease);
+    return releaseAgain(granted(name, kind, lease));
+  }
+
+  /** As {@link #releaseAgain(String, Claim.Kind, Lease)}, for a grant the rule picked itself. */
+  private boolean releaseAgain(BackendLease stale) {
     try {
       return probe.releaseAgain(stale);
     } catch (RuntimeException e) {
@@ -2329,12 +2499,27 @@ public abstract class LockCompatibilityKit {
       }
       LockClient c = client();
       assertThat(c.lock(name).tryAcquire()).as("the lock while held").isEmpty();
-      assertThat(lock.release()).isTrue();
-      assertThat(c.semaphore(name, 1).tryAcquire()).withFailMessage("semaphores broken: releasing the lock freed the semaphore "
-          + "of the same name").isEmpty();
+      // looked at before the release too: a grant then is an over-grant, not something the lock's release freed
+      Optional<Lease> semBefore = c.semaphore(name, 1).tryAcquire();
+      semBefore.ifPresent(Lease::release);
+      assertThat(semBefore).withFailMessage("semaphores broken: a second permit of a semaphore of 1 was granted to another client "
+          + "while its one permit was held, before anything was released (an over-grant)").isEmpty();
       if (rw) {
-        assertThat(c.readWriteLock(name).readLock().tryAcquire()).withFailMessage("semaphores broken: releasing the lock freed "
-            + "the read-write lock of the same name").isEmpty();
+        Optional<Lease> readBefore = c.readWriteLock(name).readLock().tryAcquire();
+        readBefore.ifPresent(Lease::release);
+        assertThat(readBefore).withFailMessage("read-write locks broken: a reader of another client was granted while the write "
+            + "lock was held, before anything was released (an over-grant)").isEmpty();
+      }
+      assertThat(lock.release()).isTrue();
+      Optional<Lease> semAfter = c.semaphore(name, 1).tryAcquire();
+      semAfter.ifPresent(Lease::release);
+      assertThat(semAfter).withFailMessage("semaphores broken: releasing the lock freed the semaphore of the same name (refused "
+          + "just before the release, granted just after)").isEmpty();
+      if (rw) {
+        Optional<Lease> readAfter = c.readWriteLock(name).readLock().tryAcquire();
+        readAfter.ifPresent(Lease::release);
+        assertThat(readAfter).withFailMessage("semaphores broken: releasing the lock freed the read-write lock of the same name "
+            + "(refused just before the release, granted just after)").isEmpty();
       }
       assertThat(sem.get().release()).isTrue();
       Optional<Lease> lockAgain = c.lock(name).tryAcquire();
@@ -2361,10 +2546,47 @@ public abstract class LockCompatibilityKit {
     }
 
     @Test
+    @DisplayName("18.11 MUST: a permit taken after the semaphore went idle (every permit released, or expired) gets a token above every earlier permit's")
+    void rule18_11_tokensIncreaseAcrossIdleSemaphores() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.11");
+      requireFeature(Feature.FENCING, "18.11");
+      String name = name("sem-idle-tokens");
+      LockClient released = client();
+      LockClient lapsing = client(expiring());
+      LockClient later = client();
+      long last = 0;
+      for (String how : List.of("released", "expired")) {
+        LockClient holder = how.equals("released") ? released : lapsing;
+        List<Lease> both = List.of(holder.semaphore(name, 2).acquire(Duration.ofSeconds(10)),
+            holder.semaphore(name, 2).acquire(Duration.ofSeconds(10)));
+        long grantedAt = System.nanoTime();
+        for (Lease l : both) {
+          last = Math.max(last, l.fencingToken());
+        }
+        if (how.equals("released")) {
+          releaseAll(both);
+        } else {
+          // past the bound by which every backend has freed an unrenewed permit (rule 18.3)
+          Duration bound = limits().lease().plus(limits().expirySlack()).plus(limits().tolerance());
+          Thread.sleep(Math.max(0, bound.toMillis() - ms(System.nanoTime() - grantedAt)));
+        }
+        Lease next = later.semaphore(name, 2).acquire(Duration.ofSeconds(10));
+        long token = next.fencingToken();
+        assertThat(next.release()).as("release() of the permit taken after the semaphore went idle").isTrue();
+        if (token <= last) {
+          fail("fencing broken: a permit taken after a semaphore of 2 went idle (all its permits " + how + ") got token " + token
+              + " after token " + last + ": the semaphore's counter must outlive its last permit (one counter per semaphore, "
+              + "never reset), so that every permit's token is above every earlier permit's");
+        }
+        last = token;
+      }
+    }
+
+    @Test
     @DisplayName("18.9 MUST: a waiter on a full semaphore gets a released permit within the wake-up bound (median of 7)")
     void rule18_9_waiterIsWokenByARelease() throws Exception {
       requireFeature(Feature.SEMAPHORES, "18.9");
-      requireFeature(Feature.NOTIFIED_WAKEUP, "18.9");
+      requireFeature(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.SEMAPHORE, "18.9");
       String name = name("sem-wake");
       LockClient holder = client();
       LockClient waiterClient = client();
@@ -2396,6 +2618,23 @@ public abstract class LockCompatibilityKit {
           + "grant was %d ms (wake-up bound %d ms); all in ms: %s: a release of a permit must wake the semaphore's waiters",
           median, limits().wakeUp().toMillis(), handOffs.stream().map(n -> ms(n)).collect(Collectors.toList()))
           .isLessThanOrEqualTo(limits().wakeUp().toMillis());
+    }
+
+    @Test
+    @DisplayName("18.10 MUST: a waiter on a full semaphore sleeps until it is woken: it polls about once per recheck interval, not in a loop")
+    void rule18_10_waiterDoesNotPoll() throws Exception {
+      requireFeature(Feature.SEMAPHORES, "18.10");
+      requireFeature(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.SEMAPHORE, "18.10");
+      String name = name("sem-no-polling");
+      LockClient holder = client(longLease());
+      List<Lease> held = List.of(holder.semaphore(name, 2).acquire(Duration.ofSeconds(10)),
+          holder.semaphore(name, 2).acquire(Duration.ofSeconds(10)));
+      LockClient waiterClient = client();
+      try {
+        assertClaimWaiterSleeps(name, Claim.Kind.PERMIT, waiterClient.semaphore(name, 2), waiterClient, "semaphores");
+      } finally {
+        releaseAll(held);
+      }
     }
   }
 
@@ -2791,9 +3030,12 @@ public abstract class LockCompatibilityKit {
       LockClient a = client();
       LockClient b = client();
       Lease r1 = read(a, name).acquire(Duration.ofSeconds(10));
+      // r1's own grant (its owner id), taken before r2's: readers holding together may share a token, so that a look-up
+      // by token afterwards could find r2's grant and re-send the release of the lease that still holds the lock
+      BackendLease staleRead = granted(name, Claim.Kind.READ, r1);
       Lease r2 = read(b, name).acquire(Duration.ofSeconds(10));
       assertThat(r1.release()).isTrue();
-      boolean again = releaseAgain(name, Claim.Kind.READ, r1);
+      boolean again = releaseAgain(staleRead);
       Optional<Lease> w = write(client(), name).tryAcquire();
       w.ifPresent(Lease::release);
       assertThat(w).withFailMessage("read-write locks broken: the release of a read lease already released, sent to the "
@@ -2817,10 +3059,35 @@ public abstract class LockCompatibilityKit {
     }
 
     @Test
+    @DisplayName("19.12 MUST: a reader with auto-renew keeps the lock for 3.5 leases while a writer of another client waits, and the writer gets it once the reader releases")
+    void rule19_12_renewedReaderHoldsBeyondTheLease() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.12");
+      requireFeature(Feature.RENEWAL, "19.12");
+      String name = name("rw-renewed-reader");
+      Lease reader = read(client(), name).acquire(Duration.ofSeconds(10));
+      long grantedAt = System.nanoTime();
+      LockClient writers = client();
+      long watch = limits().lease().multipliedBy(7).dividedBy(2).toNanos() - (System.nanoTime() - grantedAt);
+      Optional<Lease> intruder = write(writers, name).tryAcquire(Duration.ofNanos(Math.max(1, watch)));
+      long at = ms(System.nanoTime() - grantedAt);
+      intruder.ifPresent(Lease::release);
+      assertThat(intruder).withFailMessage("read-write locks broken: a writer of another client got the lock %d ms after a reader "
+          + "with auto-renew took it (lease %d ms), while that reader still held it: a read lease's renewal must move its expiry "
+          + "on the server (a renewal that answers renewed but moves nothing lets the lease run out)", at,
+          limits().lease().toMillis()).isEmpty();
+      assertThat(reader.isValid()).as("read-write locks broken: isValid() of a read lease renewed for 3.5 leases").isTrue();
+      assertThat(reader.release()).as("read-write locks broken: release() of a read lease renewed for 3.5 leases").isTrue();
+      Optional<Lease> writer = write(writers, name).tryAcquire(limits().tolerance());
+      assertThat(writer).withFailMessage("read-write locks broken: once the renewed reader released, a writer did not get the "
+          + "lock within %d ms", limits().tolerance().toMillis()).isPresent();
+      writer.get().release();
+    }
+
+    @Test
     @DisplayName("19.10 MUST: a reader waiting behind a writer, and a writer waiting behind a reader, get the lock within the wake-up bound of the release (median of 5 each)")
     void rule19_10_waitersAreWokenByARelease() throws Exception {
       requireFeature(Feature.READ_WRITE_LOCKS, "19.10");
-      requireFeature(Feature.NOTIFIED_WAKEUP, "19.10");
+      requireFeature(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.READ_WRITE_LOCK, "19.10");
       String name = name("rw-wake");
       LockClient holder = client();
       LockClient waiterClient = client();
@@ -2852,6 +3119,25 @@ public abstract class LockCompatibilityKit {
             + "the read-write lock's waiters", waits == Claim.Kind.READ ? "write" : "read", waits == Claim.Kind.READ ? "reader"
             : "writer", median, limits().wakeUp().toMillis(), handOffs.stream().map(n -> ms(n)).collect(Collectors.toList()))
             .isLessThanOrEqualTo(limits().wakeUp().toMillis());
+      }
+    }
+
+    @Test
+    @DisplayName("19.11 MUST: a reader waiting behind a writer, and a writer waiting behind a reader, sleep until woken: each polls about once per recheck interval, not in a loop")
+    void rule19_11_waitersDoNotPoll() throws Exception {
+      requireFeature(Feature.READ_WRITE_LOCKS, "19.11");
+      requireFeature(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.READ_WRITE_LOCK, "19.11");
+      LockClient holder = client(longLease());
+      for (Claim.Kind waits : List.of(Claim.Kind.READ, Claim.Kind.WRITE)) {
+        String name = name("rw-no-polling-" + waits);
+        Lease held = (waits == Claim.Kind.READ ? write(holder, name) : read(holder, name)).acquire(Duration.ofSeconds(10));
+        LockClient waiterClient = client();
+        try {
+          assertClaimWaiterSleeps(name, waits, waits == Claim.Kind.READ ? read(waiterClient, name) : write(waiterClient, name),
+              waiterClient, "read-write locks");
+        } finally {
+          held.release();
+        }
       }
     }
   }

@@ -84,6 +84,12 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(Defect.HOLD_NO_OWNER_CHECK, LeaseControl.class, "rule17_10_holdOfALeaseNoLongerOurs", "it must check the owner on the server"),
         Arguments.of(Defect.SESSION_EXTEND_IGNORED, LeaseControl.class, "rule17_9_unrenewedLeaseOfAVanishedHolderEndsOnTheServer",
             "not when a session times out"),
+        Arguments.of(Defect.EXTEND_REVIVES_EXPIRED, LeaseControl.class, "rule17_12_extendOfAnExpiredLease",
+            "the server's extend must check the lease's expiry as well as its owner"),
+        Arguments.of(Defect.HOLD_COUNTS_FROM_GRANT, LeaseControl.class, "rule17_13_holdCountsFromTheCall",
+            "keep must count from the releaseAfter() call, not from the grant"),
+        Arguments.of(Defect.EXTEND_RESETS_FENCE, LeaseControl.class, "rule17_14_tokensIncreaseAfterAnExtend",
+            "fencing broken: the holder after an extended lease"),
         // 14. loss detection
         Arguments.of(Defect.SESSION_UNBOUNDED, LossDetection.class, "rule14_3_unreachableServerIsSignalled", "loss detection broken: the server was unreachable"),
         // 16. state reads
@@ -115,6 +121,10 @@ class KitCatchesBrokenBackendsTest {
             "a permit must be freed by its lease when its holder is gone"),
         Arguments.of(Defect.SHARED_ONE_KEY, Semaphores.class, "rule18_7_resourcesOfOneNameAreSeparate",
             "they must be separate resources"),
+        Arguments.of(Defect.SEM_OVER_GRANT, Semaphores.class, "rule18_7_resourcesOfOneNameAreSeparate",
+            "before anything was released (an over-grant)"),
+        Arguments.of(Defect.SEM_IDLE_RESETS_FENCE, Semaphores.class, "rule18_11_tokensIncreaseAcrossIdleSemaphores",
+            "the semaphore's counter must outlive its last permit"),
         // 19. read-write locks
         Arguments.of(Defect.RW_READ_DURING_WRITE, ReadWriteLocks.class, "rule19_1_readersShareWritersExclude",
             "a reader was granted while a writer held the lock"),
@@ -135,7 +145,21 @@ class KitCatchesBrokenBackendsTest {
         Arguments.of(Defect.RW_MARK_STAYS_AFTER_GRANT, ReadWriteLocks.class, "rule19_3_noWriterStarvation",
             "a writer's mark must go when it is granted"),
         Arguments.of(Defect.RW_RELEASE_NO_WAKE, ReadWriteLocks.class, "rule19_10_waitersAreWokenByARelease",
-            "a release of either side must wake the read-write lock's waiters"));
+            "a release of either side must wake the read-write lock's waiters"),
+        Arguments.of(Defect.RW_RENEW_MOVES_NOTHING, ReadWriteLocks.class, "rule19_12_renewedReaderHoldsBeyondTheLease",
+            "a read lease's renewal must move its expiry on the server"),
+        // wake-up per primitive: polling fast enough to pass the hand-off medians of 18.9 and 19.10
+        Arguments.of(Defect.SEM_POLLS_20MS, Semaphores.class, "rule18_10_waiterDoesNotPoll",
+            "semaphores broken: a PERMIT waiter polled"),
+        Arguments.of(Defect.RW_POLLS_20MS, ReadWriteLocks.class, "rule19_11_waitersDoNotPoll",
+            "read-write locks broken: a READ waiter polled"),
+        // an over-grant caught where the wake-up rules set up their waiter, named as such
+        Arguments.of(Defect.SEM_OVER_GRANT, Semaphores.class, "rule18_9_waiterIsWokenByARelease", "(an over-grant)"),
+        // state reads at the expiry boundary
+        Arguments.of(Defect.STATE_HIDES_MARGIN, StateReads.class, "rule16_6_stateAgreesWithAnAcquireAtTheLeasesEnd",
+            "left: while a lock cannot be taken its remaining lease is the time until it can, above zero"),
+        Arguments.of(Defect.STATE_FREE_EARLY, StateReads.class, "rule16_6_stateAgreesWithAnAcquireAtTheLeasesEnd",
+            "but a tryAcquire() right after that read was refused"));
   }
 
   @org.junit.jupiter.api.Test
@@ -152,6 +176,23 @@ class KitCatchesBrokenBackendsTest {
       MemoryKit.defect = Defect.NONE;
     }
     assertThat(tests.succeeded().count()).as("rule 14.3 passed by a session backend that bounds its grants; failures: %s",
+        tests.failed().list()).isEqualTo(1);
+  }
+
+  @org.junit.jupiter.api.Test
+  @DisplayName("a backend whose readers holding together share one token passes rule 19.9 (its stale release is the right lease's)")
+  void readersSharingATokenPass() {
+    MemoryKit.defect = Defect.RW_READERS_SHARE_TOKEN;
+    Events tests;
+    try {
+      tests = EngineTestKit.engine("junit-jupiter")
+          .selectors(selectNestedMethod(List.of(MemoryKit.class), ReadWriteLocks.class, "rule19_9_releasesAreOwnerChecked"))
+          .execute()
+          .testEvents();
+    } finally {
+      MemoryKit.defect = Defect.NONE;
+    }
+    assertThat(tests.succeeded().count()).as("rule 19.9 passed by a backend whose readers share a token; failures: %s",
         tests.failed().list()).isEqualTo(1);
   }
 

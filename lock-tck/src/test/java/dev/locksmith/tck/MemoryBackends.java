@@ -134,6 +134,12 @@ final class MemoryBackends {
     HOLD_NO_OWNER_CHECK,
     /** A session backend whose extend answers true but leaves the lock to the session: a vanished holder keeps it. */
     SESSION_EXTEND_IGNORED,
+    /** Extend checks the owner but not the expiry: a lease that ran out, with nobody holding the lock since, comes back to life. */
+    EXTEND_REVIVES_EXPIRED,
+    /** Extend writes the lock's record anew (owner and expiry), dropping its fence counter: the next holder's token starts again. */
+    EXTEND_RESETS_FENCE,
+    /** A hold after release counts keep from the grant, not from the call. */
+    HOLD_COUNTS_FROM_GRANT,
     // sessions
     /** Held by a session that never reports an unreachable server: a lease taken before a cut is never lost. */
     SESSION_UNBOUNDED,
@@ -158,6 +164,8 @@ final class MemoryBackends {
     SEM_CHECK_THEN_TAKE,
     /** The count stays with the semaphore after its last permit is released: it can never change. */
     SEM_COUNT_STICKS,
+    /** A semaphore's fence counter goes with its last permit (released or expired): the next permit's token starts again. */
+    SEM_IDLE_RESETS_FENCE,
     /** One expiry for the whole semaphore or read-write lock (a TTL on its key): any renewal keeps every lease alive. */
     SHARED_ONE_TTL,
     /** Semaphores and read-write locks of one name share one key. */
@@ -181,7 +189,21 @@ final class MemoryBackends {
     /** A granted writer's mark stays until it expires: readers wait for it after the writer is gone. */
     RW_MARK_STAYS_AFTER_GRANT,
     /** A release of either side of a read-write lock wakes no waiter, although NOTIFIED_WAKEUP is declared. */
-    RW_RELEASE_NO_WAKE
+    RW_RELEASE_NO_WAKE,
+    /** A read lease's renewal answers "renewed" but moves nothing: a renewed reader's lease runs out after one lease. */
+    RW_RENEW_MOVES_NOTHING,
+    /** Not a defect: readers holding the lock together share one token (a read grant takes the counter's value, a write grant bumps it). */
+    RW_READERS_SHARE_TOKEN,
+    // wake-up per primitive
+    /** Semaphore waiters poll every 20 ms instead of being woken (locks are woken), although NOTIFIED_WAKEUP is declared. */
+    SEM_POLLS_20MS,
+    /** Read-write waiters poll every 20 ms instead of being woken (locks are woken), although NOTIFIED_WAKEUP is declared. */
+    RW_POLLS_20MS,
+    // state reads at the expiry boundary
+    /** The server counts a lease held until 30 ms past its expiry, but state reads report it held with 0 ms left. */
+    STATE_HIDES_MARGIN,
+    /** The server counts a lease held until 30 ms past its expiry, but state reads say free at the expiry itself. */
+    STATE_FREE_EARLY
   }
 
   static final Guarantees GUARANTEES = Guarantees.builder()
@@ -249,6 +271,7 @@ final class MemoryBackends {
     String owner;
     long expiresAt;
     long leaseNanos;
+    long grantedAt;
     long fence;
     long tickets;
     final List<Ticket> queue = new ArrayList<>();
@@ -352,7 +375,8 @@ final class MemoryBackends {
     }
 
     private boolean expired(Entry e, long now) {
-      return e.owner != null && now - e.expiresAt >= 0;
+      long margin = defect == Defect.STATE_HIDES_MARGIN || defect == Defect.STATE_FREE_EARLY ? 30_000_000L : 0;
+      return e.owner != null && now - e.expiresAt >= margin;
     }
 
     private static Ticket head(Entry e) {
@@ -422,6 +446,7 @@ final class MemoryBackends {
       e.owner = me.ownerId;
       e.leaseNanos = leaseNanos;
       e.expiresAt = now + leaseOnServer(leaseNanos);
+      e.grantedAt = now;
       e.fence++;
       return e.fence;
     }
@@ -520,12 +545,15 @@ final class MemoryBackends {
         Entry e = entry(key);
         long now = System.nanoTime();
         boolean mine = owns(e, ownerId) || (defect == Defect.EXTEND_NO_OWNER_CHECK && e.owner != null);
-        if (!mine || expired(e, now)) {
+        if (!mine || (expired(e, now) && defect != Defect.EXTEND_REVIVES_EXPIRED)) {
           return false;
         }
         if (defect != Defect.SESSION_EXTEND_IGNORED) {
           long to = now + leaseNanos;
           e.expiresAt = defect == Defect.EXTEND_ONLY_LONGER && e.expiresAt - to > 0 ? e.expiresAt : to;
+        }
+        if (defect == Defect.EXTEND_RESETS_FENCE) {
+          e.fence = 0; // the record is written anew with owner and expiry; its counter is not carried over
         }
         return true;
       } finally {
@@ -548,7 +576,7 @@ final class MemoryBackends {
           return false;
         }
         e.owner = "hold of " + ownerId;
-        e.expiresAt = now + keepNanos;
+        e.expiresAt = (defect == Defect.HOLD_COUNTS_FROM_GRANT ? e.grantedAt : now) + keepNanos;
         return true;
       } finally {
         mutex.unlock();
@@ -674,6 +702,9 @@ final class MemoryBackends {
       }
       s.line.removeIf(t -> now - t.until >= 0);
       if (s.holders.isEmpty() && defect != Defect.SEM_COUNT_STICKS) {
+        if (defect == Defect.SEM_IDLE_RESETS_FENCE && s.permits != 0) {
+          s.fence = 0; // the semaphore's record, counter and all, goes with its last permit
+        }
         s.permits = 0;
       }
     }
@@ -687,7 +718,10 @@ final class MemoryBackends {
       try {
         Shared s = shared(key);
         Ticket t = new Ticket(++s.tickets, ownerId);
-        t.wake = wake;
+        boolean rw = key.startsWith("rw");
+        if (!(rw ? defect == Defect.RW_POLLS_20MS : defect == Defect.SEM_POLLS_20MS)) {
+          t.wake = wake;
+        }
         t.until = System.nanoTime() + markNanos;
         s.line.add(t);
         return t;
@@ -772,6 +806,10 @@ final class MemoryBackends {
         if (defect == Defect.RW_SEPARATE_COUNTERS && claim.kind() == Claim.Kind.WRITE) {
           return ++s.writeFence;
         }
+        if (defect == Defect.RW_READERS_SHARE_TOKEN && claim.kind() == Claim.Kind.READ && s.fence > 0
+            && s.holders.values().stream().filter(h -> h[0] == 0).count() > 1) {
+          return s.fence; // another reader holds the lock: this one shares its token
+        }
         s.fence++;
         return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT ? s.holders.size() : s.fence;
       } finally {
@@ -805,6 +843,9 @@ final class MemoryBackends {
         long[] h = s.holders.get(ownerId);
         if (h == null || now - h[1] >= 0) {
           return "the lease is no longer among the live leases";
+        }
+        if (defect == Defect.RW_RENEW_MOVES_NOTHING && key.startsWith("rw\0") && h[0] == 0) {
+          return null; // "renewed", and nothing moved
         }
         h[1] = now + (defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos);
         if (defect == Defect.SHARED_ONE_TTL) {
@@ -870,7 +911,8 @@ final class MemoryBackends {
       try {
         Entry e = locks.get(key);
         long now = System.nanoTime();
-        if (e == null || e.owner == null || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)) {
+        if (e == null || e.owner == null || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)
+            || (defect == Defect.STATE_FREE_EARLY && now - e.expiresAt >= 0)) {
           return LockState.free();
         }
         Duration left = defect == Defect.REMAINING_FROZEN ? Duration.ofNanos(e.leaseNanos)
@@ -979,7 +1021,9 @@ final class MemoryBackends {
         @Override
         public Poll poll() {
           long r = server.tryTakeShared(key, name, claim, me, leaseNanos, markNanos);
-          return r > 0 ? Poll.granted(r, null) : Poll.busy(Duration.ofNanos(-r));
+          boolean polls = claim.kind() == Claim.Kind.PERMIT ? server.defect == Defect.SEM_POLLS_20MS
+              : server.defect == Defect.RW_POLLS_20MS;
+          return r > 0 ? Poll.granted(r, null) : Poll.busy(polls ? Duration.ofMillis(20) : Duration.ofNanos(-r));
         }
 
         @Override
