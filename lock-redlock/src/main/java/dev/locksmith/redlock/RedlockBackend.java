@@ -230,6 +230,8 @@ final class RedlockBackend implements LockBackend {
     private volatile long quietUntil = System.nanoTime();
     /** The value of a round that may hold keys the caller does not know of; released by {@link #abandon()}. */
     private volatile String pending;
+    /** The acquire calls of the {@link #pending} round, so a withdrawal gives each server back once it has answered. */
+    private volatile Fanout<Object> pendingAcquire;
     /** Rounds in a row that took a majority but had no validity left. */
     private int expiredGrants;
     /** Polled once without waiting ({@link #pollWithoutWaiting}): a writer then sets no mark. */
@@ -242,11 +244,12 @@ final class RedlockBackend implements LockBackend {
      */
     private final List<CompletableFuture<Void>> earlierRounds = new ArrayList<>();
     /**
-     * A one-shot attempt's give-backs ({@link #releaseAfterAnswers}) of its rounds that did not win: it answers only once
-     * they are done, so that a slot or lock a minority granted it is free again when the caller learns the outcome. Left
-     * to the background, such a slot could make the next caller's one-shot attempt fail as well: after a release of
-     * one of three permits, a tryAcquire() found the semaphore full on a majority for as long as another's refused
-     * tryAcquire() still held its slot on the servers outside the release's majority.
+     * The give-backs ({@link #releaseAfterAnswers}) of this attempt's rounds that did not win, not yet done. A one-shot
+     * attempt answers, and a withdrawal ({@link #abandon()}) returns, only once they are done, so that a slot or lock a
+     * minority granted it is free again when the caller learns the outcome. Left to the background, such a slot could
+     * make the next caller's attempt fail: after a release of one of three permits, a tryAcquire() found the semaphore
+     * full on a majority for as long as another's refused tryAcquire(), or a waiter that had just timed out, still held
+     * its slot on the servers outside the release's majority (kit rules 18.2 and 18.4 failed this way in clean runs).
      */
     private final List<CompletableFuture<Void>> giveBacks = new ArrayList<>();
 
@@ -343,24 +346,37 @@ final class RedlockBackend implements LockBackend {
     }
 
     /**
-     * Waits for the give-backs of this one-shot attempt's rounds: for each server, until it refused, did not answer within
-     * its `server-timeout` (counted from the round's start), or granted and took the give-back; two `server-timeout`s at
-     * most. An interrupt ends the wait and stays set: the outcome, a grant perhaps, must still reach the caller.
+     * Waits for the give-backs of this attempt's rounds: for each server, until it refused, did not answer within its
+     * `server-timeout` (counted from the round's start), or granted and took the give-back; two `server-timeout`s at
+     * most. An interrupt does not cut the wait short (a withdrawal after an interrupt must still leave nothing behind)
+     * and stays set.
      */
     private void awaitGiveBacks() {
       if (giveBacks.isEmpty()) {
         return;
       }
-      CompletableFuture<?>[] all = giveBacks.toArray(new CompletableFuture<?>[0]);
+      CompletableFuture<Void> all = CompletableFuture.allOf(giveBacks.toArray(new CompletableFuture<?>[0]));
       giveBacks.clear();
+      long deadline = System.nanoTime() + 2 * perServer.toNanos();
+      boolean interrupted = false;
       try {
-        CompletableFuture.allOf(all).get(2 * perServer.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-        // a server that does not answer: what it holds of ours expires with the lease; the answer stands
-        LOG.debug("{}: the give-backs of a one-shot attempt were not all done within {}: {}", what,
-            Durations.format(perServer.multipliedBy(2)), e.toString());
+        while (true) {
+          try {
+            all.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return;
+          } catch (InterruptedException e) {
+            interrupted = true;
+          } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            // a server that does not answer: what it holds of ours expires with the lease; the answer stands
+            LOG.debug("{}: the give-backs of an attempt were not all done within {}: {}", what,
+                Durations.format(perServer.multipliedBy(2)), e.toString());
+            return;
+          }
+        }
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
 
@@ -447,6 +463,7 @@ final class RedlockBackend implements LockBackend {
           joined[m.index] = m.subscriber.joinIfSubscribed(channel, quietableWake);
         }
       }
+      giveBacks.removeIf(CompletableFuture::isDone); // a waiter that waits long runs many rounds
       // a fresh value per round: a late release of an earlier round can never delete this round's keys
       String value = ownerId + "#" + rounds.incrementAndGet();
       Call call = acquireCall(value);
@@ -455,6 +472,7 @@ final class RedlockBackend implements LockBackend {
       long start = System.nanoTime();
       int n = members.size();
       Fanout<Object> acquire = Fanout.start(members, m -> call.on(m, perServer), executor);
+      pendingAcquire = acquire;
       acquire.await(start + perServer.toNanos(), f -> {
         int granted = 0;
         int refused = 0;
@@ -519,6 +537,7 @@ final class RedlockBackend implements LockBackend {
         if (raised >= quorum && System.nanoTime() - validUntil < 0) {
           leaveAll();
           pending = null;
+          pendingAcquire = null;
           if (claim.kind() == Claim.Kind.WRITE) {
             unmarkWhereRefused(acquire);
             unmarkAfterEarlierRounds();
@@ -531,6 +550,7 @@ final class RedlockBackend implements LockBackend {
           // the lease is shorter than a round takes here: every further round would end the same way
           releaseAfterAnswers(acquire, value);
           pending = null;
+          pendingAcquire = null;
           long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
           throw new LockException(what + ": a majority of " + shownUri + " granted it " + EXPIRED_GRANTS_LIMIT
               + " times in a row, but each time only after its validity was gone (`lease` '" + Durations.format(lease)
@@ -543,6 +563,7 @@ final class RedlockBackend implements LockBackend {
       // not held: give back whatever this round took, on each server as soon as it has answered
       releaseAfterAnswers(acquire, value);
       pending = null;
+      pendingAcquire = null;
       if (mismatched >= quorum) {
         // a majority holds live slots taken with another count: some lease of that count may be valid
         long count = inUse.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
@@ -650,24 +671,39 @@ final class RedlockBackend implements LockBackend {
       }
     }
 
+    /**
+     * Withdraws, and returns once what this attempt gave back is given back on every server that answers within
+     * `server-timeout` (two at most): a waiter that timed out, was interrupted or cancelled leaves no slot, lock or
+     * writer's mark behind for the next caller to trip over. A hung server is not waited for; what it holds expires.
+     */
     @Override
     public void abandon() {
       leaveAll();
       String value = pending;
+      Fanout<Object> inFlight = pendingAcquire;
       pending = null;
+      pendingAcquire = null;
+      if (value != null && inFlight != null) {
+        // interrupted mid-round: each server may grant it without our seeing the reply; given back once it answers,
+        // not before (a give-back that overtook the acquire would find nothing, and the grant would stay)
+        releaseAfterAnswers(inFlight, value);
+      }
       if (claim.kind() == Claim.Kind.WRITE) {
-        // a waiting writer withdraws its marks (and any grant of a round cut short), and wakes the readers it held back
+        // a waiting writer withdraws its marks once its rounds' give-backs (which mark again) are done, and wakes the
+        // readers it held back
         Call call = new Call(ClaimScripts.READ_WRITE_RELEASE, List.of(lockKeys.get(1), lockKeys.get(2)),
             List.of(value == null ? "" : value, channel, ClaimScripts.UNMARKED + ownerId, ownerId, "0"));
+        CompletableFuture<Void> rounds = CompletableFuture.allOf(giveBacks.toArray(new CompletableFuture<?>[0]))
+            .handle((x, e) -> null);
+        List<CompletableFuture<Void>> unmarks = new ArrayList<>();
         for (Member m : members) {
-          inBackground(m, call);
+          unmarks.add(rounds.thenCompose(x -> inBackground(m, call)));
         }
-      } else if (value != null) {
-        // interrupted mid-round: the servers may have granted it without our seeing the reply
-        for (Member m : members) {
-          inBackground(m, releaseCall(name, claim, value, slot, value));
+        if (!oneShot) {
+          giveBacks.addAll(unmarks); // a writer that did not wait set no mark: it holds no reader back
         }
       }
+      awaitGiveBacks();
     }
 
     /** Releases this round's value on every server that did not refuse it, each once its acquire has answered. */
@@ -686,12 +722,10 @@ final class RedlockBackend implements LockBackend {
         if (writer) {
           earlierRounds.add(done);
         }
-        if (oneShot) {
-          // a one-shot attempt waits for a granting server's give-back, not for one that did not answer in time: that
-          // server may be hung, and whatever it holds of this round expires with the lease
-          giveBacks.add(answer.handle((reply, error) -> error == null)
-              .thenCompose(answered -> answered ? done : CompletableFuture.<Void>completedFuture(null)));
-        }
+        // waited for by a one-shot attempt's answer and by a withdrawal: a granting server's give-back, not a server that
+        // did not answer in time (it may be hung, and whatever it holds of this round expires with the lease)
+        giveBacks.add(answer.handle((reply, error) -> error == null)
+            .thenCompose(answered -> answered ? done : CompletableFuture.<Void>completedFuture(null)));
       }
     }
 
