@@ -62,6 +62,21 @@ public final class Guarantees {
   }
 
   /**
+   * A kind of lock a feature can be declared for. A feature declared with {@link Builder#features} holds for every
+   * primitive the backend has, unless the backend names an exception with {@link Builder#except}: a backend that wakes
+   * lock waiters by notification but lets semaphore waiters poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts
+   * {@link #SEMAPHORE}. The compatibility kit checks each feature on each primitive it is declared for.
+   */
+  public enum Primitive {
+    /** {@link LockClient#lock(String)}. */
+    LOCK,
+    /** {@link LockClient#semaphore(String, int)}, where {@link Feature#SEMAPHORES} is declared. */
+    SEMAPHORE,
+    /** {@link LockClient#readWriteLock(String)}, both sides, where {@link Feature#READ_WRITE_LOCKS} is declared. */
+    READ_WRITE_LOCK
+  }
+
+  /**
    * A fault scenario, numbered as in the project's FAULTS.md. Each has a promise per backend.
    */
   public enum Fault {
@@ -104,11 +119,20 @@ public final class Guarantees {
   }
 
   private final Set<Feature> features;
+  /** Per primitive, the declared features that do not hold for it. */
+  private final Map<Primitive, Set<Feature>> exceptions;
   private final Map<Fault, Promise> promises;
   private final Map<Fault, String> notes;
 
   private Guarantees(Builder b) {
     this.features = Collections.unmodifiableSet(EnumSet.copyOf(b.features));
+    Map<Primitive, Set<Feature>> except = new EnumMap<>(Primitive.class);
+    b.exceptions.forEach((primitive, excepted) -> {
+      if (!excepted.isEmpty()) {
+        except.put(primitive, Collections.unmodifiableSet(EnumSet.copyOf(excepted)));
+      }
+    });
+    this.exceptions = Collections.unmodifiableMap(except);
     this.promises = Collections.unmodifiableMap(new EnumMap<>(b.promises));
     this.notes = Collections.unmodifiableMap(new EnumMap<>(b.notes));
   }
@@ -118,17 +142,47 @@ public final class Guarantees {
     return new Builder();
   }
 
-  /** @return the declared features */
+  /** @return the features that hold for locks: {@code features(Primitive.LOCK)} */
   public Set<Feature> features() {
-    return features;
+    return features(Primitive.LOCK);
+  }
+
+  /**
+   * @param primitive a kind of lock
+   * @return the features that hold for it: the declared ones less its {@link Builder#except exceptions}; empty for a
+   *     semaphore or read-write lock the backend does not have
+   */
+  public Set<Feature> features(Primitive primitive) {
+    Objects.requireNonNull(primitive, "primitive");
+    if ((primitive == Primitive.SEMAPHORE && !features.contains(Feature.SEMAPHORES))
+        || (primitive == Primitive.READ_WRITE_LOCK && !features.contains(Feature.READ_WRITE_LOCKS))) {
+      return Collections.emptySet();
+    }
+    Set<Feature> excepted = exceptions.getOrDefault(primitive, Collections.emptySet());
+    if (excepted.isEmpty()) {
+      return features;
+    }
+    Set<Feature> held = EnumSet.copyOf(features);
+    held.removeAll(excepted);
+    return Collections.unmodifiableSet(held);
   }
 
   /**
    * @param feature a feature
-   * @return whether it is declared
+   * @return whether it is declared (for locks: {@link #has(Feature, Primitive)} tells for the other primitives)
    */
   public boolean has(Feature feature) {
-    return features.contains(Objects.requireNonNull(feature, "feature"));
+    return has(feature, Primitive.LOCK);
+  }
+
+  /**
+   * @param feature a feature
+   * @param primitive a kind of lock
+   * @return whether the feature holds for that primitive: declared, not excepted for it, and the primitive is one the
+   *     backend has
+   */
+  public boolean has(Feature feature, Primitive primitive) {
+    return features(primitive).contains(Objects.requireNonNull(feature, "feature"));
   }
 
   /**
@@ -150,22 +204,25 @@ public final class Guarantees {
   @Override
   public boolean equals(Object o) {
     return o instanceof Guarantees && ((Guarantees) o).features.equals(features)
+        && ((Guarantees) o).exceptions.equals(exceptions)
         && ((Guarantees) o).promises.equals(promises) && ((Guarantees) o).notes.equals(notes);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(features, promises, notes);
+    return Objects.hash(features, exceptions, promises, notes);
   }
 
   @Override
   public String toString() {
-    return "Guarantees{features=" + features + ", promises=" + promises + "}";
+    return "Guarantees{features=" + features + (exceptions.isEmpty() ? "" : ", except=" + exceptions)
+        + ", promises=" + promises + "}";
   }
 
   /** Builds a {@link Guarantees}; every fault needs a promise. */
   public static final class Builder {
     private final Set<Feature> features = EnumSet.noneOf(Feature.class);
+    private final Map<Primitive, Set<Feature>> exceptions = new EnumMap<>(Primitive.class);
     private final Map<Fault, Promise> promises = new EnumMap<>(Fault.class);
     private final Map<Fault, String> notes = new EnumMap<>(Fault.class);
 
@@ -178,6 +235,28 @@ public final class Guarantees {
     public Builder features(Feature... declared) {
       for (Feature f : declared) {
         features.add(Objects.requireNonNull(f, "feature"));
+      }
+      return this;
+    }
+
+    /**
+     * Says that declared features do not hold for one primitive, for example notified wake-up for semaphore waiters that
+     * poll. {@link Feature#SEMAPHORES} and {@link Feature#READ_WRITE_LOCKS} say which primitives exist and cannot be
+     * excepted.
+     *
+     * @param primitive the primitive the features do not hold for
+     * @param excepted features declared with {@link #features} (before or after this call) that it lacks
+     * @return this builder
+     * @throws IllegalArgumentException for {@code SEMAPHORES} or {@code READ_WRITE_LOCKS}
+     */
+    public Builder except(Primitive primitive, Feature... excepted) {
+      Objects.requireNonNull(primitive, "primitive");
+      for (Feature f : excepted) {
+        if (Objects.requireNonNull(f, "feature") == Feature.SEMAPHORES || f == Feature.READ_WRITE_LOCKS) {
+          throw new IllegalArgumentException("`except` was " + f + " for " + primitive + " but " + f
+              + " says whether the primitive exists; leave it undeclared instead");
+        }
+        exceptions.computeIfAbsent(primitive, k -> EnumSet.noneOf(Feature.class)).add(f);
       }
       return this;
     }

@@ -21,6 +21,8 @@ final class LocalBackend implements LockBackend {
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
           Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND,
           Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+      // FIFO is declared, and checked by the kit, for locks only
+      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
       .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")

@@ -64,6 +64,8 @@ final class EtcdBackend implements LockBackend {
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
           Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS,
           Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+      // FIFO is declared, and checked by the kit, for locks only
+      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"

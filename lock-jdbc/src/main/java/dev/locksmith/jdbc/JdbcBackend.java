@@ -93,10 +93,11 @@ final class JdbcBackend implements LockBackend {
   /**
    * @param durable whether the database keeps committed rows across a restart (false for H2 in memory)
    * @param shared whether other processes can reach the database (false for H2 in memory)
-   * @param notified whether releases wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY,
+   * @param notified whether releases of locks wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY,
    *     MySQL's and MariaDB's named-lock bells)
+   * @param notifiedClaims whether releases of permits and read-write sides do too (PostgreSQL only)
    */
-  static Guarantees guarantees(boolean durable, boolean shared, boolean notified) {
+  static Guarantees guarantees(boolean durable, boolean shared, boolean notified, boolean notifiedClaims) {
     Guarantees.Builder b = Guarantees.builder()
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY,
             Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
@@ -126,6 +127,13 @@ final class JdbcBackend implements LockBackend {
     }
     if (notified) {
       b.features(Feature.NOTIFIED_WAKEUP);
+    }
+    // any waiter may take a freed permit or side: FIFO is for locks only
+    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS);
+    if (!notifiedClaims) {
+      // MySQL/MariaDB: the named-lock bells that wake lock waiters have one holder per bell; semaphore and read-write
+      // waiters poll with the backoff
+      b.except(Guarantees.Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.NOTIFIED_WAKEUP);
     }
     return b.build();
   }

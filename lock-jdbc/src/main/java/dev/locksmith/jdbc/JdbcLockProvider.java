@@ -215,7 +215,7 @@ public final class JdbcLockProvider implements LockProvider {
         : new ReleaseListener(connections, leases.channel(), endpoint, (int) Math.min(Integer.MAX_VALUE, ioTimeout.toMillis()));
     NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(connections, leases, endpoint) : null;
     SharedTable claims = new SharedTable(leases, dialect, table, create, context.recheck().toMillis());
-    return new JdbcBackend(leases, claims, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null),
+    return new JdbcBackend(leases, claims, endpoint, secrets, JdbcBackend.guarantees(durable, shared, listener != null || bells != null, listener != null),
         ioTimeout, backoffMin, backoffMax, pool, listener, bells, () -> { });
   }
 
@@ -281,7 +281,7 @@ public final class JdbcLockProvider implements LockProvider {
     NamedLockBells bells = dialect.isMysqlFamily() ? new NamedLockBells(ds, leases, endpoint) : null;
     SharedTable claims = new SharedTable(leases, dialect, table, create, context.recheck().toMillis());
     return new JdbcBackend(leases, claims, endpoint, new Secrets(), JdbcBackend.guarantees(dialect != Dialect.H2, dialect != Dialect.H2,
-        listener != null || bells != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
+        listener != null || bells != null, listener != null), ioTimeout, backoffMin, backoffMax, null, listener, bells, () -> { });
   }
 
   /**

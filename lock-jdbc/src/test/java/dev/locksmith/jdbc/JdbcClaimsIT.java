@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.DistributedLock;
+import dev.locksmith.Guarantees;
+import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.DistributedReadWriteLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
@@ -77,6 +79,26 @@ class JdbcClaimsIT {
         rs.next();
         return rs.getInt(1);
       }
+    }
+  }
+
+  /**
+   * The declaration is exact per primitive: notified wake-up for semaphores and read-write locks only where their
+   * releases notify (PostgreSQL); for locks wherever the database can wake another process; FIFO for locks only.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"mariadb", "mysql", "postgresql", "h2"})
+  void featuresAreDeclaredPerPrimitiveAsTheyAre(String which) throws Exception {
+    try (LockClient c = client(which)) {
+      Guarantees g = c.guarantees();
+      boolean postgres = which.equals("postgresql");
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.LOCK)).as("notified lock waiters").isEqualTo(!which.equals("h2"));
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.SEMAPHORE)).as("notified semaphore waiters").isEqualTo(postgres);
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.READ_WRITE_LOCK)).as("notified read-write waiters")
+          .isEqualTo(postgres);
+      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.LOCK)).as("FIFO locks").isTrue();
+      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.SEMAPHORE)).as("FIFO semaphores").isFalse();
+      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.READ_WRITE_LOCK)).as("FIFO read-write locks").isFalse();
     }
   }
 

@@ -111,6 +111,8 @@ final class ZooKeeperBackend implements LockBackend {
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
           Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND,
           Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+      // FIFO is declared, and checked by the kit, for locks only
+      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
           + "the next holder's node is created later, so its czxid token is greater")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
