@@ -291,7 +291,7 @@ final class LeaseTable {
       }
     }
     if (ticketMillis == 0) {
-      return new Take(false, fence, held ? expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1 : 0, 0, !held, held ? current : null);
+      return new Take(false, fence, held ? untilTakeable(expiresAt, now) : 0, 0, !held, held ? current : null);
     }
     // Busy, or free with an earlier waiter first in line: keep our place, or take one at the end.
     if (hinted && queuedUntil - now < 2 * ticketMillis) {
@@ -306,14 +306,14 @@ final class LeaseTable {
     long ours = ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis, hinted) ? ticket
         : enqueue(c, name, owner, ticketMillis, hinted);
     if (held) {
-      return new Take(false, fence, expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1, ours, false, current);
+      return new Take(false, fence, untilTakeable(expiresAt, now), ours, false, current);
     }
     long wait = ticketMillis;
     try (PreparedStatement ps = c.prepareStatement(headTicket)) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
-          wait = rs.getLong(2) + CLOCK_ALLOWANCE_MILLIS - rs.getLong(3) + 1;
+          wait = untilTakeable(rs.getLong(2), rs.getLong(3));
         }
       }
     }
@@ -547,6 +547,14 @@ final class LeaseTable {
     return now - expiresAt <= CLOCK_ALLOWANCE_MILLIS;
   }
 
+  /**
+   * @return for a row {@link #heldAt held} at {@code now}: the milliseconds until another owner may take it, at least 1
+   *     (its expiry plus the {@link #CLOCK_ALLOWANCE_MILLIS}), which is what a state read reports as the lease's remaining
+   */
+  static long untilTakeable(long expiresAt, long now) {
+    return expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1;
+  }
+
   /** @return whether the row was still ours: owner-checked, never frees another holder's lock */
   boolean release(String name, String owner) throws SQLException {
     return onceMore(() -> releaseOnce(name, owner));
@@ -744,7 +752,9 @@ final class LeaseTable {
             long expiresAt = rs.getLong(3);
             long now = rs.getLong(4);
             if (owner != null && heldAt(expiresAt, now)) {
-              long left = Math.max(0, expiresAt - now);
+              // until it can be taken: the row counts as held until the clock allowance past its expiry has gone too,
+              // so "held, 0 ms left" would contradict an acquire refused a moment later
+              long left = untilTakeable(expiresAt, now);
               state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left));
               if (!isHold(owner)) {
                 state = state.withHolder(owner); // held after release: by no lease, so no holder to name

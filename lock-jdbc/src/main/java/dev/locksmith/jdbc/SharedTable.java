@@ -363,7 +363,7 @@ final class SharedTable {
       }
     }
     // Nothing in the way cannot be (we would have been granted); poll again by a mark's life then.
-    long remaining = firstEnd == Long.MAX_VALUE ? markMillis : firstEnd + LeaseTable.CLOCK_ALLOWANCE_MILLIS - now + 1;
+    long remaining = firstEnd == Long.MAX_VALUE ? markMillis : LeaseTable.untilTakeable(firstEnd, now);
     return new Take(false, fence, Math.max(0, remaining), marked, inTheWay);
   }
 

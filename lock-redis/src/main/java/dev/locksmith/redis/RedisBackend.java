@@ -53,6 +53,8 @@ final class RedisBackend implements LockBackend {
       .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
           Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
           Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+      // FIFO is declared, and checked by the kit, for locks only
+      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
       .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
           "a paused holder's key expires with its lease and the next holder's token, from the same server's INCR of the lock's slot counter, is higher")
       .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -122,6 +124,8 @@ final class RedisBackend implements LockBackend {
         .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
             Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
             Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+        // FIFO is declared, and checked by the kit, for locks only
+        .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
         .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
             "a paused holder's key expires with its lease and the next holder's token, from the same primary's fence INCR, is higher")
         .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
@@ -617,7 +621,9 @@ final class RedisBackend implements LockBackend {
     if (token > 0) {
       held = held.withFencingToken(token);
     }
-    return ttl >= 0 ? held.withRemaining(Duration.ofMillis(ttl)) : held;
+    // PTTL 0: under a millisecond left, and still held (Redis expires a key only once its clock is past the expiry);
+    // reported as 1 ms, since "held, 0 ms left" would contradict an acquire refused in that last millisecond
+    return ttl >= 0 ? held.withRemaining(Duration.ofMillis(Math.max(1, ttl))) : held;
   }
 
   private boolean releaseScript(String name, String ownerId) {
