@@ -42,7 +42,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       expire).</li>
  * </ul>
  * Events arrive on the client's event thread, shortly after the fact. One instance per client:
- * its gauge counts that client's leases.
+ * its gauge counts that client's leases. Without lock names as tags, every meter above exists from
+ * the start, at zero, with each of its outcomes and reasons: a dashboard or alert built on day one
+ * finds them before the first event.
  */
 public final class LockMetrics implements LockEvents {
   /** Timer of acquire waits. */
@@ -73,6 +75,50 @@ public final class LockMetrics implements LockEvents {
     this.lockNameTag = b.lockNameTag;
     this.then = b.then;
     heldCount(null); // the gauge exists, at 0, before the first lease
+    if (!lockNameTag) {
+      registerAtZero();
+    }
+  }
+
+  /**
+   * Registers every meter with every outcome and reason at zero, so that a dashboard or an alert built before the
+   * first renewal or loss finds its series (a meter that appears only with its first event reads as "no data", which
+   * an alert on {@value #LOST} cannot tell from "none lost"). Not with lock names as tags: those meters exist per lock
+   * name, and a registry such as Prometheus's needs every series of a name to carry the same tag keys.
+   */
+  private void registerAtZero() {
+    acquireTimer(null, "acquired");
+    for (GiveUpReason reason : GiveUpReason.values()) {
+      acquireTimer(null, reason.name().toLowerCase(Locale.ROOT));
+    }
+    for (String outcome : new String[] {"released", "lapsed", "lost"}) {
+      holdTimer(null, outcome);
+    }
+    for (LeaseLostException.Reason reason : LeaseLostException.Reason.values()) {
+      lostCounter(null, reason);
+    }
+    renewalCounter(null, "success");
+    renewalCounter(null, "failure");
+  }
+
+  private Timer acquireTimer(String name, String outcome) {
+    return Timer.builder(ACQUIRE).description("Time from an acquire call to the grant or to giving up")
+        .tags(tags(name)).tag("outcome", outcome).register(registry);
+  }
+
+  private Timer holdTimer(String name, String outcome) {
+    return Timer.builder(HOLD).description("How long leases were held, from grant to release or loss")
+        .tags(tags(name)).tag("outcome", outcome).register(registry);
+  }
+
+  private Counter lostCounter(String name, LeaseLostException.Reason reason) {
+    return Counter.builder(LOST).description("Leases lost while held").tags(tags(name))
+        .tag("reason", reason.name().toLowerCase(Locale.ROOT)).register(registry);
+  }
+
+  private Counter renewalCounter(String name, String outcome) {
+    return Counter.builder(RENEWALS).description("Background lease renewals").tags(tags(name)).tag("outcome", outcome)
+        .register(registry);
   }
 
   /**
@@ -102,14 +148,12 @@ public final class LockMetrics implements LockEvents {
   }
 
   private void recordHold(String name, Duration held, String outcome) {
-    Timer.builder(HOLD).description("How long leases were held, from grant to release or loss")
-        .tags(tags(name)).tag("outcome", outcome).register(registry).record(held);
+    holdTimer(name, outcome).record(held);
   }
 
   @Override
   public void acquired(String name, long fencingToken, Duration waited) {
-    Timer.builder(ACQUIRE).description("Time from an acquire call to the grant or to giving up")
-        .tags(tags(name)).tag("outcome", "acquired").register(registry).record(waited);
+    acquireTimer(name, "acquired").record(waited);
     grantedAt.put(new LeaseKey(name, fencingToken), System.nanoTime());
     heldCount(name).incrementAndGet();
     then.acquired(name, fencingToken, waited);
@@ -117,8 +161,7 @@ public final class LockMetrics implements LockEvents {
 
   @Override
   public void gaveUp(String name, Duration waited, GiveUpReason reason) {
-    Timer.builder(ACQUIRE).description("Time from an acquire call to the grant or to giving up")
-        .tags(tags(name)).tag("outcome", reason.name().toLowerCase(Locale.ROOT)).register(registry).record(waited);
+    acquireTimer(name, reason.name().toLowerCase(Locale.ROOT)).record(waited);
     then.gaveUp(name, waited, reason);
   }
 
@@ -135,14 +178,12 @@ public final class LockMetrics implements LockEvents {
   }
 
   private void renewal(String name, String outcome) {
-    Counter.builder(RENEWALS).description("Background lease renewals").tags(tags(name)).tag("outcome", outcome)
-        .register(registry).increment();
+    renewalCounter(name, outcome).increment();
   }
 
   @Override
   public void lost(String name, long fencingToken, LeaseLostException cause) {
-    Counter.builder(LOST).description("Leases lost while held").tags(tags(name))
-        .tag("reason", cause.reason().name().toLowerCase(Locale.ROOT)).register(registry).increment();
+    lostCounter(name, cause.reason()).increment();
     Long since = grantedAt.remove(new LeaseKey(name, fencingToken));
     if (since != null) {
       recordHold(name, Duration.ofNanos(System.nanoTime() - since), "lost");

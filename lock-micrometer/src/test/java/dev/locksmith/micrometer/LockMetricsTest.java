@@ -152,9 +152,37 @@ class LockMetricsTest {
         var counter = registry.find(LockMetrics.RENEWALS).tags("outcome", "success").counter();
         return counter != null && counter.count() >= 2;
       });
-      assertThat(registry.find(LockMetrics.RENEWALS).tags("outcome", "failure").counter()).isNull();
+      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", "failure").counter().count()).isZero();
       lease.release();
     }
+  }
+
+  /** A dashboard or alert built on day one finds every series before its first event, at zero. */
+  @Test
+  void everyMeterExistsAtZeroBeforeItsFirstEvent() {
+    metrics(false);
+    for (String outcome : List.of("acquired", "timeout", "interrupted", "cancelled", "error")) {
+      assertThat(registry.get(LockMetrics.ACQUIRE).tags("backend", "local", "client", "orders", "outcome", outcome).timer().count())
+          .as("acquire timer, outcome %s", outcome).isZero();
+    }
+    for (String outcome : List.of("released", "lapsed", "lost")) {
+      assertThat(registry.get(LockMetrics.HOLD).tags("outcome", outcome).timer().count()).as("hold timer, outcome %s", outcome).isZero();
+    }
+    for (String reason : List.of("expired", "taken", "renewal_failed", "session_lost", "client_closed")) {
+      assertThat(registry.get(LockMetrics.LOST).tags("reason", reason).counter().count()).as("lost, reason %s", reason).isZero();
+    }
+    for (String outcome : List.of("success", "failure")) {
+      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", outcome).counter().count()).as("renewals, %s", outcome).isZero();
+    }
+    assertThat(held()).isZero();
+  }
+
+  /** With lock names as tags every series of a name has the tag: none is registered before a lock is named. */
+  @Test
+  void withLockNamesNothingIsRegisteredWithoutTheLockTag() {
+    metrics(true);
+    assertThat(registry.find(LockMetrics.LOST).counters()).isEmpty();
+    assertThat(registry.find(LockMetrics.ACQUIRE).timers()).isEmpty();
   }
 
   @Test
