@@ -1,22 +1,25 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockConfigurationException;
 import dev.locksmith.LockEvents;
 import dev.locksmith.Locks;
 import dev.locksmith.spi.Durations;
-import dev.locksmith.spi.LockUri;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -34,13 +37,16 @@ import org.springframework.util.ClassUtils;
  * Spring Boot auto-configuration: one {@link LockClient} from {@code locksmith.*} (unless the
  * application defines its own), closed on shutdown; {@link LockTemplate}; the {@link Locked}
  * advice; Micrometer meters when a {@code MeterRegistry} bean and {@code lock-micrometer} are
- * present.
+ * present. A {@code locksmith.*} property that is not one of {@link LocksmithProperties}' fails
+ * the start, as does a bad value; each client the starter connects is logged at INFO with its
+ * scheme and redacted URI.
  */
 @AutoConfiguration
 @ConditionalOnClass(LockClient.class)
 @EnableConfigurationProperties(LocksmithProperties.class)
 @Import(LocksmithAutoConfiguration.ProxyRegistrar.class)
 public class LocksmithAutoConfiguration {
+  private static final Logger LOG = LoggerFactory.getLogger(LocksmithAutoConfiguration.class);
   private static final Set<String> CORE = Set.of("uri", "lease", "renew", "reentrant", "recheck");
   private static final Pattern NAMED = Pattern.compile("`([A-Za-z0-9_.-]+)`");
 
@@ -52,7 +58,7 @@ public class LocksmithAutoConfiguration {
    * @param events the application's own {@link LockEvents} bean, if it has exactly one
    * @param beans for the optional {@code MeterRegistry}
    * @return the client; closed with the context
-   * @throws IllegalStateException naming every bad {@code locksmith.*} property, secrets redacted
+   * @throws LockConfigurationException naming every bad {@code locksmith.*} property, secrets redacted
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
@@ -68,7 +74,7 @@ public class LocksmithAutoConfiguration {
    * @param events the application's own {@link LockEvents} bean, if it has exactly one
    * @param beans for the optional {@code MeterRegistry}
    * @return the named clients (none unless declared); each closed with the context
-   * @throws IllegalStateException naming every bad property, secrets redacted
+   * @throws LockConfigurationException naming every bad property, secrets redacted
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
@@ -95,12 +101,32 @@ public class LocksmithAutoConfiguration {
   private static LockClient connect(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans,
       HeldLeaseTracker tracker) {
     LockConfig config = config(s, p, events, beans, tracker);
+    LockClient client;
     try {
-      return Locks.connect(config);
+      client = Locks.connect(config);
     } catch (LockConfigurationException e) {
-      throw new IllegalStateException("Locksmith could not connect with " + s.prefix() + "uri=" + LockUri.redact(s.uri())
-          + ": " + prefixed(s.prefix(), e.getMessage()), e);
+      throw prefixed(s.prefix(), e);
+    } catch (BackendUnavailableException e) {
+      throw new ClientConnectException(s.prefix() + "uri", config.uri().toString(), e);
     }
+    LOG.info(connected(s, client.config()));
+    return client;
+  }
+
+  /** @return the INFO line of a client the starter connected: its name, scheme and redacted URI, and the property that set it */
+  static String connected(Settings s, LockConfig config) {
+    String scheme = config.uri().scheme();
+    return "Locksmith client '" + s.clientName() + "' connected to the " + scheme + " backend at " + config.uri()
+        + " (" + s.prefix() + "uri)"
+        + ("local".equals(scheme) ? "; local: locks are in-process, not shared with other JVMs" : "");
+  }
+
+  /** @return the same problems, each naming its property as the application writes it; caused by {@code e} */
+  private static LockConfigurationException prefixed(String prefix, LockConfigurationException e) {
+    LockConfigurationException named = new LockConfigurationException(
+        e.problems().stream().map(problem -> prefixed(prefix, problem)).toList());
+    named.initCause(e);
+    return named;
   }
 
   static LockConfig config(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans, HeldLeaseTracker tracker) {
@@ -114,7 +140,7 @@ public class LocksmithAutoConfiguration {
       problems.add("`locksmith.client-name` was '" + name + "' but it must be a name for the client, such as orders");
     }
     if (!problems.isEmpty()) {
-      throw new IllegalStateException("Invalid Locksmith settings: " + String.join("; ", problems));
+      throw new LockConfigurationException(problems);
     }
     LockConfig.Builder b = LockConfig.builder().uri(s.uri());
     for (Map.Entry<String, String> o : s.options().entrySet()) {
@@ -136,7 +162,7 @@ public class LocksmithAutoConfiguration {
     try {
       plain = b.build();
     } catch (LockConfigurationException e) {
-      throw new IllegalStateException("Invalid Locksmith settings: " + prefixed(s.prefix(), e.getMessage()), e);
+      throw prefixed(s.prefix(), e);
     }
     if (p.getMetrics().isEnabled() && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
         && ClassUtils.isPresent("dev.locksmith.micrometer.LockMetrics", null)) {
@@ -169,6 +195,17 @@ public class LocksmithAutoConfiguration {
   @ConditionalOnMissingBean
   public LockTemplate lockTemplate(LockClient client, BeanFactory beans, LocksmithProperties properties) {
     return new LockTemplate(client, observer(beans, client, properties.getClientName()));
+  }
+
+  /**
+   * Checks every {@code locksmith.*} property against those {@link LocksmithProperties} binds,
+   * before any bean is made: a misspelt {@code locksmith.url} must not start the application on
+   * {@code local:}.
+   */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  static BeanFactoryPostProcessor locksmithPropertiesCheck(org.springframework.core.env.Environment env) {
+    return beanFactory -> LocksmithPropertiesCheck.check(env);
   }
 
   @Bean
