@@ -17,8 +17,10 @@ import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Deque;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
@@ -462,12 +464,16 @@ public final class Comparison {
     }
   }
 
+  /** How many of a contender's last stderr lines a failure shows. */
+  private static final int STDERR_LINES = 40;
+
   private final class Run implements AutoCloseable {
     final Target target;
     final String name = "compare/" + UUID.randomUUID().toString().substring(0, 8);
     final ResourceServer resources;
     final List<Process> processes = new ArrayList<>();
     final List<Event> events = new CopyOnWriteArrayList<>();
+    final List<Deque<String>> stderr = new ArrayList<>();
     volatile Predicate<Event> trigger;
     volatile Event triggeredBy;
 
@@ -482,9 +488,27 @@ public final class Comparison {
           ContenderProcess.class.getName(), name, Long.toString(lease.toMillis()), Integer.toString(resources.port()),
           Long.toString(holdMillis), Integer.toString(permits));
       pb.environment().put("LOCKSMITH_URI", uri);
-      pb.redirectError(ProcessBuilder.Redirect.DISCARD);
       Process p = pb.start();
       processes.add(p);
+      // its stderr (a stack trace if it fails to start), kept in part so that a failure can say what the contender said
+      Deque<String> err = new ArrayDeque<>();
+      stderr.add(err);
+      Thread errReader = new Thread(() -> {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+          for (String line; (line = in.readLine()) != null; ) {
+            synchronized (err) {
+              err.addLast(line);
+              if (err.size() > STDERR_LINES) {
+                err.removeFirst();
+              }
+            }
+          }
+        } catch (IOException e) {
+          // the process ended
+        }
+      }, "contender-" + index + "-stderr");
+      errReader.setDaemon(true);
+      errReader.start();
       Thread reader = new Thread(() -> {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
           for (String line; (line = in.readLine()) != null; ) {
@@ -504,15 +528,49 @@ public final class Comparison {
       reader.start();
     }
 
+    /**
+     * Waits until the contenders have reported {@code count} events of a kind; fails at once, with
+     * what it wrote on stderr, if a contender that has not reported one has exited.
+     */
     void awaitCount(String kind, int count, Duration within) throws InterruptedException {
       long deadline = System.nanoTime() + within.toNanos();
       while (events.stream().filter(e -> e.kind.equals(kind)).count() < count) {
+        for (int i = 0; i < processes.size(); i++) {
+          int index = i;
+          Process p = processes.get(i);
+          if (!p.isAlive() && events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
+            Thread.sleep(100); // let the readers take in its last lines
+            throw new IllegalStateException("contender " + i + " exited with code " + p.exitValue() + " before it reported "
+                + kind + "; its stderr: " + stderrOf(i) + lastError());
+          }
+        }
         if (System.nanoTime() - deadline > 0) {
           throw new IllegalStateException("contenders reported " + events.stream().filter(e -> e.kind.equals(kind)).count()
               + " " + kind + " events of " + count + " expected within " + within.toMillis() + " ms"
-              + lastError());
+              + stragglers(kind) + lastError());
         }
         Thread.sleep(5);
+      }
+    }
+
+    /** @return the contenders that have not reported an event of {@code kind}, each with its last stderr lines */
+    String stragglers(String kind) {
+      StringBuilder out = new StringBuilder();
+      for (int i = 0; i < processes.size(); i++) {
+        int index = i;
+        if (events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
+          out.append("; contender ").append(i).append(" (").append(processes.get(i).isAlive() ? "alive" : "exited")
+              .append(") did not, its stderr: ").append(stderrOf(i));
+        }
+      }
+      return out.toString();
+    }
+
+    /** @return the last lines contender {@code index} wrote on stderr, joined with " | " */
+    String stderrOf(int index) {
+      Deque<String> err = stderr.get(index);
+      synchronized (err) {
+        return err.isEmpty() ? "(nothing)" : String.join(" | ", err);
       }
     }
 
