@@ -11,6 +11,7 @@ public class Inventory {
 
   Inventory(JdbcTemplate jdbc) {
     this.jdbc = jdbc;
+    jdbc.execute("CREATE TABLE IF NOT EXISTS stock (sku VARCHAR(32) PRIMARY KEY, qty INT NOT NULL, fence BIGINT NOT NULL)");
   }
 
   /**
