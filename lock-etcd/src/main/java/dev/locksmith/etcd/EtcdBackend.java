@@ -285,10 +285,16 @@ final class EtcdBackend implements LockBackend {
     });
   }
 
-  /** Grants the client's lease and starts the watch and the keep-alive: the connectivity check of open(). */
-  void start() throws InterruptedException {
+  /**
+   * Grants the client's lease and starts the watch and the keep-alive: the connectivity check of open().
+   *
+   * @param openedAt when open() began ({@link System#nanoTime()}): building the client counts against the connect
+   *     timeout too, so that a failed connect takes what its message states
+   */
+  void start(long openedAt) throws InterruptedException {
     long t0 = System.nanoTime();
-    var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), settings.connectTimeout,
+    long left = Durations.toNanosSaturated(settings.connectTimeout) - (t0 - openedAt);
+    var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), left, settings.connectTimeout,
         "granting a lease", EtcdSettings.CONNECT_TIMEOUT);
     session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
     watchedRevision = grant.getHeader().getRevision();
@@ -964,6 +970,22 @@ final class EtcdBackend implements LockBackend {
     keeper.shutdownNow();
     closeWatcher();
     closeClient();
+  }
+
+  /**
+   * After a failed connect: shuts down as {@link #abandon()}, but closes jetcd's client on a thread of its own, so that
+   * the caller's failure is not held up by the channels' shutdown (on a loaded machine that took a few hundred ms more
+   * than the connect timeout the message states).
+   */
+  void abandonAfterFailedConnect() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    keeper.shutdownNow();
+    closeWatcher();
+    Thread closer = new Thread(this::closeClient, "locksmith-etcd-close-" + context.clientId());
+    closer.setDaemon(true);
+    closer.start();
   }
 
   private void closeWatcher() {

@@ -25,9 +25,18 @@ final class EtcdCalls {
    * @param timeoutOption the option that set the deadline, for the message
    */
   <T> T await(Supplier<CompletableFuture<T>> call, Duration timeout, String what, String timeoutOption) throws InterruptedException {
+    return await(call, Durations.toNanosSaturated(timeout), timeout, what, timeoutOption);
+  }
+
+  /**
+   * As {@link #await(Supplier, Duration, String, String)}, waiting {@code waitNanos}: what is left of {@code timeout}
+   * once the caller spent some of it (building the client, before a connect's first call), which the message states.
+   */
+  <T> T await(Supplier<CompletableFuture<T>> call, long waitNanos, Duration timeout, String what, String timeoutOption)
+      throws InterruptedException {
     CompletableFuture<T> future = CallerRunsExecutor.send(call);
     try {
-      return future.get(Durations.toNanosSaturated(timeout), TimeUnit.NANOSECONDS);
+      return future.get(Math.max(1, waitNanos), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       future.cancel(true);
       throw timedOut(what, timeout, timeoutOption);

@@ -44,6 +44,7 @@ public final class EtcdLockProvider implements LockProvider {
 
   @Override
   public LockBackend open(BackendConfig config, BackendContext context) {
+    long openedAt = System.nanoTime();
     EtcdSettings settings = EtcdSettings.read(config);
     config.check();
     CallerRunsExecutor calls = new CallerRunsExecutor(context.clientId());
@@ -56,14 +57,14 @@ public final class EtcdLockProvider implements LockProvider {
     }
     EtcdBackend backend = new EtcdBackend(settings, context, client, calls);
     try {
-      backend.start();
+      backend.start(openedAt);
       return backend;
     } catch (InterruptedException e) {
-      backend.abandon();
+      backend.abandonAfterFailedConnect();
       Thread.currentThread().interrupt();
       throw new LockException("interrupted while connecting to " + settings.describe(), e);
     } catch (RuntimeException | Error e) {
-      backend.abandon();
+      backend.abandonAfterFailedConnect();
       throw e;
     }
   }
