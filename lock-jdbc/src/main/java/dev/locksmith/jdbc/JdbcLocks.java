@@ -4,6 +4,7 @@ import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockConfigurationException;
+import dev.locksmith.LockEvents;
 import dev.locksmith.Locks;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -52,6 +53,22 @@ public final class JdbcLocks {
    * @throws LockConfigurationException if a setting is bad or the database is not one this backend knows
    */
   public static LockClient connect(DataSource dataSource, Map<String, String> settings) {
+    return connect(dataSource, settings, LockEvents.NONE);
+  }
+
+  /**
+   * As {@link #connect(DataSource, Map)}, with a listener for the client's events (metrics, a
+   * framework's view of held leases).
+   *
+   * @param dataSource where to borrow connections
+   * @param settings as for {@link #connect(DataSource, Map)}
+   * @param events the listener of the client's lock events; {@link LockEvents#NONE} for none
+   * @return a connected client
+   * @throws BackendUnavailableException if no connection can be had
+   * @throws LockConfigurationException if a setting is bad or the database is not one this backend knows
+   */
+  public static LockClient connect(DataSource dataSource, Map<String, String> settings, LockEvents events) {
+    Objects.requireNonNull(events, "`events` was null but it must be a LockEvents, such as LockEvents.NONE");
     Objects.requireNonNull(dataSource, "`dataSource` was null but it must be the DataSource to lock with");
     Objects.requireNonNull(settings, "`settings` was null but it must be a map of settings, such as Map.of(\"lease\", \"30s\")");
     String product;
@@ -68,6 +85,7 @@ public final class JdbcLocks {
     }
     LockConfig.Builder b = LockConfig.builder().uri(dialect.scheme + ":");
     settings.forEach(b::option);
+    b.events(events);
     return Locks.connect(b.build(), new JdbcLockProvider(dataSource));
   }
 }

@@ -17,7 +17,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.AutowireCapableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.NamedBeanHolder;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -65,8 +70,74 @@ public class LocksmithAutoConfiguration {
   public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
     Settings s = new Settings("locksmith.", properties.getUri(), properties.getLease(), properties.getRenew(),
         properties.getReentrant(), properties.getRecheck(), properties.getOptions(), properties.getClientName());
-    return connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans,
-        beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique());
+    HeldLeaseTracker tracker = beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique();
+    if (properties.getJdbc().isUseApplicationDatasource()) {
+      return overApplicationDataSource(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
+    }
+    return connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
+  }
+
+  /** {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's DataSource bean. */
+  private static LockClient overApplicationDataSource(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans,
+      HeldLeaseTracker tracker) {
+    String property = "locksmith.jdbc.use-application-datasource";
+    List<String> problems = new ArrayList<>();
+    if (s.uri() != null && !s.uri().isBlank() && !"local:".equals(s.uri().trim())) {
+      problems.add("`locksmith.uri` is set but `" + property + "` is true, which locks on the application's DataSource"
+          + " instead of a URI: remove `locksmith.uri`, or set `" + property + "` to false");
+    }
+    if (!ClassUtils.isPresent("dev.locksmith.jdbc.JdbcLocks", LocksmithAutoConfiguration.class.getClassLoader())) {
+      problems.add("`" + property + "` is true but lock-jdbc is not on the class path: add the dependency"
+          + " dev.locksmith:lock-jdbc, or set `" + property + "` to false");
+    }
+    if (s.clientName() == null || s.clientName().isBlank()) {
+      problems.add("`locksmith.client-name` was '" + s.clientName() + "' but it must be a name for the client, such as orders");
+    }
+    if (!problems.isEmpty()) {
+      throw new LockConfigurationException(problems);
+    }
+    NamedBeanHolder<javax.sql.DataSource> dataSource;
+    try {
+      dataSource = ((AutowireCapableBeanFactory) beans).resolveNamedBean(javax.sql.DataSource.class);
+    } catch (NoUniqueBeanDefinitionException e) {
+      throw new LockConfigurationException(List.of("`" + property + "` is true but the application has "
+          + e.getNumberOfBeansFound() + " DataSource beans " + e.getBeanNamesFound() + " and none is @Primary:"
+          + " mark the one to lock on @Primary, or set `" + property + "` to false and `locksmith.uri` to a jdbc: URI"));
+    } catch (NoSuchBeanDefinitionException e) {
+      throw new LockConfigurationException(List.of("`" + property + "` is true but the application has no DataSource"
+          + " bean: add spring-boot-starter-jdbc with spring.datasource.url (or define a DataSource bean), or set `"
+          + property + "` to false and `locksmith.uri` to a jdbc: URI"));
+    }
+    if (beans instanceof ConfigurableBeanFactory configurable) {
+      // the client releases its leases when the context closes: close it before the pool
+      configurable.registerDependentBean(dataSource.getBeanName(), "lockClient");
+    }
+    Map<String, String> settings = new java.util.LinkedHashMap<>();
+    s.options().forEach((k, v) -> settings.put(k, v == null ? "" : v));
+    if (s.lease() != null) {
+      settings.put("lease", Durations.format(s.lease()));
+    }
+    if (s.renew() != null) {
+      settings.put("renew", s.renew().toString());
+    }
+    if (s.reentrant() != null) {
+      settings.put("reentrant", s.reentrant().toString());
+    }
+    if (s.recheck() != null) {
+      settings.put("recheck", Durations.format(s.recheck()));
+    }
+    LockClient client;
+    try {
+      client = JdbcSupport.connect(dataSource.getBeanInstance(), settings,
+          scheme -> events(events, p, beans, scheme, s.clientName(), tracker));
+    } catch (LockConfigurationException e) {
+      throw prefixed(s.prefix(), e);
+    } catch (BackendUnavailableException e) {
+      throw new ClientConnectException(property, "the DataSource bean '" + dataSource.getBeanName() + "'", e);
+    }
+    LOG.info("Locksmith client '" + s.clientName() + "' connected to the " + client.config().uri().scheme()
+        + " backend on the application's DataSource bean '" + dataSource.getBeanName() + "' (" + property + ")");
+    return client;
   }
 
   /**
@@ -164,14 +235,20 @@ public class LocksmithAutoConfiguration {
     } catch (LockConfigurationException e) {
       throw prefixed(s.prefix(), e);
     }
+    return b.events(events(events, p, beans, plain.uri().scheme(), name, tracker)).build();
+  }
+
+  /** @return the client's listener: the held-lease tracker, then the meters, then the application's own */
+  private static LockEvents events(LockEvents events, LocksmithProperties p, BeanFactory beans, String scheme, String name,
+      HeldLeaseTracker tracker) {
     if (p.getMetrics().isEnabled() && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
         && ClassUtils.isPresent("dev.locksmith.micrometer.LockMetrics", null)) {
-      events = MetricsSupport.withMetrics(events, beans, plain.uri().scheme(), name, p.getMetrics().isLockNameTag());
+      events = MetricsSupport.withMetrics(events, beans, scheme, name, p.getMetrics().isLockNameTag());
     }
     if (tracker != null) {
       events = tracker.then(events);
     }
-    return b.events(events).build();
+    return events;
   }
 
   /** Names settings as the application writes them: `lease` becomes `locksmith.lease`, a backend option `locksmith.options.x`. */

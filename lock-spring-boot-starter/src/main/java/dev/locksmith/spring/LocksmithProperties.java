@@ -35,6 +35,8 @@ public class LocksmithProperties {
   private final Metrics metrics = new Metrics();
   /** {@code @Locked} settings. */
   private final Annotation annotation = new Annotation();
+  /** JDBC backend settings. */
+  private final Jdbc jdbc = new Jdbc();
 
   /** @return the lock URI */
   public String getUri() {
@@ -124,6 +126,11 @@ public class LocksmithProperties {
   /** @return the annotation settings */
   public Annotation getAnnotation() {
     return annotation;
+  }
+
+  /** @return the JDBC backend settings */
+  public Jdbc getJdbc() {
+    return jdbc;
   }
 
   /** {@code locksmith.clients.<name>.*}: one more client, the same settings as the default one's. */
@@ -246,6 +253,28 @@ public class LocksmithProperties {
     /** @param order the advice's order */
     public void setOrder(int order) {
       this.order = order;
+    }
+  }
+
+  /** {@code locksmith.jdbc.*}. */
+  public static class Jdbc {
+    /**
+     * Whether the default client locks on the application's own DataSource bean (its pool and
+     * credentials, from spring.datasource.*) instead of a pool of its own opened from
+     * locksmith.uri; the database (MySQL, MariaDB, PostgreSQL or H2) is recognised from the
+     * connection. Needs lock-jdbc and a DataSource bean; locksmith.uri stays unset, and
+     * locksmith.options.* take the JDBC backend's options (table, create-table, ...).
+     */
+    private boolean useApplicationDatasource;
+
+    /** @return whether the default client uses the application's DataSource */
+    public boolean isUseApplicationDatasource() {
+      return useApplicationDatasource;
+    }
+
+    /** @param useApplicationDatasource whether the default client uses the application's DataSource */
+    public void setUseApplicationDatasource(boolean useApplicationDatasource) {
+      this.useApplicationDatasource = useApplicationDatasource;
     }
   }
 }

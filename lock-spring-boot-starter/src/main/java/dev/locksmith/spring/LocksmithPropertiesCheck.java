@@ -77,7 +77,9 @@ final class LocksmithPropertiesCheck {
         checkNames(iterable, names, problems);
       }
     }
-    checkOptions(PREFIX + ".", bound.getUri(), bound.getOptions(), problems);
+    // on the application's DataSource the options are the JDBC backend's, whatever the database
+    checkOptions(PREFIX + ".", bound.getJdbc().isUseApplicationDatasource() ? "jdbc:h2:mem:options" : bound.getUri(),
+        bound.getOptions(), problems);
     bound.getClients().forEach((name, client) ->
         checkOptions(PREFIX + ".clients." + name + ".", client.getUri(), client.getOptions(), problems));
     if (!problems.isEmpty()) {
