@@ -241,7 +241,8 @@ final class LockedOperation {
 
   /**
    * @return the lock name for this call
-   * @throws IllegalArgumentException if the key is null or empty
+   * @throws IllegalArgumentException if the key is null or empty, or its expression fails for these
+   *     arguments (naming the method and the expression)
    */
   String lockName(Object target, Object[] args, BeanResolver beans) {
     if (key == null) {
@@ -252,7 +253,13 @@ final class LockedOperation {
     if (beans != null) {
       ctx.setBeanResolver(beans);
     }
-    Object value = key.getValue(ctx);
+    Object value;
+    try {
+      value = key.getValue(ctx);
+    } catch (org.springframework.expression.EvaluationException e) {
+      throw new IllegalArgumentException("@Locked key '" + keySource + "' of " + targetClass.getName() + "#" + method.getName()
+          + " (" + where + ") failed for this call: " + e.getMessage() + "; check the expression and the arguments of this call", e);
+    }
     String text = value == null ? null : value.toString();
     if (text == null || text.isEmpty()) {
       throw new IllegalArgumentException("@Locked key '" + keySource + "' of " + where + " evaluated to "

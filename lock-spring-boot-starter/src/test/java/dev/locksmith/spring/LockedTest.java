@@ -82,6 +82,11 @@ class LockedTest {
       return lease.fencingToken();
     }
 
+    @Locked(name = "nav", key = "#req.userId")
+    public String navigate(Req req) {
+      return "nav";
+    }
+
     @Locked(name = "nullable", key = "#id")
     public void nullable(String id) {}
 
@@ -214,6 +219,14 @@ class LockedTest {
           .hasMessageContaining("'#id'").hasMessageContaining("Orders.nullable(String)").hasMessageContaining("null");
       assertThatThrownBy(() -> o.nullable("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("''");
     });
+  }
+
+  @Test
+  void aKeyThatFailsAtCallTimeNamesTheMethodAndTheExpression() {
+    withOrders(o -> assertThatThrownBy(() -> o.navigate(null)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'#req.userId'").hasMessageContaining(Orders.class.getName() + "#navigate")
+        .hasMessageContaining("cannot be found on null")
+        .hasCauseInstanceOf(org.springframework.expression.EvaluationException.class));
   }
 
   @Test
