@@ -42,6 +42,10 @@ final class LocksmithFailureAnalyzer implements FailureAnalyzer, Ordered {
   }
 
   static String connectAction(String property, String redactedUri) {
+    if (property.startsWith("locksmith.jdbc.")) {
+      return "Make sure the database of " + redactedUri + " is up and reachable from this host (spring.datasource.*),"
+          + " or set `" + property + "` to false and `locksmith.uri` to a lock server that is.";
+    }
     return "Make sure the lock server at " + redactedUri + " is up and reachable from this host (address, port,"
         + " credentials, TLS), or change `" + property + "` to a server that is (`local:` for in-process locks"
         + " while developing).";

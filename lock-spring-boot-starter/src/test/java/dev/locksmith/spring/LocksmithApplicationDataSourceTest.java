@@ -78,6 +78,27 @@ class LocksmithApplicationDataSourceTest {
     });
   }
 
+  @Configuration
+  static class DownDataSource {
+    @Bean
+    DataSource dataSource() {
+      JdbcDataSource ds = new JdbcDataSource();
+      ds.setURL("jdbc:h2:tcp://127.0.0.1:1/nowhere"); // no server there
+      return ds;
+    }
+  }
+
+  @Test
+  void aDatabaseThatCannotBeReachedIsReportedAgainstTheDataSource() {
+    runner.withUserConfiguration(DownDataSource.class).run(ctx -> {
+      assertThat(ctx).hasFailed();
+      org.springframework.boot.diagnostics.FailureAnalysis analysis = new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
+      assertThat(analysis.getDescription()).contains("the DataSource bean 'dataSource'")
+          .contains("`locksmith.jdbc.use-application-datasource`");
+      assertThat(analysis.getAction()).contains("spring.datasource.*").doesNotContain("lock server at");
+    });
+  }
+
   @Test
   void offByDefault() {
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))

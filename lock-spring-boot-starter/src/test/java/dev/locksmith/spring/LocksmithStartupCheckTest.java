@@ -216,6 +216,7 @@ class LocksmithStartupCheckTest {
       case "client-name" -> "readme";
       case "order" -> "10";
       case "namespace" -> "app";
+      case "use-application-datasource" -> "false"; // true needs a DataSource bean: LocksmithApplicationDataSourceTest
       default -> throw new AssertionError("no sample value for " + property + ": add one to this test");
     };
   }
