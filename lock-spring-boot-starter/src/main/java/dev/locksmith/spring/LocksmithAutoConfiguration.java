@@ -71,10 +71,10 @@ public class LocksmithAutoConfiguration {
     Settings s = new Settings("locksmith.", properties.getUri(), properties.getLease(), properties.getRenew(),
         properties.getReentrant(), properties.getRecheck(), properties.getOptions(), properties.getClientName());
     HeldLeaseTracker tracker = beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique();
-    if (properties.getJdbc().isUseApplicationDatasource()) {
-      return overApplicationDataSource(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
-    }
-    return connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
+    LockClient client = properties.getJdbc().isUseApplicationDatasource()
+        ? overApplicationDataSource(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker)
+        : connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
+    return tracker == null ? client : tracker.track(client);
   }
 
   /** {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's DataSource bean. */

@@ -1,9 +1,11 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Guarantees;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
 import dev.locksmith.LockState;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,12 +34,18 @@ public class LocksmithEndpoint {
     out.put("uri", client.config().uri().toString());
     List<Map<String, Object>> leases = new ArrayList<>();
     if (tracker != null) {
+      Map<String, LockState> states = new HashMap<>();
       for (HeldLeaseTracker.Held h : tracker.held()) {
+        LockState state = states.computeIfAbsent(h.name(), this::state);
+        if (!tracker.isShared(h.name()) && state != null && state.isHeld()
+            && state.fencingToken().orElse(Long.MIN_VALUE) > h.fencingToken()) {
+          continue; // a later holder has this exclusive lock: this holding's release event is still on its way
+        }
         Map<String, Object> lease = new LinkedHashMap<>();
         lease.put("name", h.name());
         lease.put("fencingToken", h.fencingToken());
         lease.put("heldSince", h.since().toString());
-        lease.put("remainingMillis", remaining(h));
+        lease.put("remainingMillis", remaining(h, state));
         leases.add(lease);
       }
     }
@@ -45,13 +53,24 @@ public class LocksmithEndpoint {
     return out;
   }
 
-  private Long remaining(HeldLeaseTracker.Held h) {
+  /** @return the lock's state on the server where the backend reads it, else null */
+  private LockState state(String name) {
+    if (!client.guarantees().has(Guarantees.Feature.STATE_READS)) {
+      return null;
+    }
     try {
-      LockState state = client.lock(h.name()).state();
-      boolean ours = state.isHeld() && state.fencingToken().orElse(-1) == h.fencingToken();
-      return ours ? state.remaining().map(d -> d.toMillis()).orElse(null) : null;
+      return client.lock(name).state();
     } catch (LockException | IllegalStateException e) {
       return null; // a monitoring snapshot: an unreachable server shows as unknown here, and DOWN in health
     }
+  }
+
+  /** @return the rest of the holding's lease on the server; null where unknown (semaphores, read locks, no state reads) */
+  private static Long remaining(HeldLeaseTracker.Held h, LockState state) {
+    if (state == null) {
+      return null;
+    }
+    boolean ours = state.isHeld() && state.fencingToken().orElse(-1) == h.fencingToken();
+    return ours ? state.remaining().map(d -> d.toMillis()).orElse(null) : null;
   }
 }
