@@ -33,6 +33,10 @@ class DemoApplicationTest {
           HttpResponse.BodyHandlers.ofString());
       assertThat(leases.statusCode()).isEqualTo(200);
       assertThat(leases.body()).contains("\"uri\":\"local:\"").contains("\"leases\":[]");
+
+      HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(health.body()).contains("\"locksmith\"");
     }
   }
 }
