@@ -2123,17 +2123,25 @@ public abstract class LockCompatibilityKit {
 
   /** Waits until a waiter of this kind has queued: one more poll of that claim came back, and the thread is parked. */
   private void awaitQueued(Thread t, String name, Claim.Kind kind, int pollsBefore, String what) throws InterruptedException {
-    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' by its thread came back)", () -> {
+    // its acquire returned without waiting, before its poll came back or before it parked: granted although what is
+    // held leaves nothing (or it failed)
+    Runnable stillWaiting = () -> {
       if (!t.isAlive()) {
-        // its acquire returned without waiting: granted although what is held leaves nothing, or it failed
         Throwable error = backgroundErrors.stream().filter(e -> e.getStackTrace().length > 0).findFirst().orElse(null);
         throw new AssertionError((kind == Claim.Kind.PERMIT ? "semaphores" : "read-write locks") + " broken: the " + kind
             + " waiter on '" + name + "' did not wait: its acquire returned at once " + (error == null
                 ? "with a grant, although what is held leaves no room for it (an over-grant)" : "with " + error));
       }
+    };
+    await(Duration.ofSeconds(10), what + " (a " + kind + " poll of '" + name + "' by its thread came back)", () -> {
+      stillWaiting.run();
       return probe.polls(name, kind) > pollsBefore && probe.pollsBy(name, kind, t) > 0;
     });
-    awaitParked(t, what);
+    await(Duration.ofSeconds(10), what + " (thread " + t.getName() + " parked, waiting for the lock)", () -> {
+      stillWaiting.run();
+      Thread.State state = t.getState();
+      return state == Thread.State.WAITING || state == Thread.State.TIMED_WAITING;
+    });
   }
 
   /**
