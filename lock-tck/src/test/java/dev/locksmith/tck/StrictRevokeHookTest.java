@@ -3,7 +3,6 @@ package dev.locksmith.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
 
-import dev.locksmith.spi.LockProvider;
 import dev.locksmith.tck.LockCompatibilityKit.Ownership;
 import dev.locksmith.tck.LockCompatibilityKit.Renewal;
 import java.util.List;
@@ -21,17 +20,7 @@ import org.junit.platform.testkit.engine.Events;
 class StrictRevokeHookTest {
 
   /** The session backend with a revoke hook that throws when there is nothing to revoke. Run one rule at a time. */
-  static class StrictSessionKit extends LockCompatibilityKit {
-    @Override
-    protected String uri() {
-      return "session:";
-    }
-
-    @Override
-    protected LockProvider provider() {
-      return new SessionBackends.Provider();
-    }
-
+  static class StrictSessionKit extends SessionLockCompatibilityTest {
     @Override
     protected FaultHooks faults() {
       return new FaultHooks() {
