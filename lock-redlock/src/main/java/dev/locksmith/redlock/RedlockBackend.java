@@ -101,11 +101,17 @@ final class RedlockBackend implements LockBackend {
     final String value;
     final int slot;
     volatile long validUntilNanos;
+    /**
+     * The acquire calls of the winning round. Some may still be on their way when the lease is granted (a majority
+     * sufficed); the release on a server follows that server's acquire answer, so it never overtakes the grant there.
+     */
+    final Fanout<Object> acquired;
 
-    Grant(String value, int slot, long validUntilNanos) {
+    Grant(String value, int slot, long validUntilNanos, Fanout<Object> acquired) {
       this.value = value;
       this.slot = slot;
       this.validUntilNanos = validUntilNanos;
+      this.acquired = acquired;
     }
   }
 
@@ -542,7 +548,7 @@ final class RedlockBackend implements LockBackend {
             unmarkWhereRefused(acquire);
             unmarkAfterEarlierRounds();
           }
-          return Poll.grantedUntil(leaseToken(claim, token, asked), validUntil, new Grant(value, asked, validUntil));
+          return Poll.grantedUntil(leaseToken(claim, token, asked), validUntil, new Grant(value, asked, validUntil, acquire));
         }
         LOG.debug("{}: took {} of {} servers but {}; releasing and retrying", what, granted.size(), n,
             raised < quorum ? "raised the fence on only " + raised : "no validity was left");
@@ -996,28 +1002,29 @@ final class RedlockBackend implements LockBackend {
 
   // ------------------------------------------------------------------ releasing
 
+  /**
+   * Releases on every server at once and waits for each of them until it answered or `server-timeout` passed, not only
+   * for a majority: a slot left on a minority for a moment after the answer is harmless for one lock, but several
+   * permits released that way can leave a majority of servers each holding one of them, and a semaphore so held
+   * refused the next caller (kit rule 18.2 found it full after a release; rule 18.6 found its old count still in use
+   * after every permit was released). The release on a server is sent once that server answered the acquire, so a
+   * grant still on its way cannot land after the release and stay.
+   */
   @Override
   public boolean release(BackendLease lease) {
-    String value = grant(lease).value;
+    Grant grant = grant(lease);
+    String value = grant.value;
     String name = lease.name();
     int n = members.size();
     Duration timeout = settings.perServerTimeout(lease.lease());
     long start = System.nanoTime();
-    Call call = releaseCall(name, lease.claim(), value, grant(lease).slot, value);
-    Fanout<Object> release = Fanout.start(members, m -> call.on(m, timeout), executor);
-    release.awaitUninterruptibly(start + timeout.toNanos(), f -> {
-      int released = 0;
-      int notOurs = 0;
-      for (int i = 0; i < n; i++) {
-        Object a = f.answer(i);
-        if (Long.valueOf(1).equals(a)) {
-          released++;
-        } else if (a instanceof Long) {
-          notOurs++;
-        }
-      }
-      return released >= quorum || notOurs > n - quorum;
-    });
+    long deadline = start + timeout.toNanos();
+    Call call = releaseCall(name, lease.claim(), value, grant.slot, value);
+    Fanout<Object> release = Fanout.start(members, m -> {
+      awaitAnswer(grant.acquired, m.index, deadline);
+      return call.on(m, timeout);
+    }, executor);
+    release.awaitUninterruptibly(deadline, f -> false);
     boolean timeUp = System.nanoTime() - (start + timeout.toNanos()) >= 0;
     int released = 0;
     List<String> unreachable = new ArrayList<>();
@@ -1044,6 +1051,20 @@ final class RedlockBackend implements LockBackend {
           + String.join("; ", unreachable) + "; the rest expires with the lease");
     }
     return false;
+  }
+
+  /** Waits, until the deadline at most, for server {@code index}'s answer to the acquire that granted a lease. */
+  private static void awaitAnswer(Fanout<Object> acquired, int index, long deadlineNanos) {
+    if (acquired == null || acquired.answered(index)) {
+      return;
+    }
+    try {
+      acquired.future(index).get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // an executor thread: the release is sent at once
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      // a failed acquire holds nothing there; one still pending is released now, and expires if it lands later
+    }
   }
 
   // ------------------------------------------------------------------ lease control

@@ -210,6 +210,31 @@ class RedlockSemaphoreIT {
         semaphore -> semaphore.tryAcquire(Duration.ofMillis(150)));
   }
 
+  /**
+   * A release answers only once every server that answers within `server-timeout` has freed the slot, not once a
+   * majority has: several permits released on bare majorities left a majority of servers each holding one of them, and
+   * the kit's rule 18.6 then found the old count still in use after every permit was released (rule 18.2: the semaphore
+   * still full after a release). Server 4 holds writes back for 150 ms (CLIENT PAUSE WRITE), well within the 500 ms
+   * `server-timeout` of a 5 s lease, and still answers reads, so the check right after the release sees its state then.
+   */
+  @Test
+  void aReleaseHasFreedItsSlotOnEveryServerThatAnsweredWhenItReturns() throws Exception {
+    String name = "sem-release-waits-for-all";
+    try (LockClient a = connect(); Jedis admin4 = servers.get(4).admin()) {
+      Lease held = a.semaphore(name, 3, ONE_PER_ACQUIRE).tryAcquire().orElseThrow(() -> new AssertionError("a permit of 3 refused"));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (slots(4, name).isEmpty()) { // granted on a majority: server 4's grant may still be on its way
+        assertThat(System.nanoTime() - deadline).as("server 4's grant of the permit").isNegative();
+        Thread.sleep(5);
+      }
+      admin4.clientPause(150, redis.clients.jedis.args.ClientPauseMode.WRITE);
+      assertThat(held.release()).as("release").isTrue();
+      assertThat(admin4.zrange(RedlockServers.CLAIM_KEYS.semaphoreSlots(name), 0, -1))
+          .as("slots on server 4, whose writes were held back for 150 ms, when the release returned: its release must "
+              + "have been waited for").isEmpty();
+    }
+  }
+
   /** Copies a semaphore's slots, owners and count, with their expiries, from a server holding all 3 slots to others. */
   private static void copySemaphoreToServers(String name, int... targets) {
     List<String> keys = List.of(RedlockServers.CLAIM_KEYS.semaphoreSlots(name), RedlockServers.CLAIM_KEYS.semaphoreOwners(name),
