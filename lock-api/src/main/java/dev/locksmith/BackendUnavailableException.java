@@ -8,7 +8,9 @@ package dev.locksmith;
 public final class BackendUnavailableException extends LockException {
   private static final long serialVersionUID = 1L;
 
-  /** @param message what failed, naming the endpoint(s) with secrets redacted */
+  /**
+   * @param message what failed, naming the endpoint(s) with secrets redacted
+   */
   public BackendUnavailableException(String message) {
     super(message);
   }

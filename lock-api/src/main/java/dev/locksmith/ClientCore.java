@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything that is the same for every backend: waiting with deadlines, interrupts and
- * cancellation; reentrancy; one renewal scheduler for all leases of the client, which hands
- * the backend every lease due at about the same time in one call; expiry and loss detection;
- * event dispatch on one thread of its own.
+ * cancellation; reentrancy; one renewal scheduler for all leases of the client, which hands the
+ * backend every lease due at about the same time in one call; expiry and loss detection; event
+ * dispatch on one thread of its own.
  */
 final class ClientCore implements LockClient, BackendContext, Abandonable {
   private static final Logger LOG = LoggerFactory.getLogger(ClientCore.class);
@@ -46,14 +46,23 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   private final String clientId;
   private final long recheckNanos;
   private final LockEvents events;
-  /** False for {@link LockEvents#NONE}: then no event is handed to the event thread (two thread wake-ups per acquire and release). */
+
+  /**
+   * False for {@link LockEvents#NONE}: then no event is handed to the event thread (two thread
+   * wake-ups per acquire and release).
+   */
   private final boolean listening;
+
   private LockBackend backend;
   private Guarantees guarantees;
 
   private final AtomicLong leaseSeq = new AtomicLong();
-  /** Moves on every {@link #allLeasesLost}: a session grant polled before it must not outlive it. */
+
+  /**
+   * Moves on every {@link #allLeasesLost}: a session grant polled before it must not outlive it.
+   */
   private final AtomicLong sessionEpoch = new AtomicLong();
+
   private final Map<String, HeldLease> held = new ConcurrentHashMap<>();
   private final Map<ThreadKey, HeldLease> byThread = new ConcurrentHashMap<>();
   private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
@@ -77,7 +86,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof ThreadKey && ((ThreadKey) o).name.equals(name) && ((ThreadKey) o).thread == thread;
+      return o instanceof ThreadKey
+          && ((ThreadKey) o).name.equals(name)
+          && ((ThreadKey) o).thread == thread;
     }
 
     @Override
@@ -88,8 +99,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   ClientCore(LockConfig config) {
     this.config = config;
-    this.clientId = ProcessHandle.current().pid() + "-" + Long.toHexString(Double.doubleToLongBits(Math.random()) ^ System.nanoTime())
-        + "-" + CLIENTS.incrementAndGet();
+    this.clientId =
+        ProcessHandle.current().pid()
+            + "-"
+            + Long.toHexString(Double.doubleToLongBits(Math.random()) ^ System.nanoTime())
+            + "-"
+            + CLIENTS.incrementAndGet();
     this.recheckNanos = config.recheck().toNanos();
     this.events = config.events();
     this.listening = events != LockEvents.NONE;
@@ -123,7 +138,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   @Override
   public DistributedLock lock(String name, LockOptions options) {
     Names.check(name);
-    Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    Objects.requireNonNull(
+        options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
     ensureOpen();
     return new LockHandle(this, name, Claim.exclusive(), options);
   }
@@ -137,7 +153,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   public DistributedLock semaphore(String name, int permits, LockOptions options) {
     Names.check(name);
     Claim claim = Claim.permit(permits);
-    Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    Objects.requireNonNull(
+        options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
     ensureOpen();
     requireFeature(Guarantees.Feature.SEMAPHORES, "semaphore");
     return new LockHandle(this, name, claim, options);
@@ -151,7 +168,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   @Override
   public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
     Names.check(name);
-    Objects.requireNonNull(options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    Objects.requireNonNull(
+        options, "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
     ensureOpen();
     requireFeature(Guarantees.Feature.READ_WRITE_LOCKS, "readWriteLock");
     DistributedLock read = new LockHandle(this, name, Claim.read(), options);
@@ -217,12 +235,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     ensureOpen();
     LockState state = backend.inspect(name);
     if (state == null) {
-      throw new IllegalStateException("the backend for " + config.uri() + " returned no state for lock '" + name + "'");
+      throw new IllegalStateException(
+          "the backend for " + config.uri() + " returned no state for lock '" + name + "'");
     }
     return state;
   }
 
-  LeaseHandle acquire(String name, Claim claim, LockOptions options, long timeoutNanos, Waiter waiter, Thread owner)
+  LeaseHandle acquire(
+      String name, Claim claim, LockOptions options, long timeoutNanos, Waiter waiter, Thread owner)
       throws InterruptedException {
     ensureOpen();
     String what = HeldLease.describe(name, claim);
@@ -231,7 +251,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     long start = System.nanoTime();
     boolean permit = claim.kind() == Claim.Kind.PERMIT;
-    HeldLease mine = owner == null ? null : byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), owner));
+    HeldLease mine =
+        owner == null ? null : byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), owner));
     if (mine != null && options.reentrant() && mine.enterAgain()) {
       return new LeaseHandle(this, mine);
     }
@@ -241,9 +262,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         return null; // one attempt finds the lock taken, as for any holder
       }
       // waiting for our own release would never end (or only at the deadline): say so at once
-      throw new IllegalStateException(what + " is already held by the calling thread ("
-          + owner.getName() + ") through this client, and reentrancy is off (LockOptions.reentrant(false)): "
-          + "waiting would never end; release that lease first, or turn reentrancy on");
+      throw new IllegalStateException(
+          what
+              + " is already held by the calling thread ("
+              + owner.getName()
+              + ") through this client, and reentrancy is off (LockOptions.reentrant(false)): "
+              + "waiting would never end; release that lease first, or turn reentrancy on");
     }
     if (owner != null && (claim.kind() == Claim.Kind.READ || claim.kind() == Claim.Kind.WRITE)) {
       Claim other = claim.kind() == Claim.Kind.READ ? Claim.write() : Claim.read();
@@ -253,10 +277,21 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           emit(() -> events.gaveUp(name, Duration.ZERO, LockEvents.GiveUpReason.TIMEOUT));
           return null; // one attempt finds the other side held, as for any holder
         }
-        throw new IllegalStateException("the calling thread (" + owner.getName() + ") holds the " + other
-            + " lock of read-write lock '" + name + "' through this client and asked for the " + claim + " lock: "
-            + (claim.kind() == Claim.Kind.WRITE ? "upgrading" : "downgrading") + " is not supported, as the wait "
-            + "would never end; release the " + other + " lock first");
+        throw new IllegalStateException(
+            "the calling thread ("
+                + owner.getName()
+                + ") holds the "
+                + other
+                + " lock of read-write lock '"
+                + name
+                + "' through this client and asked for the "
+                + claim
+                + " lock: "
+                + (claim.kind() == Claim.Kind.WRITE ? "upgrading" : "downgrading")
+                + " is not supported, as the wait "
+                + "would never end; release the "
+                + other
+                + " lock first");
       }
     }
     String key = HeldLease.resourceKey(name, claim);
@@ -264,12 +299,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     long deadline = start + timeoutNanos;
     String ownerId = clientId + ":" + leaseSeq.incrementAndGet();
     long leaseNanos = options.lease().toNanos();
-    // compute() keeps adding and removing atomic per name, so no waiter lands in a set that was just dropped
-    waiting.compute(key, (k, set) -> {
-      Set<Waiter> peers = set == null ? ConcurrentHashMap.newKeySet() : set;
-      peers.add(waiter);
-      return peers;
-    });
+    // compute() keeps adding and removing atomic per name, so no waiter lands in a set that was
+    // just dropped
+    waiting.compute(
+        key,
+        (k, set) -> {
+          Set<Waiter> peers = set == null ? ConcurrentHashMap.newKeySet() : set;
+          peers.add(waiter);
+          return peers;
+        });
     LockAttempt attempt = null;
     boolean granted = false;
     LockEvents.GiveUpReason reason = LockEvents.GiveUpReason.TIMEOUT;
@@ -280,7 +318,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           throw new CancellationException("acquiring " + what + " was cancelled");
         }
         if (closed.get()) {
-          throw new LockException("lock client for " + config.uri() + " was closed while waiting for " + what);
+          throw new LockException(
+              "lock client for " + config.uri() + " was closed while waiting for " + what);
         }
         waiter.clear();
         long pollStart = System.nanoTime();
@@ -288,7 +327,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         // no wait time: the only poll, and the backend may leave its wait queue alone
         Poll poll = timeoutNanos == 0 ? attempt.pollWithoutWaiting() : attempt.poll();
         if (poll.isGranted()) {
-          HeldLease lease = register(name, claim, ownerId, options, poll, pollStart, leaseNanos, owner);
+          HeldLease lease =
+              register(name, claim, ownerId, options, poll, pollStart, leaseNanos, owner);
           granted = true;
           if (poll.isSessionGrant() && sessionEpoch.get() != epoch) {
             // The session ended while this grant was on its way: it is registered now, so either
@@ -300,7 +340,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
             continue;
           }
-          if (poll.isSessionGrant() && !options.autoRenew() && guarantees.has(Guarantees.Feature.EXTEND)) {
+          if (poll.isSessionGrant()
+              && !options.autoRenew()
+              && guarantees.has(Guarantees.Feature.EXTEND)) {
             serverExpiry(lease);
           }
           long waited = System.nanoTime() - start;
@@ -312,7 +354,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         if (left <= 0) {
           return null;
         }
-        long sleep = Math.min(left, Math.min(recheckNanos, Durations.toNanosSaturated(poll.retryAfter())));
+        long sleep =
+            Math.min(left, Math.min(recheckNanos, Durations.toNanosSaturated(poll.retryAfter())));
         if (sleep > 0) {
           waiter.await(sleep);
         }
@@ -327,10 +370,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       reason = LockEvents.GiveUpReason.ERROR;
       throw e;
     } finally {
-      waiting.computeIfPresent(key, (k, peers) -> {
-        peers.remove(waiter);
-        return peers.isEmpty() ? null : peers;
-      });
+      waiting.computeIfPresent(
+          key,
+          (k, peers) -> {
+            peers.remove(waiter);
+            return peers.isEmpty() ? null : peers;
+          });
       if (!granted) {
         if (attempt != null) {
           try {
@@ -346,69 +391,96 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
-  private HeldLease register(String name, Claim claim, String ownerId, LockOptions options, Poll poll, long pollStart,
-      long leaseNanos, Thread owner) {
+  private HeldLease register(
+      String name,
+      Claim claim,
+      String ownerId,
+      LockOptions options,
+      Poll poll,
+      long pollStart,
+      long leaseNanos,
+      Thread owner) {
     boolean session = poll.isSessionGrant();
     boolean sessionHeld = session && options.autoRenew();
     boolean scheduled = !session && options.autoRenew();
     long bound = poll.validUntilNanos(pollStart, leaseNanos);
-    // a session grant held without renewal ends with its lease, or sooner if the session's bound comes first
+    // a session grant held without renewal ends with its lease, or sooner if the session's bound
+    // comes first
     long leaseEnd = pollStart + leaseNanos;
-    long validUntil = session && !sessionHeld && (bound == Long.MAX_VALUE || bound - leaseEnd > 0) ? leaseEnd : bound;
-    BackendLease bl = new BackendLease(name, claim, ownerId, poll.fencingToken(), options.lease(), poll.state());
-    HeldLease lease = new HeldLease(bl, scheduled, session, sessionHeld, owner, pollStart, validUntil, leaseNanos);
+    long validUntil =
+        session && !sessionHeld && (bound == Long.MAX_VALUE || bound - leaseEnd > 0)
+            ? leaseEnd
+            : bound;
+    BackendLease bl =
+        new BackendLease(name, claim, ownerId, poll.fencingToken(), options.lease(), poll.state());
+    HeldLease lease =
+        new HeldLease(
+            bl, scheduled, session, sessionHeld, owner, pollStart, validUntil, leaseNanos);
     held.put(ownerId, lease);
     if (owner != null && (claim.kind() != Claim.Kind.PERMIT || options.reentrant())) {
-      // reentrant or not: a nested acquire must find it (a semaphore without reentrancy takes a new permit instead)
+      // reentrant or not: a nested acquire must find it (a semaphore without reentrancy takes a new
+      // permit instead)
       byThread.put(new ThreadKey(lease.threadKey, owner), lease);
     }
     if (closed.get()) {
       // close() ran while we polled: it may have missed this lease, so give it back now
       releaseQuietly(lease);
-      throw new LockException("lock client for " + config.uri() + " was closed while acquiring " + HeldLease.describe(name, claim));
+      throw new LockException(
+          "lock client for "
+              + config.uri()
+              + " was closed while acquiring "
+              + HeldLease.describe(name, claim));
     }
     scheduleBy(lease.nextDue());
     return lease;
   }
 
-  CompletableFuture<Lease> acquireAsync(String name, Claim claim, LockOptions options, long timeoutNanos, Duration timeout) {
+  CompletableFuture<Lease> acquireAsync(
+      String name, Claim claim, LockOptions options, long timeoutNanos, Duration timeout) {
     ensureOpen();
     Waiter waiter = new Waiter();
     CompletableFuture<Lease> future = new CompletableFuture<>();
     // Completed by anyone but us (cancel, orTimeout): withdraw the waiter.
     future.whenComplete((lease, error) -> waiter.cancel());
     try {
-      background.execute(() -> {
-        try {
-          LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
-          if (lease == null) {
-            future.completeExceptionally(new LockTimeoutException(name, timeout));
-          } else if (!future.complete(lease)) {
-            lease.close();
-          }
-        } catch (CancellationException e) {
-          future.cancel(false);
-        } catch (InterruptedException e) {
-          future.completeExceptionally(new LockException("acquiring " + HeldLease.describe(name, claim) + " was interrupted", e));
-          Thread.currentThread().interrupt();
-        } catch (Throwable e) {
-          future.completeExceptionally(e);
-        }
-      });
+      background.execute(
+          () -> {
+            try {
+              LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
+              if (lease == null) {
+                future.completeExceptionally(new LockTimeoutException(name, timeout));
+              } else if (!future.complete(lease)) {
+                lease.close();
+              }
+            } catch (CancellationException e) {
+              future.cancel(false);
+            } catch (InterruptedException e) {
+              future.completeExceptionally(
+                  new LockException(
+                      "acquiring " + HeldLease.describe(name, claim) + " was interrupted", e));
+              Thread.currentThread().interrupt();
+            } catch (Throwable e) {
+              future.completeExceptionally(e);
+            }
+          });
     } catch (RejectedExecutionException e) {
-      future.completeExceptionally(new IllegalStateException("lock client for " + config.uri() + " is closed"));
+      future.completeExceptionally(
+          new IllegalStateException("lock client for " + config.uri() + " is closed"));
     }
     return future;
   }
 
-  /** Finds the lease a thread holds reentrantly, for the {@link java.util.concurrent.locks.Lock} view. */
+  /**
+   * Finds the lease a thread holds reentrantly, for the {@link java.util.concurrent.locks.Lock}
+   * view.
+   */
   HeldLease heldBy(String name, Claim claim, Thread thread) {
     return byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), thread));
   }
 
   /**
-   * A session grant held without auto-renew would stay held by the server until the session
-   * ends; have the server end it with its lease instead, so a holder that vanishes frees it on time.
+   * A session grant held without auto-renew would stay held by the server until the session ends;
+   * have the server end it with its lease instead, so a holder that vanishes frees it on time.
    */
   private void serverExpiry(HeldLease lease) {
     long left = lease.validUntil - System.nanoTime();
@@ -417,14 +489,26 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     try {
       if (!backend.extend(lease.backendLease, ceilMillis(left))) {
-        markLost(lease, LeaseLostException.Reason.TAKEN, "the server no longer had it as ours when its expiry was set");
+        markLost(
+            lease,
+            LeaseLostException.Reason.TAKEN,
+            "the server no longer had it as ours when its expiry was set");
       }
     } catch (UnsupportedOperationException e) {
-      LOG.debug("{} (token {}): the backend cannot have the server end it with its lease; this client ends it on time, "
-          + "and the server when the session ends: {}", HeldLease.describe(lease.name, lease.claim), lease.token, e.toString());
+      LOG.debug(
+          "{} (token {}): the backend cannot have the server end it with its lease; this client"
+              + " ends it on time, and the server when the session ends: {}",
+          HeldLease.describe(lease.name, lease.claim),
+          lease.token,
+          e.toString());
     } catch (RuntimeException e) {
-      LOG.warn("lock '{}' (token {}): could not have the server end it with its lease, so a crash of this process "
-          + "leaves it held until the session ends; this client still ends it on time: {}", lease.name, lease.token, e.toString());
+      LOG.warn(
+          "lock '{}' (token {}): could not have the server end it with its lease, so a crash of"
+              + " this process leaves it held until the session ends; this client still ends it on"
+              + " time: {}",
+          lease.name,
+          lease.token,
+          e.toString());
     }
   }
 
@@ -436,28 +520,44 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   private void requireFeature(Guarantees.Feature feature, String method) {
     if (!guarantees.has(feature)) {
-      throw new UnsupportedOperationException(method + "() needs feature " + feature + ", which the backend for "
-          + config.uri() + " does not declare (it declares " + guarantees.features() + ")");
+      throw new UnsupportedOperationException(
+          method
+              + "() needs feature "
+              + feature
+              + ", which the backend for "
+              + config.uri()
+              + " does not declare (it declares "
+              + guarantees.features()
+              + ")");
     }
   }
 
   private static void requireExclusive(HeldLease lease, String method) {
     if (!lease.claim.isExclusive()) {
-      throw new UnsupportedOperationException(method + "() is for leases of exclusive locks; this lease is on "
-          + HeldLease.describe(lease.name, lease.claim));
+      throw new UnsupportedOperationException(
+          method
+              + "() is for leases of exclusive locks; this lease is on "
+              + HeldLease.describe(lease.name, lease.claim));
     }
   }
 
   /** Moves the server's expiry of a lease held without auto-renew. */
   boolean extend(HeldLease lease, Duration newLease) {
     if (newLease == null) {
-      throw new NullPointerException("`lease` was null but it must be a duration from " + Durations.format(LockOptions.MIN_LEASE)
-          + " to 7d");
+      throw new NullPointerException(
+          "`lease` was null but it must be a duration from "
+              + Durations.format(LockOptions.MIN_LEASE)
+              + " to 7d");
     }
     LockOptions.checkLease(newLease);
     if (lease.scheduledRenewal || lease.sessionHeld) {
-      throw new IllegalStateException("lease on lock '" + lease.name + "' (token " + lease.token + ") is renewed automatically, "
-          + "so extend() is not for it: take the lock with LockOptions.autoRenew(false) to set its expiry yourself");
+      throw new IllegalStateException(
+          "lease on lock '"
+              + lease.name
+              + "' (token "
+              + lease.token
+              + ") is renewed automatically, so extend() is not for it: take the lock with"
+              + " LockOptions.autoRenew(false) to set its expiry yourself");
     }
     requireFeature(Guarantees.Feature.EXTEND, "extend");
     requireExclusive(lease, "extend");
@@ -467,7 +567,10 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     long start = System.nanoTime();
     boolean ours = backend.extend(lease.backendLease, newLease);
     if (!ours) {
-      markLost(lease, LeaseLostException.Reason.TAKEN, "extend found the server no longer had it as ours");
+      markLost(
+          lease,
+          LeaseLostException.Reason.TAKEN,
+          "extend found the server no longer had it as ours");
       return false;
     }
     if (lease.state.get() != HeldLease.State.HELD) {
@@ -475,8 +578,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       try {
         backend.release(lease.backendLease);
       } catch (RuntimeException e) {
-        LOG.warn("lock '{}' (token {}) ended while being extended, and giving it back failed; it expires at the new expiry: {}",
-            lease.name, lease.token, e.toString());
+        LOG.warn(
+            "lock '{}' (token {}) ended while being extended, and giving it back failed; it expires"
+                + " at the new expiry: {}",
+            lease.name,
+            lease.token,
+            e.toString());
       }
       return false;
     }
@@ -485,7 +592,10 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return true;
   }
 
-  /** Gives a lease up and has the server keep the lock for {@code keepNanos}. The caller checked the arguments. */
+  /**
+   * Gives a lease up and has the server keep the lock for {@code keepNanos}. The caller checked the
+   * arguments.
+   */
   boolean releaseHoldingAfter(HeldLease lease, Duration keep) {
     int left = lease.exitOnce();
     if (left != 0) {
@@ -498,8 +608,12 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     boolean inTime = System.nanoTime() - lease.validUntil < 0;
     boolean ours = false;
     try {
-      // past its lease, the server has let it go: a hold now could only be on a lock that is not ours
-      ours = inTime ? backend.releaseAfter(lease.backendLease, keep) : backend.release(lease.backendLease);
+      // past its lease, the server has let it go: a hold now could only be on a lock that is not
+      // ours
+      ours =
+          inTime
+              ? backend.releaseAfter(lease.backendLease, keep)
+              : backend.release(lease.backendLease);
       return ours && inTime;
     } finally {
       wakeWaiters(lease.resourceKey);
@@ -513,9 +627,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     requireFeature(Guarantees.Feature.HOLD_AFTER_RELEASE, "releaseAfter");
     requireExclusive(lease, "releaseAfter");
     if (lease.holds.get() > 1) {
-      throw new IllegalStateException("lock '" + lease.name + "' is held " + lease.holds.get() + " times by "
-          + (lease.owner == null ? "this lease" : "thread " + lease.owner.getName())
-          + " (reentrantly): releaseAfter() must end the last holding, so release the others first");
+      throw new IllegalStateException(
+          "lock '"
+              + lease.name
+              + "' is held "
+              + lease.holds.get()
+              + " times by "
+              + (lease.owner == null ? "this lease" : "thread " + lease.owner.getName())
+              + " (reentrantly): releaseAfter() must end the last holding, so release the others"
+              + " first");
     }
   }
 
@@ -550,7 +670,11 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       try {
         backend.release(lease.backendLease);
       } catch (RuntimeException e) {
-        LOG.warn("releasing lock '{}' (token {}) failed; it expires with its lease: {}", lease.name, lease.token, e.toString());
+        LOG.warn(
+            "releasing lock '{}' (token {}) failed; it expires with its lease: {}",
+            lease.name,
+            lease.token,
+            e.toString());
       } finally {
         wakeWaiters(lease.resourceKey);
       }
@@ -564,7 +688,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
-  /** Waiters of this client for the same resource need no server round trip to learn of a release. */
+  /**
+   * Waiters of this client for the same resource need no server round trip to learn of a release.
+   */
   private void wakeWaiters(String resourceKey) {
     Set<Waiter> peers = waiting.get(resourceKey);
     if (peers != null) {
@@ -581,14 +707,17 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     forget(lease);
     LeaseLostException loss = new LeaseLostException(lease.name, lease.token, reason, detail);
     if (reason == LeaseLostException.Reason.EXPIRED) {
-      LOG.debug(loss.getMessage()); // held without renewal, as asked: running out is the plan, not a fault
+      LOG.debug(
+          loss.getMessage()); // held without renewal, as asked: running out is the plan, not a
+      // fault
     } else {
       LOG.warn(loss.getMessage());
     }
-    dispatch(() -> {
-      lease.lost.complete(loss);
-      events.lost(lease.name, lease.token, loss);
-    });
+    dispatch(
+        () -> {
+          lease.lost.complete(loss);
+          events.lost(lease.name, lease.token, loss);
+        });
     wakeWaiters(lease.resourceKey);
   }
 
@@ -602,7 +731,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   @Override
   public void allLeasesLost(String detail) {
-    sessionEpoch.incrementAndGet(); // first, so a grant registered after the loop is caught by its epoch check
+    sessionEpoch
+        .incrementAndGet(); // first, so a grant registered after the loop is caught by its epoch
+    // check
     for (HeldLease lease : held.values()) {
       markLost(lease, LeaseLostException.Reason.SESSION_LOST, detail);
     }
@@ -619,7 +750,10 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   // ---------------------------------------------------------------- the scheduler
 
-  /** Makes sure a tick runs no later than {@code due}. O(1): the tick itself finds the next due time. */
+  /**
+   * Makes sure a tick runs no later than {@code due}. O(1): the tick itself finds the next due
+   * time.
+   */
   private void scheduleBy(long due) {
     if (due == Long.MAX_VALUE || closed.get()) {
       return;
@@ -687,25 +821,36 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   private void expire(HeldLease lease) {
     if (lease.scheduledRenewal) {
-      markLost(lease, LeaseLostException.Reason.RENEWAL_FAILED, "not renewed within its lease of "
-          + Durations.format(Duration.ofNanos(lease.leaseNanos)));
+      markLost(
+          lease,
+          LeaseLostException.Reason.RENEWAL_FAILED,
+          "not renewed within its lease of "
+              + Durations.format(Duration.ofNanos(lease.leaseNanos)));
     } else if (lease.sessionHeld) {
-      markLost(lease, LeaseLostException.Reason.SESSION_LOST, "connection in doubt past the session timeout");
+      markLost(
+          lease,
+          LeaseLostException.Reason.SESSION_LOST,
+          "connection in doubt past the session timeout");
     } else {
-      markLost(lease, LeaseLostException.Reason.EXPIRED, "auto-renew is off and the lease of "
-          + Durations.format(Duration.ofNanos(lease.leaseNanos)) + " ran out");
+      markLost(
+          lease,
+          LeaseLostException.Reason.EXPIRED,
+          "auto-renew is off and the lease of "
+              + Durations.format(Duration.ofNanos(lease.leaseNanos))
+              + " ran out");
     }
     if (!lease.sessionGrant) {
       return; // the server's own lease has run out too
     }
     // A lock granted for a session (ZooKeeper, etcd) is freed only by a release.
-    runInBackground(() -> {
-      try {
-        backend.release(lease.backendLease);
-      } catch (RuntimeException e) {
-        LOG.debug("cleaning up expired lease on '{}' failed: {}", lease.name, e.toString());
-      }
-    });
+    runInBackground(
+        () -> {
+          try {
+            backend.release(lease.backendLease);
+          } catch (RuntimeException e) {
+            LOG.debug("cleaning up expired lease on '{}' failed: {}", lease.name, e.toString());
+          }
+        });
   }
 
   private void renew(List<HeldLease> due) {
@@ -718,7 +863,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     try {
       outcomes = backend.renew(batch);
       if (outcomes.size() != batch.size()) {
-        throw new IllegalStateException("backend answered " + outcomes.size() + " renewals for " + batch.size() + " leases");
+        throw new IllegalStateException(
+            "backend answered " + outcomes.size() + " renewals for " + batch.size() + " leases");
       }
     } catch (RuntimeException e) {
       List<Renewal> failed = new ArrayList<>(batch.size());
@@ -747,9 +893,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           Throwable cause = outcome.cause();
           emit(() -> events.renewalFailed(lease.name, lease.token, cause));
           if (end - lease.validUntil >= 0) {
-            markLost(lease, LeaseLostException.Reason.RENEWAL_FAILED, "could not reach the server: " + outcome.detail());
+            markLost(
+                lease,
+                LeaseLostException.Reason.RENEWAL_FAILED,
+                "could not reach the server: " + outcome.detail());
           } else {
-            long retry = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(lease.leaseNanos / 10, TimeUnit.SECONDS.toNanos(1)));
+            long retry =
+                Math.max(
+                    TimeUnit.MILLISECONDS.toNanos(5),
+                    Math.min(lease.leaseNanos / 10, TimeUnit.SECONDS.toNanos(1)));
             lease.nextRenewAt = Math.min(end + retry, lease.validUntil);
           }
       }
@@ -763,7 +915,10 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return waiting.containsKey(name);
   }
 
-  /** Hands a listener event to the event thread, unless nobody listens. Loss signals always go through {@link #dispatch}. */
+  /**
+   * Hands a listener event to the event thread, unless nobody listens. Loss signals always go
+   * through {@link #dispatch}.
+   */
   private void emit(Runnable event) {
     if (listening) {
       dispatch(event);
@@ -771,13 +926,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   }
 
   private void dispatch(Runnable event) {
-    Runnable guarded = () -> {
-      try {
-        event.run();
-      } catch (RuntimeException e) {
-        LOG.warn("lock event listener failed", e);
-      }
-    };
+    Runnable guarded =
+        () -> {
+          try {
+            event.run();
+          } catch (RuntimeException e) {
+            LOG.warn("lock event listener failed", e);
+          }
+        };
     try {
       dispatcher.execute(guarded);
     } catch (RejectedExecutionException e) {
@@ -807,8 +963,11 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         try {
           backend.release(lease.backendLease);
         } catch (RuntimeException e) {
-          LOG.warn("releasing lock '{}' (token {}) on close failed; it expires with its lease: {}", lease.name,
-              lease.token, e.toString());
+          LOG.warn(
+              "releasing lock '{}' (token {}) on close failed; it expires with its lease: {}",
+              lease.name,
+              lease.token,
+              e.toString());
         }
         signalClosed(lease, "the client was closed and released it");
       }
@@ -837,11 +996,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   }
 
   private void signalClosed(HeldLease lease, String detail) {
-    LeaseLostException loss = new LeaseLostException(lease.name, lease.token, LeaseLostException.Reason.CLIENT_CLOSED, detail);
-    dispatch(() -> {
-      lease.lost.complete(loss);
-      events.lost(lease.name, lease.token, loss);
-    });
+    LeaseLostException loss =
+        new LeaseLostException(
+            lease.name, lease.token, LeaseLostException.Reason.CLIENT_CLOSED, detail);
+    dispatch(
+        () -> {
+          lease.lost.complete(loss);
+          events.lost(lease.name, lease.token, loss);
+        });
   }
 
   private void finish(boolean abandon) {
@@ -869,6 +1031,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   @Override
   public String toString() {
-    return "LockClient{" + config.uri() + ", id " + clientId + ", " + held.size() + " held" + (closed.get() ? ", closed" : "") + "}";
+    return "LockClient{"
+        + config.uri()
+        + ", id "
+        + clientId
+        + ", "
+        + held.size()
+        + " held"
+        + (closed.get() ? ", closed" : "")
+        + "}";
   }
 }

@@ -20,22 +20,26 @@ import java.util.concurrent.locks.Lock;
  * }</pre>
  *
  * <p>Reentrancy ({@link LockOptions#reentrant()}): when it is on, the thread that holds the lock
- * through this client gets its own lease back, counted. When it is off, the holding thread's
- * {@code acquire()}, {@code acquire(Duration)} and {@code tryAcquire(Duration)} with a timeout
- * above zero throw {@link IllegalStateException} at once, saying the calling thread itself holds
- * the lock (waiting for its own release would never end), while {@code tryAcquire()} and a zero
- * timeout answer as for any other holder; other threads' waiting is unaffected.
+ * through this client gets its own lease back, counted. When it is off, the holding thread's {@code
+ * acquire()}, {@code acquire(Duration)} and {@code tryAcquire(Duration)} with a timeout above zero
+ * throw {@link IllegalStateException} at once, saying the calling thread itself holds the lock
+ * (waiting for its own release would never end), while {@code tryAcquire()} and a zero timeout
+ * answer as for any other holder; other threads' waiting is unaffected.
  *
- * <p>Waiting is woken by the release itself where the backend declares
- * {@link Guarantees.Feature#NOTIFIED_WAKEUP}. An interrupted or cancelled waiter withdraws
- * completely: the next acquirer is not delayed by it.
+ * <p>Waiting is woken by the release itself where the backend declares {@link
+ * Guarantees.Feature#NOTIFIED_WAKEUP}. An interrupted or cancelled waiter withdraws completely: the
+ * next acquirer is not delayed by it.
  */
 public interface DistributedLock {
 
-  /** @return the lock's name */
+  /**
+   * @return the lock's name
+   */
   String name();
 
-  /** @return the options this lock is held with */
+  /**
+   * @return the options this lock is held with
+   */
   LockOptions options();
 
   /**
@@ -44,8 +48,8 @@ public interface DistributedLock {
    * @return the lease
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws BackendUnavailableException if the server cannot be reached
-   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
-   *     this lock through this client, or the client is closed
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds this
+   *     lock through this client, or the client is closed
    */
   Lease acquire() throws InterruptedException;
 
@@ -59,16 +63,16 @@ public interface DistributedLock {
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws NullPointerException if {@code timeout} is null
    * @throws IllegalArgumentException if {@code timeout} is negative
-   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
-   *     this lock through this client, or the client is closed
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds this
+   *     lock through this client, or the client is closed
    */
   Lease acquire(Duration timeout) throws InterruptedException;
 
   /**
    * One attempt, no waiting.
    *
-   * @return the lease, or empty if the lock is held, by another holder or (with reentrancy
-   *     off) by the calling thread itself
+   * @return the lease, or empty if the lock is held, by another holder or (with reentrancy off) by
+   *     the calling thread itself
    */
   Optional<Lease> tryAcquire();
 
@@ -80,16 +84,16 @@ public interface DistributedLock {
    * @throws InterruptedException if the thread is interrupted while waiting; nothing is left behind
    * @throws NullPointerException if {@code timeout} is null
    * @throws IllegalArgumentException if {@code timeout} is negative
-   * @throws IllegalStateException if reentrancy is off and the calling thread already holds
-   *     this lock through this client, or the client is closed
+   * @throws IllegalStateException if reentrancy is off and the calling thread already holds this
+   *     lock through this client, or the client is closed
    */
   Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException;
 
   /**
-   * Waits in the background. The future completes with the lease, or exceptionally with
-   * {@link LockTimeoutException} or another {@link LockException}. Cancelling it withdraws the
-   * waiter; a lease granted at the same moment is released. Leases acquired this way are never
-   * reentrant: they belong to no thread.
+   * Waits in the background. The future completes with the lease, or exceptionally with {@link
+   * LockTimeoutException} or another {@link LockException}. Cancelling it withdraws the waiter; a
+   * lease granted at the same moment is released. Leases acquired this way are never reentrant:
+   * they belong to no thread.
    *
    * @param timeout how long to wait
    * @return the future lease
@@ -104,17 +108,17 @@ public interface DistributedLock {
    * written, so fencing counters do not move. A snapshot that may be stale when it returns: for
    * monitoring and operators, never for deciding to write.
    *
-   * @return the state; {@link LockState#unknown()} where the backend does not declare
-   *     {@link Guarantees.Feature#STATE_READS}
+   * @return the state; {@link LockState#unknown()} where the backend does not declare {@link
+   *     Guarantees.Feature#STATE_READS}
    * @throws BackendUnavailableException if the server cannot be reached
    */
   LockState state();
 
   /**
    * A {@link Lock} view, reentrant per thread like {@link java.util.concurrent.locks.ReentrantLock}
-   * whatever {@link LockOptions#reentrant()} says. {@code unlock()} by a thread that does not
-   * hold it throws {@link IllegalMonitorStateException}; an {@code unlock()} that finds the lease
-   * was lost throws {@link LeaseLostException} after releasing. Conditions are not supported.
+   * whatever {@link LockOptions#reentrant()} says. {@code unlock()} by a thread that does not hold
+   * it throws {@link IllegalMonitorStateException}; an {@code unlock()} that finds the lease was
+   * lost throws {@link LeaseLostException} after releasing. Conditions are not supported.
    *
    * @return the view; the same instance on every call
    */

@@ -9,8 +9,8 @@ import java.util.Set;
 
 /**
  * What a backend promises, as data: the features it has and, for each fault scenario, whether
- * mutual exclusion survives it. The compatibility kit checks every declared feature; the
- * comparison tool measures every fault and prints this declaration beside what it observed.
+ * mutual exclusion survives it. The compatibility kit checks every declared feature; the comparison
+ * tool measures every fault and prints this declaration beside what it observed.
  *
  * <pre>{@code
  * Guarantees g = client.guarantees();
@@ -31,21 +31,27 @@ public final class Guarantees {
     LOSS_DETECTION,
     /** A waiter is woken by the release itself, not by a polling interval. */
     NOTIFIED_WAKEUP,
-    /** The same thread acquiring again gets the same lease (the core provides this for every backend). */
+    /**
+     * The same thread acquiring again gets the same lease (the core provides this for every
+     * backend).
+     */
     REENTRANCY,
     /** Locks are shared by separate processes (false for the in-process {@code local:} backend). */
     SHARED_ACROSS_PROCESSES,
-    /** {@link DistributedLock#state()} reads whether a lock is held, and the holder's token, without taking it. */
+    /**
+     * {@link DistributedLock#state()} reads whether a lock is held, and the holder's token, without
+     * taking it.
+     */
     STATE_READS,
     /**
      * {@link Lease#extend(java.time.Duration)} moves the server's expiry of a lease held without
-     * auto-renew, owner-checked; and such a lease is ended by the server at its expiry even if
-     * its holder vanishes (for session backends too, not only when the session ends).
+     * auto-renew, owner-checked; and such a lease is ended by the server at its expiry even if its
+     * holder vanishes (for session backends too, not only when the session ends).
      */
     EXTEND,
     /**
-     * {@link Lease#releaseAfter(java.time.Duration)} gives a lease up but has the server keep
-     * the lock held until a time, through the holder's close, crash or killed process.
+     * {@link Lease#releaseAfter(java.time.Duration)} gives a lease up but has the server keep the
+     * lock held until a time, through the holder's close, crash or killed process.
      */
     HOLD_AFTER_RELEASE,
     /**
@@ -62,23 +68,25 @@ public final class Guarantees {
   }
 
   /**
-   * A kind of lock a feature can be declared for. A feature declared with {@link Builder#features} holds for every
-   * primitive the backend has, unless the backend names an exception with {@link Builder#except}: a backend that wakes
-   * lock waiters by notification but lets semaphore waiters poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts
-   * {@link #SEMAPHORE}. The compatibility kit checks each feature on each primitive it is declared for.
+   * A kind of lock a feature can be declared for. A feature declared with {@link Builder#features}
+   * holds for every primitive the backend has, unless the backend names an exception with {@link
+   * Builder#except}: a backend that wakes lock waiters by notification but lets semaphore waiters
+   * poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts {@link #SEMAPHORE}. The compatibility
+   * kit checks each feature on each primitive it is declared for.
    */
   public enum Primitive {
     /** {@link LockClient#lock(String)}. */
     LOCK,
     /** {@link LockClient#semaphore(String, int)}, where {@link Feature#SEMAPHORES} is declared. */
     SEMAPHORE,
-    /** {@link LockClient#readWriteLock(String)}, both sides, where {@link Feature#READ_WRITE_LOCKS} is declared. */
+    /**
+     * {@link LockClient#readWriteLock(String)}, both sides, where {@link Feature#READ_WRITE_LOCKS}
+     * is declared.
+     */
     READ_WRITE_LOCK
   }
 
-  /**
-   * A fault scenario, numbered as in the project's FAULTS.md. Each has a promise per backend.
-   */
+  /** A fault scenario, numbered as in the project's FAULTS.md. Each has a promise per backend. */
   public enum Fault {
     /** 1: the holder pauses (GC, SIGSTOP) longer than its lease, then writes. */
     HOLDER_PAUSE,
@@ -108,7 +116,9 @@ public final class Guarantees {
   public enum Promise {
     /** Mutual exclusion holds. */
     SAFE,
-    /** Two holders can overlap, but fencing tokens let the protected resource reject the stale one. */
+    /**
+     * Two holders can overlap, but fencing tokens let the protected resource reject the stale one.
+     */
     SAFE_WITH_FENCING,
     /** Unsafe even with fencing: the lock state or the token order can be lost. */
     UNSAFE,
@@ -119,43 +129,51 @@ public final class Guarantees {
   }
 
   private final Set<Feature> features;
+
   /** Per primitive, the declared features that do not hold for it. */
   private final Map<Primitive, Set<Feature>> exceptions;
+
   private final Map<Fault, Promise> promises;
   private final Map<Fault, String> notes;
 
   private Guarantees(Builder b) {
     this.features = Collections.unmodifiableSet(EnumSet.copyOf(b.features));
     Map<Primitive, Set<Feature>> except = new EnumMap<>(Primitive.class);
-    b.exceptions.forEach((primitive, excepted) -> {
-      if (!excepted.isEmpty()) {
-        except.put(primitive, Collections.unmodifiableSet(EnumSet.copyOf(excepted)));
-      }
-    });
+    b.exceptions.forEach(
+        (primitive, excepted) -> {
+          if (!excepted.isEmpty()) {
+            except.put(primitive, Collections.unmodifiableSet(EnumSet.copyOf(excepted)));
+          }
+        });
     this.exceptions = Collections.unmodifiableMap(except);
     this.promises = Collections.unmodifiableMap(new EnumMap<>(b.promises));
     this.notes = Collections.unmodifiableMap(new EnumMap<>(b.notes));
   }
 
-  /** @return a builder; every fault must be given a promise before {@link Builder#build()} */
+  /**
+   * @return a builder; every fault must be given a promise before {@link Builder#build()}
+   */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** @return the features that hold for locks: {@code features(Primitive.LOCK)} */
+  /**
+   * @return the features that hold for locks: {@code features(Primitive.LOCK)}
+   */
   public Set<Feature> features() {
     return features(Primitive.LOCK);
   }
 
   /**
    * @param primitive a kind of lock
-   * @return the features that hold for it: the declared ones less its {@link Builder#except exceptions}; empty for a
-   *     semaphore or read-write lock the backend does not have
+   * @return the features that hold for it: the declared ones less its {@link Builder#except
+   *     exceptions}; empty for a semaphore or read-write lock the backend does not have
    */
   public Set<Feature> features(Primitive primitive) {
     Objects.requireNonNull(primitive, "primitive");
     if ((primitive == Primitive.SEMAPHORE && !features.contains(Feature.SEMAPHORES))
-        || (primitive == Primitive.READ_WRITE_LOCK && !features.contains(Feature.READ_WRITE_LOCKS))) {
+        || (primitive == Primitive.READ_WRITE_LOCK
+            && !features.contains(Feature.READ_WRITE_LOCKS))) {
       return Collections.emptySet();
     }
     Set<Feature> excepted = exceptions.getOrDefault(primitive, Collections.emptySet());
@@ -169,7 +187,8 @@ public final class Guarantees {
 
   /**
    * @param feature a feature
-   * @return whether it is declared (for locks: {@link #has(Feature, Primitive)} tells for the other primitives)
+   * @return whether it is declared (for locks: {@link #has(Feature, Primitive)} tells for the other
+   *     primitives)
    */
   public boolean has(Feature feature) {
     return has(feature, Primitive.LOCK);
@@ -178,8 +197,8 @@ public final class Guarantees {
   /**
    * @param feature a feature
    * @param primitive a kind of lock
-   * @return whether the feature holds for that primitive: declared, not excepted for it, and the primitive is one the
-   *     backend has
+   * @return whether the feature holds for that primitive: declared, not excepted for it, and the
+   *     primitive is one the backend has
    */
   public boolean has(Feature feature, Primitive primitive) {
     return features(primitive).contains(Objects.requireNonNull(feature, "feature"));
@@ -203,9 +222,11 @@ public final class Guarantees {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Guarantees && ((Guarantees) o).features.equals(features)
+    return o instanceof Guarantees
+        && ((Guarantees) o).features.equals(features)
         && ((Guarantees) o).exceptions.equals(exceptions)
-        && ((Guarantees) o).promises.equals(promises) && ((Guarantees) o).notes.equals(notes);
+        && ((Guarantees) o).promises.equals(promises)
+        && ((Guarantees) o).notes.equals(notes);
   }
 
   @Override
@@ -215,8 +236,12 @@ public final class Guarantees {
 
   @Override
   public String toString() {
-    return "Guarantees{features=" + features + (exceptions.isEmpty() ? "" : ", except=" + exceptions)
-        + ", promises=" + promises + "}";
+    return "Guarantees{features="
+        + features
+        + (exceptions.isEmpty() ? "" : ", except=" + exceptions)
+        + ", promises="
+        + promises
+        + "}";
   }
 
   /** Builds a {@link Guarantees}; every fault needs a promise. */
@@ -240,21 +265,29 @@ public final class Guarantees {
     }
 
     /**
-     * Says that declared features do not hold for one primitive, for example notified wake-up for semaphore waiters that
-     * poll. {@link Feature#SEMAPHORES} and {@link Feature#READ_WRITE_LOCKS} say which primitives exist and cannot be
-     * excepted.
+     * Says that declared features do not hold for one primitive, for example notified wake-up for
+     * semaphore waiters that poll. {@link Feature#SEMAPHORES} and {@link Feature#READ_WRITE_LOCKS}
+     * say which primitives exist and cannot be excepted.
      *
      * @param primitive the primitive the features do not hold for
-     * @param excepted features declared with {@link #features} (before or after this call) that it lacks
+     * @param excepted features declared with {@link #features} (before or after this call) that it
+     *     lacks
      * @return this builder
      * @throws IllegalArgumentException for {@code SEMAPHORES} or {@code READ_WRITE_LOCKS}
      */
     public Builder except(Primitive primitive, Feature... excepted) {
       Objects.requireNonNull(primitive, "primitive");
       for (Feature f : excepted) {
-        if (Objects.requireNonNull(f, "feature") == Feature.SEMAPHORES || f == Feature.READ_WRITE_LOCKS) {
-          throw new IllegalArgumentException("`except` was " + f + " for " + primitive + " but " + f
-              + " says whether the primitive exists; leave it undeclared instead");
+        if (Objects.requireNonNull(f, "feature") == Feature.SEMAPHORES
+            || f == Feature.READ_WRITE_LOCKS) {
+          throw new IllegalArgumentException(
+              "`except` was "
+                  + f
+                  + " for "
+                  + primitive
+                  + " but "
+                  + f
+                  + " says whether the primitive exists; leave it undeclared instead");
         }
         exceptions.computeIfAbsent(primitive, k -> EnumSet.noneOf(Feature.class)).add(f);
       }
@@ -268,7 +301,8 @@ public final class Guarantees {
      * @return this builder
      */
     public Builder promise(Fault fault, Promise promise, String note) {
-      promises.put(Objects.requireNonNull(fault, "fault"), Objects.requireNonNull(promise, "promise"));
+      promises.put(
+          Objects.requireNonNull(fault, "fault"), Objects.requireNonNull(promise, "promise"));
       notes.put(fault, note == null ? "" : note);
       return this;
     }
@@ -281,7 +315,8 @@ public final class Guarantees {
       Set<Fault> missing = EnumSet.allOf(Fault.class);
       missing.removeAll(promises.keySet());
       if (!missing.isEmpty()) {
-        throw new IllegalStateException("guarantees must give a promise for every fault; missing " + missing);
+        throw new IllegalStateException(
+            "guarantees must give a promise for every fault; missing " + missing);
       }
       return new Guarantees(this);
     }

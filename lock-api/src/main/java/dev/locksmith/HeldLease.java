@@ -1,30 +1,45 @@
 package dev.locksmith;
 
-import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.BackendLease;
+import dev.locksmith.spi.Claim;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /** One lease the backend granted, shared by every reentrant holding of it. */
 final class HeldLease {
-  enum State { HELD, RELEASED, LOST }
+  enum State {
+    HELD,
+    RELEASED,
+    LOST
+  }
 
   final String name;
   final Claim claim;
+
   /** Keys the client's waiters of the same resource (a lock, a semaphore, a read-write lock). */
   final String resourceKey;
-  /** Keys the holding thread's reentrancy: a semaphore, a lock, or one side of a read-write lock. */
+
+  /**
+   * Keys the holding thread's reentrancy: a semaphore, a lock, or one side of a read-write lock.
+   */
   final String threadKey;
+
   final String ownerId;
   final long token;
   final long leaseNanos;
-  /** Renewed by the core's scheduler (as opposed to expiring, or living by the backend's session). */
+
+  /**
+   * Renewed by the core's scheduler (as opposed to expiring, or living by the backend's session).
+   */
   final boolean scheduledRenewal;
+
   /** Held by the backend's session while auto-renew is on. */
   final boolean sessionHeld;
+
   /** Granted for the backend's session: only a release frees it on the server, never time. */
   final boolean sessionGrant;
+
   final Thread owner;
   final long grantedAt;
   final BackendLease backendLease;
@@ -34,8 +49,15 @@ final class HeldLease {
   volatile long validUntil;
   volatile long nextRenewAt;
 
-  HeldLease(BackendLease backendLease, boolean scheduledRenewal, boolean sessionGrant, boolean sessionHeld, Thread owner,
-      long grantedAt, long validUntil, long leaseNanos) {
+  HeldLease(
+      BackendLease backendLease,
+      boolean scheduledRenewal,
+      boolean sessionGrant,
+      boolean sessionHeld,
+      Thread owner,
+      long grantedAt,
+      long validUntil,
+      long leaseNanos) {
     this.name = backendLease.name();
     this.claim = backendLease.claim();
     this.resourceKey = resourceKey(name, claim);
@@ -70,7 +92,9 @@ final class HeldLease {
     }
   }
 
-  /** @return the key of a thread's holding of a claim: one per lock, semaphore, or read-write side */
+  /**
+   * @return the key of a thread's holding of a claim: one per lock, semaphore, or read-write side
+   */
   static String threadKey(String name, Claim claim) {
     switch (claim.kind()) {
       case READ:
@@ -82,7 +106,9 @@ final class HeldLease {
     }
   }
 
-  /** @return how messages name the resource: "lock 'x'", "semaphore 'x'", "read lock of 'x'" */
+  /**
+   * @return how messages name the resource: "lock 'x'", "semaphore 'x'", "read lock of 'x'"
+   */
   static String describe(String name, Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
@@ -117,7 +143,9 @@ final class HeldLease {
     return holds.getAndUpdate(n -> n > 0 ? n + 1 : n) > 0;
   }
 
-  /** @return holdings left after dropping one; -1 if there were none */
+  /**
+   * @return holdings left after dropping one; -1 if there were none
+   */
   int exitOnce() {
     int before = holds.getAndUpdate(n -> n > 0 ? n - 1 : n);
     return before > 0 ? before - 1 : -1;

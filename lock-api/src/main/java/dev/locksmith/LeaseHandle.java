@@ -63,11 +63,14 @@ final class LeaseHandle implements Lease {
   @Override
   public boolean releaseAfter(Duration keep) {
     if (keep == null) {
-      throw new NullPointerException("`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
+      throw new NullPointerException(
+          "`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
     }
     if (keep.compareTo(LockOptions.MAX_LEASE) > 0) {
-      throw new IllegalArgumentException("`keep` was '" + Durations.format(keep)
-          + "' but it must be a duration up to 7d (zero or less releases at once)");
+      throw new IllegalArgumentException(
+          "`keep` was '"
+              + Durations.format(keep)
+              + "' but it must be a duration up to 7d (zero or less releases at once)");
     }
     if (keep.isZero() || keep.isNegative()) {
       return release();
@@ -84,13 +87,23 @@ final class LeaseHandle implements Lease {
     try {
       release();
     } catch (LockException e) {
-      LOG.warn("closing lease on lock '{}' (token {}) could not release it; it expires with its lease: {}",
-          held.name, held.token, e.getMessage());
+      LOG.warn(
+          "closing lease on lock '{}' (token {}) could not release it; it expires with its lease:"
+              + " {}",
+          held.name,
+          held.token,
+          e.getMessage());
     }
   }
 
   @Override
   public String toString() {
-    return "Lease{lock='" + held.name + "', token=" + held.token + ", " + (released.get() ? "RELEASED" : held.state.get()) + "}";
+    return "Lease{lock='"
+        + held.name
+        + "', token="
+        + held.token
+        + ", "
+        + (released.get() ? "RELEASED" : held.state.get())
+        + "}";
   }
 }

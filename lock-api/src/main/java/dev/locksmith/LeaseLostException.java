@@ -1,9 +1,9 @@
 package dev.locksmith;
 
 /**
- * A lease stopped being held before it was released: it expired without renewal, the server
- * gave the lock to someone else, renewal could not reach the server before the lease ran out,
- * the session ended, or the client was closed under it. Delivered by {@link Lease#lost()}.
+ * A lease stopped being held before it was released: it expired without renewal, the server gave
+ * the lock to someone else, renewal could not reach the server before the lease ran out, the
+ * session ended, or the client was closed under it. Delivered by {@link Lease#lost()}.
  */
 public final class LeaseLostException extends LockException {
   private static final long serialVersionUID = 1L;
@@ -33,24 +33,36 @@ public final class LeaseLostException extends LockException {
    * @param detail what the backend observed
    */
   public LeaseLostException(String lockName, long fencingToken, Reason reason, String detail) {
-    super("lease on lock '" + lockName + "' (fencing token " + fencingToken + ") was lost: "
-        + reason + (detail == null || detail.isEmpty() ? "" : " (" + detail + ")"));
+    super(
+        "lease on lock '"
+            + lockName
+            + "' (fencing token "
+            + fencingToken
+            + ") was lost: "
+            + reason
+            + (detail == null || detail.isEmpty() ? "" : " (" + detail + ")"));
     this.lockName = lockName;
     this.fencingToken = fencingToken;
     this.reason = reason;
   }
 
-  /** @return the lock whose lease was lost */
+  /**
+   * @return the lock whose lease was lost
+   */
   public String lockName() {
     return lockName;
   }
 
-  /** @return the fencing token of the lost lease */
+  /**
+   * @return the fencing token of the lost lease
+   */
   public long fencingToken() {
     return fencingToken;
   }
 
-  /** @return why the lease was lost */
+  /**
+   * @return why the lease was lost
+   */
   public Reason reason() {
     return reason;
   }

@@ -2,10 +2,10 @@ package dev.locksmith;
 
 /**
  * A connection to one lock backend, made by {@link Locks#connect(String)}. Thread-safe; share one
- * per application and backend. The semaphore and read-write lock methods have defaults that
- * throw {@link UnsupportedOperationException}, so that a test double written against an earlier
- * version still compiles; every client {@link Locks} makes implements them. Closing it releases every lease it holds and stops its
- * background threads.
+ * per application and backend. The semaphore and read-write lock methods have defaults that throw
+ * {@link UnsupportedOperationException}, so that a test double written against an earlier version
+ * still compiles; every client {@link Locks} makes implements them. Closing it releases every lease
+ * it holds and stops its background threads.
  *
  * <pre>{@code
  * try (LockClient client = Locks.connect("redis://localhost:6379")) {
@@ -18,8 +18,8 @@ package dev.locksmith;
 public interface LockClient extends AutoCloseable {
 
   /**
-   * @param name the lock's name: 1 to 255 characters, no control characters; any other Unicode
-   *     is allowed and stored as is
+   * @param name the lock's name: 1 to 255 characters, no control characters; any other Unicode is
+   *     allowed and stored as is
    * @return the lock, held with the client's default options
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if {@code name} is empty, too long or has control characters
@@ -42,22 +42,23 @@ public interface LockClient extends AutoCloseable {
    * one permit, leased, renewed, owner-checked and fenced like a lock's (tokens strictly increase
    * across the semaphore's grants). A holder that dies frees its permit within its lease plus the
    * backend's slack. Every acquire takes a permit of its own (the client's default options with
-   * reentrancy off, as {@link java.util.concurrent.Semaphore}); pass options with reentrancy on
-   * to have the holding thread get its own permit back, counted.
+   * reentrancy off, as {@link java.util.concurrent.Semaphore}); pass options with reentrancy on to
+   * have the holding thread get its own permit back, counted.
    *
-   * <p>Every client must give the same count: an acquire that gives another count while permits
-   * are held fails with {@link IllegalStateException} naming both counts. The count can change
-   * once no permit is held. {@link DistributedLock#state()} is {@link LockState#unknown()};
-   * {@link Lease#extend} and {@link Lease#releaseAfter} are for exclusive locks only.
+   * <p>Every client must give the same count: an acquire that gives another count while permits are
+   * held fails with {@link IllegalStateException} naming both counts. The count can change once no
+   * permit is held. {@link DistributedLock#state()} is {@link LockState#unknown()}; {@link
+   * Lease#extend} and {@link Lease#releaseAfter} are for exclusive locks only.
    *
    * @param name the semaphore's name, as for {@link #lock(String)}; a semaphore is a resource of
    *     its own, apart from a lock or read-write lock of the same name
    * @param permits how many leases may be held at once, 1 to 10,000
    * @return the semaphore, as a {@link DistributedLock} whose every lease is one permit
    * @throws NullPointerException if {@code name} is null
-   * @throws IllegalArgumentException if {@code name} is not valid or {@code permits} is out of range
-   * @throws UnsupportedOperationException if the backend does not declare
-   *     {@link Guarantees.Feature#SEMAPHORES}
+   * @throws IllegalArgumentException if {@code name} is not valid or {@code permits} is out of
+   *     range
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#SEMAPHORES}
    * @throws IllegalStateException if the client is closed
    */
   default DistributedLock semaphore(String name, int permits) {
@@ -72,8 +73,8 @@ public interface LockClient extends AutoCloseable {
    * @return the semaphore
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} or {@code permits} is not valid
-   * @throws UnsupportedOperationException if the backend does not declare
-   *     {@link Guarantees.Feature#SEMAPHORES}
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#SEMAPHORES}
    * @throws IllegalStateException if the client is closed
    */
   default DistributedLock semaphore(String name, int permits, LockOptions options) {
@@ -81,15 +82,15 @@ public interface LockClient extends AutoCloseable {
   }
 
   /**
-   * A read-write lock: many readers or one writer; see {@link DistributedReadWriteLock} for what
-   * it guarantees. Both sides are held with the client's default options.
+   * A read-write lock: many readers or one writer; see {@link DistributedReadWriteLock} for what it
+   * guarantees. Both sides are held with the client's default options.
    *
    * @param name the read-write lock's name, as for {@link #lock(String)}; a resource of its own
    * @return the read-write lock
    * @throws NullPointerException if {@code name} is null
    * @throws IllegalArgumentException if {@code name} is not valid
-   * @throws UnsupportedOperationException if the backend does not declare
-   *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#READ_WRITE_LOCKS}
    * @throws IllegalStateException if the client is closed
    */
   default DistributedReadWriteLock readWriteLock(String name) {
@@ -102,23 +103,27 @@ public interface LockClient extends AutoCloseable {
    * @return the read-write lock
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code name} is not valid
-   * @throws UnsupportedOperationException if the backend does not declare
-   *     {@link Guarantees.Feature#READ_WRITE_LOCKS}
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#READ_WRITE_LOCKS}
    * @throws IllegalStateException if the client is closed
    */
   default DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
     throw new UnsupportedOperationException(this + " has no read-write locks");
   }
 
-  /** @return what the backend promises, as data */
+  /**
+   * @return what the backend promises, as data
+   */
   Guarantees guarantees();
 
-  /** @return the configuration the client was made from (its URI redacted in {@code toString()}) */
+  /**
+   * @return the configuration the client was made from (its URI redacted in {@code toString()})
+   */
   LockConfig config();
 
   /**
-   * Releases every lease this client holds, withdraws its waiters (they fail with
-   * {@link LockException}), and closes the connection. Idempotent.
+   * Releases every lease this client holds, withdraws its waiters (they fail with {@link
+   * LockException}), and closes the connection. Idempotent.
    */
   @Override
   void close();

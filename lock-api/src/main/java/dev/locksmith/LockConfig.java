@@ -21,20 +21,22 @@ import java.util.TreeSet;
  * client, and backend options. Immutable.
  *
  * <p>The same settings can be written three ways, and mean the same in each:
+ *
  * <ul>
- *   <li>query parameters of the URI: {@code redis://localhost:6379?lease=10s&renew=true};</li>
- *   <li>{@link Properties}: {@code locksmith.uri}, {@code locksmith.lease}, {@code locksmith.<option>};</li>
+ *   <li>query parameters of the URI: {@code redis://localhost:6379?lease=10s&renew=true};
+ *   <li>{@link Properties}: {@code locksmith.uri}, {@code locksmith.lease}, {@code
+ *       locksmith.<option>};
  *   <li>the environment: {@code LOCKSMITH_URI}, {@code LOCKSMITH_LEASE}, {@code LOCKSMITH_<OPTION>}
  *       (upper case, {@code -} written as {@code _}), with system properties {@code locksmith.*}
- *       taking precedence.</li>
+ *       taking precedence.
  * </ul>
+ *
  * A separately given setting overrides the same one in the URI's query. Settings every client
  * understands: {@code lease} (duration), {@code renew} (true/false), {@code reentrant}
- * (true/false), {@code recheck} (duration: the longest a waiter sleeps when no release
- * notification arrives) and {@code provider} (a provider class name, when two providers claim a
- * scheme). Anything else is a backend option, checked by that backend. Every problem is reported
- * at once in one {@link LockConfigurationException}; secrets are redacted in messages and
- * {@link #toString()}.
+ * (true/false), {@code recheck} (duration: the longest a waiter sleeps when no release notification
+ * arrives) and {@code provider} (a provider class name, when two providers claim a scheme).
+ * Anything else is a backend option, checked by that backend. Every problem is reported at once in
+ * one {@link LockConfigurationException}; secrets are redacted in messages and {@link #toString()}.
  */
 public final class LockConfig {
   static final String LEASE = "lease";
@@ -97,8 +99,14 @@ public final class LockConfig {
   private final Set<String> lenientKeys;
   private final LockEvents events;
 
-  private LockConfig(LockUri uri, LockOptions defaults, Duration recheck, String provider,
-      Map<String, String> backendOptions, Set<String> lenientKeys, LockEvents events) {
+  private LockConfig(
+      LockUri uri,
+      LockOptions defaults,
+      Duration recheck,
+      String provider,
+      Map<String, String> backendOptions,
+      Set<String> lenientKeys,
+      LockEvents events) {
     this.uri = uri;
     this.defaults = defaults;
     this.recheck = recheck;
@@ -108,7 +116,9 @@ public final class LockConfig {
     this.events = events;
   }
 
-  /** @return a builder; {@link Builder#uri(String)} is required */
+  /**
+   * @return a builder; {@link Builder#uri(String)} is required
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -119,7 +129,8 @@ public final class LockConfig {
    * @throws LockConfigurationException listing every problem
    */
   public static LockConfig fromUri(String uri) {
-    Objects.requireNonNull(uri, "`uri` was null but it must be a lock URI such as redis://localhost:6379 or local:");
+    Objects.requireNonNull(
+        uri, "`uri` was null but it must be a lock URI such as redis://localhost:6379 or local:");
     return builder().uri(uri).build();
   }
 
@@ -129,11 +140,14 @@ public final class LockConfig {
    *
    * @param properties the properties
    * @return the configuration
-   * @throws LockConfigurationException listing every problem, {@code locksmith.uri} missing among them
+   * @throws LockConfigurationException listing every problem, {@code locksmith.uri} missing among
+   *     them
    */
   public static LockConfig fromProperties(Properties properties) {
-    Objects.requireNonNull(properties,
-        "`properties` was null but it must be a Properties holding locksmith.uri, such as locksmith.uri=redis://localhost:6379");
+    Objects.requireNonNull(
+        properties,
+        "`properties` was null but it must be a Properties holding locksmith.uri, such as"
+            + " locksmith.uri=redis://localhost:6379");
     Builder b = builder();
     List<String> problems = new ArrayList<>();
     for (String key : new TreeMap<>(asMap(properties)).keySet()) {
@@ -149,16 +163,17 @@ public final class LockConfig {
       }
     }
     if (b.uri == null) {
-      problems.add("`locksmith.uri` was missing but it must be a lock URI such as redis://localhost:6379 or local:");
+      problems.add(
+          "`locksmith.uri` was missing but it must be a lock URI such as redis://localhost:6379 or"
+              + " local:");
     }
     return b.build(problems);
   }
 
   /**
-   * Reads system properties {@code locksmith.*}, then environment variables
-   * {@code LOCKSMITH_URI} and {@code LOCKSMITH_<KEY>} for keys not set as properties. A
-   * {@code LOCKSMITH_*} variable that no setting or backend option matches is ignored, since
-   * environments hold unrelated variables.
+   * Reads system properties {@code locksmith.*}, then environment variables {@code LOCKSMITH_URI}
+   * and {@code LOCKSMITH_<KEY>} for keys not set as properties. A {@code LOCKSMITH_*} variable that
+   * no setting or backend option matches is ignored, since environments hold unrelated variables.
    *
    * @return the configuration
    * @throws LockConfigurationException listing every problem, the URI missing among them
@@ -196,7 +211,9 @@ public final class LockConfig {
     }
     List<String> problems = new ArrayList<>();
     if (b.uri == null) {
-      problems.add("`LOCKSMITH_URI` was missing but it (or the system property locksmith.uri) must be a lock URI such as redis://localhost:6379 or local:");
+      problems.add(
+          "`LOCKSMITH_URI` was missing but it (or the system property locksmith.uri) must be a lock"
+              + " URI such as redis://localhost:6379 or local:");
     }
     return b.build(problems);
   }
@@ -209,35 +226,45 @@ public final class LockConfig {
     return m;
   }
 
-  /** @return the parsed lock URI; its {@code toString()} redacts secrets */
+  /**
+   * @return the parsed lock URI; its {@code toString()} redacts secrets
+   */
   public LockUri uri() {
     return uri;
   }
 
-  /** @return the options for locks obtained with {@link LockClient#lock(String)} */
+  /**
+   * @return the options for locks obtained with {@link LockClient#lock(String)}
+   */
   public LockOptions defaults() {
     return defaults;
   }
 
   /**
-   * @return the longest a waiter sleeps between checks when no release notification reaches
-   *     it: a lost notification delays a waiter by at most this, never hangs it
+   * @return the longest a waiter sleeps between checks when no release notification reaches it: a
+   *     lost notification delays a waiter by at most this, never hangs it
    */
   public Duration recheck() {
     return recheck;
   }
 
-  /** @return the provider class chosen with {@code provider=}, or null to choose by scheme */
+  /**
+   * @return the provider class chosen with {@code provider=}, or null to choose by scheme
+   */
   public String provider() {
     return provider;
   }
 
-  /** @return the backend options: every setting that is not one every client understands */
+  /**
+   * @return the backend options: every setting that is not one every client understands
+   */
   public Map<String, String> backendOptions() {
     return backendOptions;
   }
 
-  /** @return the listener for lock events, {@link LockEvents#NONE} if none was set */
+  /**
+   * @return the listener for lock events, {@link LockEvents#NONE} if none was set
+   */
   public LockEvents events() {
     return events;
   }
@@ -254,13 +281,21 @@ public final class LockConfig {
   public String toString() {
     Map<String, String> shown = new TreeMap<>();
     backendOptions.forEach((k, v) -> shown.put(k, LockUri.redactValue(k, v)));
-    return "LockConfig{uri=" + uri + ", defaults=" + defaults + ", recheck=" + Durations.format(recheck)
-        + (provider == null ? "" : ", provider=" + provider) + ", options=" + shown + "}";
+    return "LockConfig{uri="
+        + uri
+        + ", defaults="
+        + defaults
+        + ", recheck="
+        + Durations.format(recheck)
+        + (provider == null ? "" : ", provider=" + provider)
+        + ", options="
+        + shown
+        + "}";
   }
 
   /**
-   * Builds a {@link LockConfig}. Typed setters check their value at once; the URI and the
-   * string options are checked together by {@link #build()}, which reports every problem.
+   * Builds a {@link LockConfig}. Typed setters check their value at once; the URI and the string
+   * options are checked together by {@link #build()}, which reports every problem.
    */
   public static final class Builder {
     private String uri;
@@ -279,7 +314,10 @@ public final class LockConfig {
      * @return this builder
      */
     public Builder uri(String uri) {
-      this.uri = Objects.requireNonNull(uri, "`uri` was null but it must be a lock URI such as redis://localhost:6379 or local:");
+      this.uri =
+          Objects.requireNonNull(
+              uri,
+              "`uri` was null but it must be a lock URI such as redis://localhost:6379 or local:");
       return this;
     }
 
@@ -295,7 +333,8 @@ public final class LockConfig {
       Objects.requireNonNull(key, "`key` was null but it must be a setting name such as lease");
       Objects.requireNonNull(value, "`value` of option '" + key + "' was null");
       if (key.isEmpty()) {
-        throw new IllegalArgumentException("`key` was '' but it must be a setting name such as lease");
+        throw new IllegalArgumentException(
+            "`key` was '' but it must be a setting name such as lease");
       }
       options.put(key, value);
       lenient.remove(key);
@@ -325,8 +364,8 @@ public final class LockConfig {
     }
 
     /**
-     * @param autoRenew whether leases are renewed in the background by default; overrides
-     *     {@code renew} given as a string
+     * @param autoRenew whether leases are renewed in the background by default; overrides {@code
+     *     renew} given as a string
      * @return this builder
      */
     public Builder autoRenew(boolean autoRenew) {
@@ -335,8 +374,8 @@ public final class LockConfig {
     }
 
     /**
-     * @param reentrant whether locks are reentrant by default; overrides {@code reentrant}
-     *     given as a string
+     * @param reentrant whether locks are reentrant by default; overrides {@code reentrant} given as
+     *     a string
      * @return this builder
      */
     public Builder reentrant(boolean reentrant) {
@@ -375,7 +414,9 @@ public final class LockConfig {
       Map<String, String> merged = new LinkedHashMap<>();
       if (uri == null) {
         if (problems.isEmpty()) {
-          problems.add("`uri` was missing but it must be a lock URI such as redis://localhost:6379 or local:");
+          problems.add(
+              "`uri` was missing but it must be a lock URI such as redis://localhost:6379 or"
+                  + " local:");
         }
       } else {
         try {
@@ -393,7 +434,10 @@ public final class LockConfig {
         try {
           opts.lease(Durations.parse(leaseText));
         } catch (IllegalArgumentException e) {
-          problems.add("`lease` was '" + leaseText + "' but it must be a duration from 1ms to 7d, such as 30s");
+          problems.add(
+              "`lease` was '"
+                  + leaseText
+                  + "' but it must be a duration from 1ms to 7d, such as 30s");
         }
       }
       Boolean renewText = bool(RENEW, merged.remove(RENEW), problems);
@@ -410,7 +454,10 @@ public final class LockConfig {
         try {
           recheckValue = checkRecheck(Durations.parse(recheckText));
         } catch (IllegalArgumentException e) {
-          problems.add("`recheck` was '" + recheckText + "' but it must be a duration from 1ms to 1h, such as 1s");
+          problems.add(
+              "`recheck` was '"
+                  + recheckText
+                  + "' but it must be a duration from 1ms to 1h, such as 1s");
         }
       }
       String provider = merged.remove(PROVIDER);
@@ -433,8 +480,14 @@ public final class LockConfig {
       LockOptions defaults = opts.build();
       Set<String> lenientKeys = new LinkedHashSet<>(lenient);
       lenientKeys.retainAll(merged.keySet());
-      return new LockConfig(parsed, defaults, recheckValue == null ? Duration.ofSeconds(1) : recheckValue,
-          provider, Collections.unmodifiableMap(merged), Collections.unmodifiableSet(lenientKeys), events);
+      return new LockConfig(
+          parsed,
+          defaults,
+          recheckValue == null ? Duration.ofSeconds(1) : recheckValue,
+          provider,
+          Collections.unmodifiableMap(merged),
+          Collections.unmodifiableSet(lenientKeys),
+          events);
     }
 
     private static Boolean bool(String key, String text, List<String> problems) {
@@ -455,8 +508,10 @@ public final class LockConfig {
   static Duration checkRecheck(Duration recheck) {
     Objects.requireNonNull(recheck, "`recheck` was null but it must be a duration from 1ms to 1h");
     if (recheck.compareTo(MIN_RECHECK) < 0 || recheck.compareTo(MAX_RECHECK) > 0) {
-      throw new IllegalArgumentException("`recheck` was '" + Durations.format(recheck)
-          + "' but it must be a duration from 1ms to 1h");
+      throw new IllegalArgumentException(
+          "`recheck` was '"
+              + Durations.format(recheck)
+              + "' but it must be a duration from 1ms to 1h");
     }
     return recheck;
   }

@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * A listener for what happens to locks of one client, for metrics and logs. Every method has an
  * empty default; override what you need. Methods are called on the client's event thread, never
- * while a lock operation waits on them, so a slow listener delays other events, not locking.
- * An exception thrown by a listener is logged and otherwise ignored.
+ * while a lock operation waits on them, so a slow listener delays other events, not locking. An
+ * exception thrown by a listener is logged and otherwise ignored.
  *
  * <pre>{@code
  * LockConfig config = LockConfig.builder().uri("redis://localhost:6379").events(new LockEvents() {
@@ -29,20 +29,29 @@ public interface LockEvents {
 
   /** Why an acquire gave up, as told to {@link #gaveUp(String, Duration, GiveUpReason)}. */
   enum GiveUpReason {
-    /** The wait ran out, or a single attempt ({@code tryAcquire()}, a zero timeout) found the lock held. */
+    /**
+     * The wait ran out, or a single attempt ({@code tryAcquire()}, a zero timeout) found the lock
+     * held.
+     */
     TIMEOUT,
     /** The waiting thread was interrupted. */
     INTERRUPTED,
-    /** The wait was cancelled: {@code acquireAsync}'s future was cancelled or completed by its caller. */
+    /**
+     * The wait was cancelled: {@code acquireAsync}'s future was cancelled or completed by its
+     * caller.
+     */
     CANCELLED,
-    /** The backend or the client failed: server unreachable, client closed while waiting, and the like. */
+    /**
+     * The backend or the client failed: server unreachable, client closed while waiting, and the
+     * like.
+     */
     ERROR
   }
 
   /**
-   * An acquire gave up: timed out, interrupted or cancelled. Called by the default
-   * {@link #gaveUp(String, Duration, GiveUpReason)}; a listener that needs the reason overrides
-   * that one instead.
+   * An acquire gave up: timed out, interrupted or cancelled. Called by the default {@link
+   * #gaveUp(String, Duration, GiveUpReason)}; a listener that needs the reason overrides that one
+   * instead.
    *
    * @param name the lock
    * @param waited from the call to giving up
@@ -50,8 +59,8 @@ public interface LockEvents {
   default void gaveUp(String name, Duration waited) {}
 
   /**
-   * An acquire gave up, and why. The client calls this one; its default calls
-   * {@link #gaveUp(String, Duration)}, so listeners written before it keep working.
+   * An acquire gave up, and why. The client calls this one; its default calls {@link
+   * #gaveUp(String, Duration)}, so listeners written before it keep working.
    *
    * @param name the lock
    * @param waited from the call to giving up

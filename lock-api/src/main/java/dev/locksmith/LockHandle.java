@@ -22,7 +22,8 @@ final class LockHandle implements DistributedLock {
     this.name = name;
     this.claim = claim;
     this.options = options;
-    this.reentrantOptions = options.reentrant() ? options : options.toBuilder().reentrant(true).build();
+    this.reentrantOptions =
+        options.reentrant() ? options : options.toBuilder().reentrant(true).build();
   }
 
   @Override
@@ -53,7 +54,8 @@ final class LockHandle implements DistributedLock {
   @Override
   public Optional<Lease> tryAcquire() {
     try {
-      return Optional.ofNullable(core.acquire(name, claim, options, 0, new Waiter(), Thread.currentThread()));
+      return Optional.ofNullable(
+          core.acquire(name, claim, options, 0, new Waiter(), Thread.currentThread()));
     } catch (InterruptedException e) {
       // One attempt does not wait, so an interrupt is not ours to consume: keep the flag set.
       Thread.currentThread().interrupt();
@@ -64,7 +66,8 @@ final class LockHandle implements DistributedLock {
   @Override
   public Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException {
     long nanos = Names.timeoutNanos(timeout);
-    return Optional.ofNullable(core.acquire(name, claim, options, nanos, new Waiter(), Thread.currentThread()));
+    return Optional.ofNullable(
+        core.acquire(name, claim, options, nanos, new Waiter(), Thread.currentThread()));
   }
 
   @Override
@@ -88,7 +91,13 @@ final class LockHandle implements DistributedLock {
 
   @Override
   public String toString() {
-    return "DistributedLock{'" + name + "'" + (claim.isExclusive() ? "" : ", " + claim) + ", " + options + "}";
+    return "DistributedLock{'"
+        + name
+        + "'"
+        + (claim.isExclusive() ? "" : ", " + claim)
+        + ", "
+        + options
+        + "}";
   }
 
   /** {@link Lock} semantics over the core's per-thread reentrancy. */
@@ -99,10 +108,17 @@ final class LockHandle implements DistributedLock {
       try {
         while (true) {
           try {
-            core.acquire(name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+            core.acquire(
+                name,
+                claim,
+                reentrantOptions,
+                Long.MAX_VALUE,
+                new Waiter(),
+                Thread.currentThread());
             return;
           } catch (InterruptedException e) {
-            interrupted = true; // Lock.lock() is uninterruptible: keep waiting, restore the flag after
+            interrupted =
+                true; // Lock.lock() is uninterruptible: keep waiting, restore the flag after
           }
         }
       } finally {
@@ -114,13 +130,15 @@ final class LockHandle implements DistributedLock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-      core.acquire(name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+      core.acquire(
+          name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
     }
 
     @Override
     public boolean tryLock() {
       try {
-        return core.acquire(name, claim, reentrantOptions, 0, new Waiter(), Thread.currentThread()) != null;
+        return core.acquire(name, claim, reentrantOptions, 0, new Waiter(), Thread.currentThread())
+            != null;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return false;
@@ -133,20 +151,30 @@ final class LockHandle implements DistributedLock {
         throw new NullPointerException("`unit` was null but it must be a TimeUnit");
       }
       long nanos = Math.max(0, unit.toNanos(time));
-      return core.acquire(name, claim, reentrantOptions, nanos, new Waiter(), Thread.currentThread()) != null;
+      return core.acquire(
+              name, claim, reentrantOptions, nanos, new Waiter(), Thread.currentThread())
+          != null;
     }
 
     @Override
     public void unlock() {
       HeldLease lease = core.heldBy(name, claim, Thread.currentThread());
       if (lease == null) {
-        throw new IllegalMonitorStateException(HeldLease.describe(name, claim) + " is not held by thread " + Thread.currentThread().getName());
+        throw new IllegalMonitorStateException(
+            HeldLease.describe(name, claim)
+                + " is not held by thread "
+                + Thread.currentThread().getName());
       }
       boolean held = core.releaseHolding(lease);
       if (!held) {
         LeaseLostException loss = lease.lost.getNow(null);
-        throw loss != null ? loss : new LeaseLostException(name, lease.token, LeaseLostException.Reason.EXPIRED,
-            "the lease was no longer held when unlock() was called");
+        throw loss != null
+            ? loss
+            : new LeaseLostException(
+                name,
+                lease.token,
+                LeaseLostException.Reason.EXPIRED,
+                "the lease was no longer held when unlock() was called");
       }
     }
 

@@ -17,6 +17,7 @@ import java.util.Objects;
 public final class LockOptions {
   /** The shortest lease accepted. */
   public static final Duration MIN_LEASE = Duration.ofMillis(1);
+
   /** The longest lease accepted; hold longer with auto-renew instead. */
   public static final Duration MAX_LEASE = Duration.ofDays(7);
 
@@ -32,37 +33,45 @@ public final class LockOptions {
     this.reentrant = b.reentrant;
   }
 
-  /** @return the defaults: lease 30s, auto-renew on, reentrant on */
+  /**
+   * @return the defaults: lease 30s, auto-renew on, reentrant on
+   */
   public static LockOptions defaults() {
     return DEFAULTS;
   }
 
-  /** @return a builder starting from the defaults */
+  /**
+   * @return a builder starting from the defaults
+   */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** @return a builder starting from these options */
+  /**
+   * @return a builder starting from these options
+   */
   public Builder toBuilder() {
     return new Builder().lease(lease).autoRenew(autoRenew).reentrant(reentrant);
   }
 
   /**
-   * @return how long the server keeps the lock for a holder that stops renewing (crashed,
-   *     paused, cut off). With auto-renew on, the lease is renewed every third of this.
+   * @return how long the server keeps the lock for a holder that stops renewing (crashed, paused,
+   *     cut off). With auto-renew on, the lease is renewed every third of this.
    */
   public Duration lease() {
     return lease;
   }
 
-  /** @return whether held leases are renewed in the background until released */
+  /**
+   * @return whether held leases are renewed in the background until released
+   */
   public boolean autoRenew() {
     return autoRenew;
   }
 
   /**
-   * @return whether a thread acquiring a lock it already holds (through the same client) gets
-   *     the same lease back, counted, instead of waiting for itself
+   * @return whether a thread acquiring a lock it already holds (through the same client) gets the
+   *     same lease back, counted, instead of waiting for itself
    */
   public boolean reentrant() {
     return reentrant;
@@ -71,8 +80,12 @@ public final class LockOptions {
   static Duration checkLease(Duration lease) {
     Objects.requireNonNull(lease, "`lease` was null but it must be a duration from 1ms to 7d");
     if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(MAX_LEASE) > 0) {
-      throw new IllegalArgumentException("`lease` was '" + Durations.format(lease)
-          + "' but it must be a duration from " + Durations.format(MIN_LEASE) + " to 7d");
+      throw new IllegalArgumentException(
+          "`lease` was '"
+              + Durations.format(lease)
+              + "' but it must be a duration from "
+              + Durations.format(MIN_LEASE)
+              + " to 7d");
     }
     return lease;
   }
@@ -83,7 +96,9 @@ public final class LockOptions {
       return false;
     }
     LockOptions other = (LockOptions) o;
-    return lease.equals(other.lease) && autoRenew == other.autoRenew && reentrant == other.reentrant;
+    return lease.equals(other.lease)
+        && autoRenew == other.autoRenew
+        && reentrant == other.reentrant;
   }
 
   @Override
@@ -93,8 +108,13 @@ public final class LockOptions {
 
   @Override
   public String toString() {
-    return "LockOptions{lease=" + Durations.format(lease) + ", autoRenew=" + autoRenew
-        + ", reentrant=" + reentrant + "}";
+    return "LockOptions{lease="
+        + Durations.format(lease)
+        + ", autoRenew="
+        + autoRenew
+        + ", reentrant="
+        + reentrant
+        + "}";
   }
 
   /** Builds {@link LockOptions}; each setter rejects a bad value at once. */
@@ -134,7 +154,9 @@ public final class LockOptions {
       return this;
     }
 
-    /** @return the options */
+    /**
+     * @return the options
+     */
     public LockOptions build() {
       return new LockOptions(this);
     }

@@ -7,9 +7,9 @@ import java.util.OptionalLong;
 
 /**
  * What a backend could tell about a lock without taking it: free or held, and of a held lock the
- * holder's fencing token, the rest of its lease and its owner id, each where the backend can
- * read it. A snapshot, read at one moment: the lock may have changed hands by the time it is
- * looked at, so never decide to write on it; use a {@link Lease} for that.
+ * holder's fencing token, the rest of its lease and its owner id, each where the backend can read
+ * it. A snapshot, read at one moment: the lock may have changed hands by the time it is looked at,
+ * so never decide to write on it; use a {@link Lease} for that.
  *
  * <p>Backends that declare {@link Guarantees.Feature#STATE_READS} answer with a known state; the
  * others answer {@link #unknown()}. Immutable.
@@ -24,7 +24,8 @@ public final class LockState {
   private final Duration remaining;
   private final String holder;
 
-  private LockState(boolean known, boolean held, long fencingToken, Duration remaining, String holder) {
+  private LockState(
+      boolean known, boolean held, long fencingToken, Duration remaining, String holder) {
     this.known = known;
     this.held = held;
     this.fencingToken = fencingToken;
@@ -32,17 +33,24 @@ public final class LockState {
     this.holder = holder;
   }
 
-  /** @return the state of a backend that cannot read a lock without taking it */
+  /**
+   * @return the state of a backend that cannot read a lock without taking it
+   */
   public static LockState unknown() {
     return UNKNOWN;
   }
 
-  /** @return a lock nobody holds (never taken, released, or its lease ran out) */
+  /**
+   * @return a lock nobody holds (never taken, released, or its lease ran out)
+   */
   public static LockState free() {
     return FREE;
   }
 
-  /** @return a held lock, with nothing known about the holder yet: add it with the {@code with} methods */
+  /**
+   * @return a held lock, with nothing known about the holder yet: add it with the {@code with}
+   *     methods
+   */
   public static LockState held() {
     return new LockState(true, true, 0, null, null);
   }
@@ -56,7 +64,8 @@ public final class LockState {
   public LockState withFencingToken(long token) {
     requireHeld("withFencingToken");
     if (token <= 0) {
-      throw new IllegalArgumentException("`token` was " + token + " but fencing tokens are greater than zero");
+      throw new IllegalArgumentException(
+          "`token` was " + token + " but fencing tokens are greater than zero");
     }
     return new LockState(true, true, token, remaining, holder);
   }
@@ -89,21 +98,28 @@ public final class LockState {
 
   private void requireHeld(String method) {
     if (!held) {
-      throw new IllegalStateException(method + "() describes a held lock, but this state is " + this);
+      throw new IllegalStateException(
+          method + "() describes a held lock, but this state is " + this);
     }
   }
 
-  /** @return false when the backend cannot read the lock's state */
+  /**
+   * @return false when the backend cannot read the lock's state
+   */
   public boolean isKnown() {
     return known;
   }
 
-  /** @return true when the lock was held when read; false when free or unknown */
+  /**
+   * @return true when the lock was held when read; false when free or unknown
+   */
   public boolean isHeld() {
     return held;
   }
 
-  /** @return the holder's fencing token, where the backend can read it */
+  /**
+   * @return the holder's fencing token, where the backend can read it
+   */
   public OptionalLong fencingToken() {
     return fencingToken > 0 ? OptionalLong.of(fencingToken) : OptionalLong.empty();
   }
@@ -116,7 +132,9 @@ public final class LockState {
     return Optional.ofNullable(remaining);
   }
 
-  /** @return the owner id the backend stored for the holder, where it can read it */
+  /**
+   * @return the owner id the backend stored for the holder, where it can read it
+   */
   public Optional<String> holder() {
     return Optional.ofNullable(holder);
   }
@@ -127,7 +145,10 @@ public final class LockState {
       return false;
     }
     LockState s = (LockState) o;
-    return known == s.known && held == s.held && fencingToken == s.fencingToken && Objects.equals(remaining, s.remaining)
+    return known == s.known
+        && held == s.held
+        && fencingToken == s.fencingToken
+        && Objects.equals(remaining, s.remaining)
         && Objects.equals(holder, s.holder);
   }
 

@@ -3,7 +3,10 @@ package dev.locksmith;
 import dev.locksmith.spi.Durations;
 import java.time.Duration;
 
-/** {@link DistributedLock#acquire(Duration)} waited as long as it was allowed and did not get the lock. */
+/**
+ * {@link DistributedLock#acquire(Duration)} waited as long as it was allowed and did not get the
+ * lock.
+ */
 public final class LockTimeoutException extends LockException {
   private static final long serialVersionUID = 1L;
 
@@ -20,12 +23,16 @@ public final class LockTimeoutException extends LockException {
     this.waited = waited;
   }
 
-  /** @return the lock that was not acquired */
+  /**
+   * @return the lock that was not acquired
+   */
   public String lockName() {
     return lockName;
   }
 
-  /** @return how long the caller waited */
+  /**
+   * @return how long the caller waited
+   */
   public Duration waited() {
     return waited;
   }

@@ -27,26 +27,27 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>Backends are found with {@link ServiceLoader}; each backend artifact registers its
- * {@link LockProvider}. The in-process {@code local:} backend is always present. Changing the
- * backend is changing the URI.
+ * <p>Backends are found with {@link ServiceLoader}; each backend artifact registers its {@link
+ * LockProvider}. The in-process {@code local:} backend is always present. Changing the backend is
+ * changing the URI.
  */
 public final class Locks {
   private static final Logger LOG = LoggerFactory.getLogger(Locks.class);
 
   /** Which artifact serves which of our own schemes, to say what to add when one is missing. */
-  private static final Map<String, String> ARTIFACTS = Map.ofEntries(
-      Map.entry("redis", "dev.locksmith:lock-redis"),
-      Map.entry("rediss", "dev.locksmith:lock-redis"),
-      Map.entry("redis-sentinel", "dev.locksmith:lock-redis"),
-      Map.entry("rediss-sentinel", "dev.locksmith:lock-redis"),
-      Map.entry("redis-cluster", "dev.locksmith:lock-redis"),
-      Map.entry("rediss-cluster", "dev.locksmith:lock-redis"),
-      Map.entry("redlock", "dev.locksmith:lock-redlock"),
-      Map.entry("jdbc", "dev.locksmith:lock-jdbc"),
-      Map.entry("zookeeper", "dev.locksmith:lock-zookeeper"),
-      Map.entry("etcd", "dev.locksmith:lock-etcd"),
-      Map.entry("local", "dev.locksmith:lock-api"));
+  private static final Map<String, String> ARTIFACTS =
+      Map.ofEntries(
+          Map.entry("redis", "dev.locksmith:lock-redis"),
+          Map.entry("rediss", "dev.locksmith:lock-redis"),
+          Map.entry("redis-sentinel", "dev.locksmith:lock-redis"),
+          Map.entry("rediss-sentinel", "dev.locksmith:lock-redis"),
+          Map.entry("redis-cluster", "dev.locksmith:lock-redis"),
+          Map.entry("rediss-cluster", "dev.locksmith:lock-redis"),
+          Map.entry("redlock", "dev.locksmith:lock-redlock"),
+          Map.entry("jdbc", "dev.locksmith:lock-jdbc"),
+          Map.entry("zookeeper", "dev.locksmith:lock-zookeeper"),
+          Map.entry("etcd", "dev.locksmith:lock-etcd"),
+          Map.entry("local", "dev.locksmith:lock-api"));
 
   private Locks() {}
 
@@ -55,7 +56,8 @@ public final class Locks {
    *     {@code zookeeper://zk1:2181,zk2:2181/locks} or {@code local:}, with optional settings as
    *     query parameters
    * @return a connected client
-   * @throws LockConfigurationException if the URI or a setting is bad, or no backend serves the scheme
+   * @throws LockConfigurationException if the URI or a setting is bad, or no backend serves the
+   *     scheme
    * @throws BackendUnavailableException if the server cannot be reached
    */
   public static LockClient connect(String uri) {
@@ -80,16 +82,17 @@ public final class Locks {
    */
   public static LockClient connect(LockConfig config) {
     if (config == null) {
-      throw new NullPointerException("`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
+      throw new NullPointerException(
+          "`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
     }
     return open(config, provider(config));
   }
 
   /**
-   * The provider {@link #connect(LockConfig)} opens a configuration with: the one on the class
-   * path that serves the URI's scheme, or the class the {@code provider} setting names. For
-   * tools that wrap a provider (the compatibility kit records every call through it) and then
-   * connect with {@link #connect(LockConfig, LockProvider)}.
+   * The provider {@link #connect(LockConfig)} opens a configuration with: the one on the class path
+   * that serves the URI's scheme, or the class the {@code provider} setting names. For tools that
+   * wrap a provider (the compatibility kit records every call through it) and then connect with
+   * {@link #connect(LockConfig, LockProvider)}.
    *
    * @param config the configuration
    * @return the provider
@@ -97,32 +100,41 @@ public final class Locks {
    */
   public static LockProvider provider(LockConfig config) {
     if (config == null) {
-      throw new NullPointerException("`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
+      throw new NullPointerException(
+          "`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
     }
     return provider(config.uri(), config.provider());
   }
 
   /**
-   * Connects through a provider instance instead of looking one up by scheme: for a backend
-   * built around an object no URI can name (a {@code DataSource} the application already has),
-   * and for test doubles. The URI's scheme must be one the provider serves.
+   * Connects through a provider instance instead of looking one up by scheme: for a backend built
+   * around an object no URI can name (a {@code DataSource} the application already has), and for
+   * test doubles. The URI's scheme must be one the provider serves.
    *
    * @param config the configuration
    * @param provider the provider to open the backend with
    * @return a connected client
-   * @throws LockConfigurationException if a setting is bad or the provider does not serve the scheme
+   * @throws LockConfigurationException if a setting is bad or the provider does not serve the
+   *     scheme
    * @throws BackendUnavailableException if the server cannot be reached
    */
   public static LockClient connect(LockConfig config, LockProvider provider) {
     if (config == null) {
-      throw new NullPointerException("`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
+      throw new NullPointerException(
+          "`config` was null but it must be a LockConfig, such as LockConfig.fromUri(\"local:\")");
     }
     if (provider == null) {
       throw new NullPointerException("`provider` was null but it must be a LockProvider");
     }
     if (provider.schemes().stream().noneMatch(s -> s.equalsIgnoreCase(config.uri().scheme()))) {
-      throw new LockConfigurationException(List.of("`uri` was '" + config.uri() + "' but provider "
-          + provider.getClass().getName() + " serves only the schemes " + new TreeSet<>(provider.schemes())));
+      throw new LockConfigurationException(
+          List.of(
+              "`uri` was '"
+                  + config.uri()
+                  + "' but provider "
+                  + provider.getClass().getName()
+                  + " serves only the schemes "
+                  + new TreeSet<>(provider.schemes())));
     }
     return open(config, provider);
   }
@@ -133,31 +145,64 @@ public final class Locks {
     Map<String, String> options = new LinkedHashMap<>();
     Set<String> valid = new TreeSet<>(LockConfig.CORE_KEYS);
     valid.addAll(provider.optionNames());
-    config.backendOptions().forEach((key, value) -> {
-      String meant = provider.optionNames().contains(key) ? null : LockConfig.nearCoreKey(key);
-      if (meant != null && config.isLenient(key)) {
-        LOG.warn("ignoring environment setting '{}' (LOCKSMITH_{}): did you mean `{}`?", key,
-            key.toUpperCase(java.util.Locale.ROOT).replace('-', '_'), meant);
-      } else if (meant != null) {
-        // refused even where the provider passes unknown keys on (JDBC driver properties): the
-        // driver would ignore it, and the setting the user meant would silently not apply
-        problems.add("`" + key + "` was '" + unknownValue(value) + "' but it is not a setting; did you mean `" + meant
-            + "`? Settings are case-sensitive; valid settings of scheme '" + uri.scheme() + "' are " + valid);
-      } else if (config.isLenient(key) && !provider.optionNames().contains(key)) {
-        // an environment variable that names no option of this backend: environments hold
-        // unrelated LOCKSMITH_* variables, which must not reach a provider that passes keys on
-        LOG.debug("ignoring environment setting '{}': scheme '{}' has no such option", key, uri.scheme());
-      } else if (provider.acceptsOption(key)) {
-        options.put(key, value);
-      } else if (config.isLenient(key)) {
-        LOG.debug("ignoring environment setting '{}': scheme '{}' has no such option", key, uri.scheme());
-      } else {
-        problems.add("`" + key + "` was '" + unknownValue(value) + "' but it is not a setting of scheme '" + uri.scheme()
-            + "'; valid settings are " + valid);
-      }
-    });
+    config
+        .backendOptions()
+        .forEach(
+            (key, value) -> {
+              String meant =
+                  provider.optionNames().contains(key) ? null : LockConfig.nearCoreKey(key);
+              if (meant != null && config.isLenient(key)) {
+                LOG.warn(
+                    "ignoring environment setting '{}' (LOCKSMITH_{}): did you mean `{}`?",
+                    key,
+                    key.toUpperCase(java.util.Locale.ROOT).replace('-', '_'),
+                    meant);
+              } else if (meant != null) {
+                // refused even where the provider passes unknown keys on (JDBC driver properties):
+                // the
+                // driver would ignore it, and the setting the user meant would silently not apply
+                problems.add(
+                    "`"
+                        + key
+                        + "` was '"
+                        + unknownValue(value)
+                        + "' but it is not a setting; did you mean `"
+                        + meant
+                        + "`? Settings are case-sensitive; valid settings of scheme '"
+                        + uri.scheme()
+                        + "' are "
+                        + valid);
+              } else if (config.isLenient(key) && !provider.optionNames().contains(key)) {
+                // an environment variable that names no option of this backend: environments hold
+                // unrelated LOCKSMITH_* variables, which must not reach a provider that passes keys
+                // on
+                LOG.debug(
+                    "ignoring environment setting '{}': scheme '{}' has no such option",
+                    key,
+                    uri.scheme());
+              } else if (provider.acceptsOption(key)) {
+                options.put(key, value);
+              } else if (config.isLenient(key)) {
+                LOG.debug(
+                    "ignoring environment setting '{}': scheme '{}' has no such option",
+                    key,
+                    uri.scheme());
+              } else {
+                problems.add(
+                    "`"
+                        + key
+                        + "` was '"
+                        + unknownValue(value)
+                        + "' but it is not a setting of scheme '"
+                        + uri.scheme()
+                        + "'; valid settings are "
+                        + valid);
+              }
+            });
     if (uri.password() != null && options.containsKey("password")) {
-      problems.add("`password` was given twice, in the URI's user info and as the setting `password`; give it once");
+      problems.add(
+          "`password` was given twice, in the URI's user info and as the setting `password`; give"
+              + " it once");
     }
     BackendConfig backendConfig = new BackendConfig(uri, options, problems);
     ClientCore core = new ClientCore(config);
@@ -169,7 +214,8 @@ public final class Locks {
       throw e;
     }
     try {
-      backendConfig.check(); // in case the provider did not: never hand out a client built on bad settings
+      backendConfig
+          .check(); // in case the provider did not: never hand out a client built on bad settings
       core.start(backend);
     } catch (RuntimeException e) {
       backend.close();
@@ -185,7 +231,9 @@ public final class Locks {
     return value.isEmpty() ? "" : "****";
   }
 
-  /** @return the schemes of every provider on the class path, such as {@code [local, redis]} */
+  /**
+   * @return the schemes of every provider on the class path, such as {@code [local, redis]}
+   */
   public static Set<String> schemes() {
     Set<String> all = new TreeSet<>();
     for (LockProvider p : providers()) {
@@ -197,37 +245,67 @@ public final class Locks {
   private static LockProvider provider(LockUri uri, String chosen) {
     String scheme = uri.scheme();
     List<LockProvider> all = providers();
-    List<LockProvider> matching = all.stream()
-        .filter(p -> p.schemes().stream().anyMatch(s -> s.equalsIgnoreCase(scheme)))
-        .collect(Collectors.toList());
+    List<LockProvider> matching =
+        all.stream()
+            .filter(p -> p.schemes().stream().anyMatch(s -> s.equalsIgnoreCase(scheme)))
+            .collect(Collectors.toList());
     if (chosen != null) {
-      List<LockProvider> named = matching.stream().filter(p -> p.getClass().getName().equals(chosen)).collect(Collectors.toList());
+      List<LockProvider> named =
+          matching.stream()
+              .filter(p -> p.getClass().getName().equals(chosen))
+              .collect(Collectors.toList());
       if (named.isEmpty()) {
-        throw new LockConfigurationException(List.of("`provider` was '" + chosen + "' but no provider of that class serves scheme '"
-            + scheme + "'; providers for it: " + classNames(matching)));
+        throw new LockConfigurationException(
+            List.of(
+                "`provider` was '"
+                    + chosen
+                    + "' but no provider of that class serves scheme '"
+                    + scheme
+                    + "'; providers for it: "
+                    + classNames(matching)));
       }
       return named.get(0);
     }
     if (matching.size() > 1) {
-      throw new LockConfigurationException(List.of("`uri` was '" + uri + "' but " + matching.size()
-          + " providers serve scheme '" + scheme + "': " + classNames(matching)
-          + "; choose one with the setting provider=<class name> (query parameter, locksmith.provider or LOCKSMITH_PROVIDER)"));
+      throw new LockConfigurationException(
+          List.of(
+              "`uri` was '"
+                  + uri
+                  + "' but "
+                  + matching.size()
+                  + " providers serve scheme '"
+                  + scheme
+                  + "': "
+                  + classNames(matching)
+                  + "; choose one with the setting provider=<class name> (query parameter,"
+                  + " locksmith.provider or LOCKSMITH_PROVIDER)"));
     }
     if (matching.isEmpty()) {
       Set<String> available = new TreeSet<>();
       all.forEach(p -> available.addAll(p.schemes()));
       String family = scheme.startsWith("jdbc:") ? "jdbc" : scheme;
       String artifact = ARTIFACTS.get(family);
-      throw new LockConfigurationException(List.of("`uri` was '" + uri + "' but no lock provider serves scheme '" + scheme
-          + "'; schemes available: " + available + "; "
-          + (artifact != null ? "add the artifact " + artifact + " to the class path"
-              : "add the artifact of a provider for '" + scheme + "' to the class path")));
+      throw new LockConfigurationException(
+          List.of(
+              "`uri` was '"
+                  + uri
+                  + "' but no lock provider serves scheme '"
+                  + scheme
+                  + "'; schemes available: "
+                  + available
+                  + "; "
+                  + (artifact != null
+                      ? "add the artifact " + artifact + " to the class path"
+                      : "add the artifact of a provider for '" + scheme + "' to the class path")));
     }
     return matching.get(0);
   }
 
   private static List<String> classNames(List<LockProvider> providers) {
-    return providers.stream().map(p -> p.getClass().getName()).sorted().collect(Collectors.toList());
+    return providers.stream()
+        .map(p -> p.getClass().getName())
+        .sorted()
+        .collect(Collectors.toList());
   }
 
   private static List<LockProvider> providers() {
@@ -241,7 +319,8 @@ public final class Locks {
         found.add(p);
       }
     } catch (ServiceConfigurationError e) {
-      throw new LockConfigurationException(List.of("a lock provider on the class path could not be loaded: " + e.getMessage()));
+      throw new LockConfigurationException(
+          List.of("a lock provider on the class path could not be loaded: " + e.getMessage()));
     }
     if (found.stream().noneMatch(p -> p.getClass().getClassLoader() == Locks.class.getClassLoader())
         && loader != Locks.class.getClassLoader()) {

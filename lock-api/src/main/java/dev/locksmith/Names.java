@@ -3,10 +3,14 @@ package dev.locksmith;
 import dev.locksmith.spi.Durations;
 import java.time.Duration;
 
-/** Argument checks shared by every backend, so that every backend rejects the same things the same way. */
+/**
+ * Argument checks shared by every backend, so that every backend rejects the same things the same
+ * way.
+ */
 final class Names {
   static final int MAX_LENGTH = 255;
-  private static final String RULE = "it must be 1 to " + MAX_LENGTH + " characters without control characters";
+  private static final String RULE =
+      "it must be 1 to " + MAX_LENGTH + " characters without control characters";
 
   private Names() {}
 
@@ -18,19 +22,40 @@ final class Names {
       throw new IllegalArgumentException("`name` was '' but " + RULE);
     }
     if (name.length() > MAX_LENGTH) {
-      throw new IllegalArgumentException("`name` was '" + show(name.substring(0, 40)) + "…' (" + name.length()
-          + " characters) but it must be at most " + MAX_LENGTH + " characters");
+      throw new IllegalArgumentException(
+          "`name` was '"
+              + show(name.substring(0, 40))
+              + "…' ("
+              + name.length()
+              + " characters) but it must be at most "
+              + MAX_LENGTH
+              + " characters");
     }
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);
       if (Character.isISOControl(c)) {
-        throw new IllegalArgumentException("`name` was '" + show(name) + "' but it has the control character "
-            + String.format("U+%04X", (int) c) + " at index " + i + "; " + RULE);
+        throw new IllegalArgumentException(
+            "`name` was '"
+                + show(name)
+                + "' but it has the control character "
+                + String.format("U+%04X", (int) c)
+                + " at index "
+                + i
+                + "; "
+                + RULE);
       }
-      if (Character.isHighSurrogate(c) && (i + 1 == name.length() || !Character.isLowSurrogate(name.charAt(i + 1)))
-          || Character.isLowSurrogate(c) && (i == 0 || !Character.isHighSurrogate(name.charAt(i - 1)))) {
-        throw new IllegalArgumentException("`name` was '" + show(name) + "' but it has an unpaired surrogate "
-            + String.format("U+%04X", (int) c) + " at index " + i + "; it must be valid Unicode text");
+      if (Character.isHighSurrogate(c)
+              && (i + 1 == name.length() || !Character.isLowSurrogate(name.charAt(i + 1)))
+          || Character.isLowSurrogate(c)
+              && (i == 0 || !Character.isHighSurrogate(name.charAt(i - 1)))) {
+        throw new IllegalArgumentException(
+            "`name` was '"
+                + show(name)
+                + "' but it has an unpaired surrogate "
+                + String.format("U+%04X", (int) c)
+                + " at index "
+                + i
+                + "; it must be valid Unicode text");
       }
     }
     return name;
@@ -52,11 +77,15 @@ final class Names {
 
   static long timeoutNanos(Duration timeout) {
     if (timeout == null) {
-      throw new NullPointerException("`timeout` was null but it must be zero (one attempt) or a positive duration such as 5s");
+      throw new NullPointerException(
+          "`timeout` was null but it must be zero (one attempt) or a positive duration such as 5s");
     }
     if (timeout.isNegative()) {
-      throw new IllegalArgumentException("`timeout` was '" + Durations.format(timeout)
-          + "' but it must be zero (one attempt) or a positive duration such as 5s; longer than 292 years waits for ever");
+      throw new IllegalArgumentException(
+          "`timeout` was '"
+              + Durations.format(timeout)
+              + "' but it must be zero (one attempt) or a positive duration such as 5s; longer than"
+              + " 292 years waits for ever");
     }
     return Durations.toNanosSaturated(timeout);
   }

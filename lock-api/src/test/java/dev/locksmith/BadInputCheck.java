@@ -17,22 +17,24 @@ import org.junit.jupiter.params.provider.Arguments;
 
 /**
  * The checks every bad-input case of every module makes (lock-api's test-jar carries it to the
- * backends' tests): the call ends within its bound with the exception type the API documents,
- * whose message says each expected part (the parameter, the value or its redaction, what is
- * valid); no test secret, as given or percent-encoded, appears in any message, cause,
- * {@code toString()} or line logged meanwhile (slf4j-simple writes to {@code System.err}, which
- * is captured); no new {@code locksmith-*} or non-daemon thread outlives the call.
+ * backends' tests): the call ends within its bound with the exception type the API documents, whose
+ * message says each expected part (the parameter, the value or its redaction, what is valid); no
+ * test secret, as given or percent-encoded, appears in any message, cause, {@code toString()} or
+ * line logged meanwhile (slf4j-simple writes to {@code System.err}, which is captured); no new
+ * {@code locksmith-*} or non-daemon thread outlives the call.
  */
 public final class BadInputCheck {
   private static final String LOG_LEVEL = "org.slf4j.simpleLogger.log.dev.locksmith";
 
   /** Distinct secrets, each with a character that ends some part of a URI. */
-  public static final List<String> SECRETS = List.of("Se/cret1", "p@ss#word?x", "hunter2-Q", "Se:cr@t9", "Se?cret5", "tok3n-Z");
+  public static final List<String> SECRETS =
+      List.of("Se/cret1", "p@ss#word?x", "hunter2-Q", "Se:cr@t9", "Se?cret5", "tok3n-Z");
 
   private BadInputCheck() {}
 
   /** One bad input: what to run, what it must throw, and what its message must say. */
-  public record Case(String title, Class<? extends Throwable> type, ThrowingCallable call, String... says) {
+  public record Case(
+      String title, Class<? extends Throwable> type, ThrowingCallable call, String... says) {
     @Override
     public String toString() {
       return title;
@@ -63,7 +65,8 @@ public final class BadInputCheck {
    * @param says what the message must contain
    * @return the case as a row of a parameterized test
    */
-  public static Arguments bad(String title, Class<? extends Throwable> type, ThrowingCallable call, String... says) {
+  public static Arguments bad(
+      String title, Class<? extends Throwable> type, ThrowingCallable call, String... says) {
     return Arguments.of(new Case(title, type, call, says));
   }
 
@@ -84,7 +87,9 @@ public final class BadInputCheck {
     System.setProperty(LOG_LEVEL, "debug");
     Throwable thrown;
     try {
-      thrown = assertTimeoutPreemptively(bound, () -> catchThrowable(c.call()), c.title() + " took too long");
+      thrown =
+          assertTimeoutPreemptively(
+              bound, () -> catchThrowable(c.call()), c.title() + " took too long");
     } finally {
       System.setErr(err);
       if (level == null) {
@@ -94,8 +99,14 @@ public final class BadInputCheck {
       }
     }
     assertThat(thrown).as(c.title()).isInstanceOf(c.type());
-    assertThat(thrown).as("a type the API documents").isInstanceOfAny(LockException.class, IllegalArgumentException.class,
-        NullPointerException.class, IllegalStateException.class, IllegalMonitorStateException.class);
+    assertThat(thrown)
+        .as("a type the API documents")
+        .isInstanceOfAny(
+            LockException.class,
+            IllegalArgumentException.class,
+            NullPointerException.class,
+            IllegalStateException.class,
+            IllegalMonitorStateException.class);
     for (String part : c.says()) {
       assertThat(thrown.getMessage()).as("message of " + c.title()).contains(part);
     }
@@ -103,7 +114,10 @@ public final class BadInputCheck {
     assertNoThreadLeft(before);
   }
 
-  /** Every test secret, as given and percent-encoded, is absent from messages, causes, toString() and the log. */
+  /**
+   * Every test secret, as given and percent-encoded, is absent from messages, causes, toString()
+   * and the log.
+   */
   public static void assertNoSecret(Throwable thrown, String log) {
     List<String> shown = new ArrayList<>();
     for (Throwable t = thrown; t != null; t = t.getCause()) {
@@ -129,7 +143,9 @@ public final class BadInputCheck {
     do {
       left = new ArrayList<>();
       for (Thread t : Thread.getAllStackTraces().keySet()) {
-        if (t.isAlive() && !before.contains(t) && !t.getName().startsWith("junit-")
+        if (t.isAlive()
+            && !before.contains(t)
+            && !t.getName().startsWith("junit-")
             && (t.getName().startsWith("locksmith-") || !t.isDaemon())) {
           left.add(t.getName());
         }

@@ -21,7 +21,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** Core behaviour that the kit does not pin down: batching, events, interrupt flags, async withdrawal. */
+/**
+ * Core behaviour that the kit does not pin down: batching, events, interrupt flags, async
+ * withdrawal.
+ */
 class ClientCoreTest {
 
   /** Wraps local: and counts what the core asks of a backend. */
@@ -100,16 +103,21 @@ class ClientCoreTest {
   @Test
   void onlyAnAcquisitionWithoutAWaitTimePollsWithoutWaiting() throws Exception {
     Counting counting = new Counting();
-    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:one-poll").build(), counting);
-         LockClient other = Locks.connect("local:one-poll")) {
+    try (LockClient c =
+            Locks.connect(LockConfig.builder().uri("local:one-poll").build(), counting);
+        LockClient other = Locks.connect("local:one-poll")) {
       Lease held = other.lock("x").acquire(Duration.ofSeconds(1));
       assertThat(c.lock("x").tryAcquire()).isEmpty();
       assertThat(c.lock("x").tryAcquire(Duration.ZERO)).isEmpty();
       assertThat(c.lock("x").acquireAsync(Duration.ZERO)).failsWithin(Duration.ofSeconds(5));
-      assertThat(counting.pollsWithoutWaiting.get()).as("one-poll acquisitions of a held lock").isEqualTo(3);
+      assertThat(counting.pollsWithoutWaiting.get())
+          .as("one-poll acquisitions of a held lock")
+          .isEqualTo(3);
       assertThat(counting.polls.get()).as("poll() calls so far").isZero();
       assertThat(c.lock("x").tryAcquire(Duration.ofMillis(30))).isEmpty();
-      assertThat(counting.polls.get()).as("poll() calls of an acquisition that may wait").isPositive();
+      assertThat(counting.polls.get())
+          .as("poll() calls of an acquisition that may wait")
+          .isPositive();
       held.release();
       int before = counting.pollsWithoutWaiting.get();
       try (Lease mine = c.lock("x").tryAcquire().orElseThrow()) {
@@ -122,7 +130,10 @@ class ClientCoreTest {
   @Test
   void renewalsDueTogetherGoToTheBackendInOneCall() throws Exception {
     Counting counting = new Counting();
-    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:batch").lease(Duration.ofSeconds(3)).build(), counting)) {
+    try (LockClient c =
+        Locks.connect(
+            LockConfig.builder().uri("local:batch").lease(Duration.ofSeconds(3)).build(),
+            counting)) {
       List<Lease> leases = new ArrayList<>();
       for (int i = 0; i < 1000; i++) {
         leases.add(c.lock("batch-" + i).tryAcquire().orElseThrow());
@@ -133,7 +144,9 @@ class ClientCoreTest {
       }
       assertThat(counting.leasesRenewed.get()).as("leases renewed").isGreaterThanOrEqualTo(2000);
       // 1,000 leases renewed twice each: a handful of backend calls, not thousands
-      assertThat(counting.renewCalls.get()).as("renew() calls for 2,000 lease renewals").isLessThanOrEqualTo(8);
+      assertThat(counting.renewCalls.get())
+          .as("renew() calls for 2,000 lease renewals")
+          .isLessThanOrEqualTo(8);
       assertThat(leases).allMatch(Lease::isValid);
     }
   }
@@ -141,41 +154,49 @@ class ClientCoreTest {
   @Test
   void eventsReportTheLifeOfALease() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
-    LockEvents events = new LockEvents() {
-      @Override
-      public void acquired(String name, long token, Duration waited) {
-        seen.add("acquired " + name + " " + token);
-      }
+    LockEvents events =
+        new LockEvents() {
+          @Override
+          public void acquired(String name, long token, Duration waited) {
+            seen.add("acquired " + name + " " + token);
+          }
 
-      @Override
-      public void renewed(String name, long token, Duration took) {
-        if (!seen.contains("renewed " + name)) {
-          seen.add("renewed " + name);
-        }
-      }
+          @Override
+          public void renewed(String name, long token, Duration took) {
+            if (!seen.contains("renewed " + name)) {
+              seen.add("renewed " + name);
+            }
+          }
 
-      @Override
-      public void released(String name, long token, Duration held, boolean stillHeld) {
-        seen.add("released " + name + " " + stillHeld);
-      }
+          @Override
+          public void released(String name, long token, Duration held, boolean stillHeld) {
+            seen.add("released " + name + " " + stillHeld);
+          }
 
-      @Override
-      public void gaveUp(String name, Duration waited) {
-        seen.add("gave up " + name);
-      }
+          @Override
+          public void gaveUp(String name, Duration waited) {
+            seen.add("gave up " + name);
+          }
 
-      @Override
-      public void lost(String name, long token, LeaseLostException cause) {
-        seen.add("lost " + name + " " + cause.reason());
-      }
-    };
-    try (LockClient c = Locks.connect(LockConfig.builder().uri("local:events").lease(Duration.ofMillis(150)).events(events).build())) {
+          @Override
+          public void lost(String name, long token, LeaseLostException cause) {
+            seen.add("lost " + name + " " + cause.reason());
+          }
+        };
+    try (LockClient c =
+        Locks.connect(
+            LockConfig.builder()
+                .uri("local:events")
+                .lease(Duration.ofMillis(150))
+                .events(events)
+                .build())) {
       Lease lease = c.lock("e").acquire(Duration.ofSeconds(1));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (!seen.contains("renewed e") && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
-      assertThat(c.lock("e", LockOptions.builder().reentrant(false).build()).tryAcquire()).isEmpty();
+      assertThat(c.lock("e", LockOptions.builder().reentrant(false).build()).tryAcquire())
+          .isEmpty();
       lease.release();
       LocalLockProvider.revoke("events", "gone");
       Lease doomed = c.lock("gone").acquire(Duration.ofSeconds(1));
@@ -186,38 +207,52 @@ class ClientCoreTest {
         Thread.sleep(5);
       }
     }
-    assertThat(seen).containsSubsequence("acquired e 1", "renewed e", "gave up e", "released e true", "acquired gone 1", "lost gone TAKEN");
+    assertThat(seen)
+        .containsSubsequence(
+            "acquired e 1",
+            "renewed e",
+            "gave up e",
+            "released e true",
+            "acquired gone 1",
+            "lost gone TAKEN");
   }
 
   @Test
   void eventsSayWhyAnAcquireGaveUp() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
-    LockEvents events = new LockEvents() {
-      @Override
-      public void gaveUp(String name, Duration waited, GiveUpReason reason) {
-        seen.add(name + " " + reason);
-      }
+    LockEvents events =
+        new LockEvents() {
+          @Override
+          public void gaveUp(String name, Duration waited, GiveUpReason reason) {
+            seen.add(name + " " + reason);
+          }
 
-      @Override
-      public void gaveUp(String name, Duration waited) {
-        seen.add(name + " without a reason"); // must not be called when the three-argument one is overridden
-      }
-    };
+          @Override
+          public void gaveUp(String name, Duration waited) {
+            seen.add(
+                name + " without a reason"); // must not be called when the three-argument one is
+            // overridden
+          }
+        };
     try (LockClient holder = Locks.connect("local:giveup");
-        LockClient c = Locks.connect(LockConfig.builder().uri("local:giveup").events(events).build())) {
+        LockClient c =
+            Locks.connect(LockConfig.builder().uri("local:giveup").events(events).build())) {
       for (String name : List.of("busy", "timeout", "interrupted", "cancelled", "closed")) {
         holder.lock(name).acquire(Duration.ofSeconds(1));
       }
       assertThat(c.lock("busy").tryAcquire()).isEmpty();
-      assertThatThrownBy(() -> c.lock("timeout").acquire(Duration.ofMillis(20))).isInstanceOf(LockTimeoutException.class);
+      assertThatThrownBy(() -> c.lock("timeout").acquire(Duration.ofMillis(20)))
+          .isInstanceOf(LockTimeoutException.class);
 
-      Thread waiter = new Thread(() -> {
-        try {
-          c.lock("interrupted").acquire();
-        } catch (InterruptedException expected) {
-          // what the test wants: the event says INTERRUPTED
-        }
-      });
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  c.lock("interrupted").acquire();
+                } catch (InterruptedException expected) {
+                  // what the test wants: the event says INTERRUPTED
+                }
+              });
       waiter.start();
       awaitWaiting(c, "interrupted");
       waiter.interrupt();
@@ -228,37 +263,47 @@ class ClientCoreTest {
       async.cancel(true);
       awaitSeen(seen, "cancelled CANCELLED");
 
-      Thread closing = new Thread(() -> {
-        try {
-          c.lock("closed").acquire();
-        } catch (LockException expected) {
-          // the client was closed under the waiter
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread closing =
+          new Thread(
+              () -> {
+                try {
+                  c.lock("closed").acquire();
+                } catch (LockException expected) {
+                  // the client was closed under the waiter
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       closing.start();
       awaitWaiting(c, "closed");
       c.close();
       closing.join(5_000);
-      // the event thread delivers the give-up after the waiter has left: wait for it, as for the cancelled one
+      // the event thread delivers the give-up after the waiter has left: wait for it, as for the
+      // cancelled one
       awaitSeen(seen, "closed ERROR");
     }
-    assertThat(seen).containsExactlyInAnyOrder("busy TIMEOUT", "timeout TIMEOUT", "interrupted INTERRUPTED",
-        "cancelled CANCELLED", "closed ERROR");
+    assertThat(seen)
+        .containsExactlyInAnyOrder(
+            "busy TIMEOUT",
+            "timeout TIMEOUT",
+            "interrupted INTERRUPTED",
+            "cancelled CANCELLED",
+            "closed ERROR");
   }
 
   @Test
   void aListenerWithoutTheReasonStillHearsThatAnAcquireGaveUp() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
-    LockEvents old = new LockEvents() {
-      @Override
-      public void gaveUp(String name, Duration waited) {
-        seen.add(name);
-      }
-    };
+    LockEvents old =
+        new LockEvents() {
+          @Override
+          public void gaveUp(String name, Duration waited) {
+            seen.add(name);
+          }
+        };
     try (LockClient holder = Locks.connect("local:giveup-old");
-        LockClient c = Locks.connect(LockConfig.builder().uri("local:giveup-old").events(old).build())) {
+        LockClient c =
+            Locks.connect(LockConfig.builder().uri("local:giveup-old").events(old).build())) {
       holder.lock("x").acquire(Duration.ofSeconds(1));
       assertThat(c.lock("x").tryAcquire()).isEmpty();
       awaitSeen(seen, "x");
@@ -270,7 +315,9 @@ class ClientCoreTest {
     ClientCore core = ((ClientCore) c);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (!core.isWaitingFor(name)) {
-      assertThat(System.nanoTime() - deadline).as("a waiter for '" + name + "' within 5 s").isNegative();
+      assertThat(System.nanoTime() - deadline)
+          .as("a waiter for '" + name + "' within 5 s")
+          .isNegative();
       Thread.sleep(2);
     }
   }
@@ -278,7 +325,9 @@ class ClientCoreTest {
   private static void awaitSeen(List<String> seen, String event) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (!seen.contains(event)) {
-      assertThat(System.nanoTime() - deadline).as("event '" + event + "' within 5 s, seen " + seen).isNegative();
+      assertThat(System.nanoTime() - deadline)
+          .as("event '" + event + "' within 5 s, seen " + seen)
+          .isNegative();
       Thread.sleep(2);
     }
   }
@@ -294,13 +343,18 @@ class ClientCoreTest {
 
   @Test
   void anAsyncWaiterTimedOutByTheCallerWithdraws() throws Exception {
-    try (LockClient a = Locks.connect("local:async"); LockClient b = Locks.connect("local:async")) {
+    try (LockClient a = Locks.connect("local:async");
+        LockClient b = Locks.connect("local:async")) {
       Lease held = a.lock("w").acquire(Duration.ofSeconds(1));
-      CompletableFuture<Lease> waiting = b.lock("w").acquireAsync(Duration.ofHours(1)).orTimeout(100, TimeUnit.MILLISECONDS);
-      assertThatThrownBy(waiting::join).hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+      CompletableFuture<Lease> waiting =
+          b.lock("w").acquireAsync(Duration.ofHours(1)).orTimeout(100, TimeUnit.MILLISECONDS);
+      assertThatThrownBy(waiting::join)
+          .hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
       held.release();
       // withdrawal runs on the waiter's thread: the lock is free as soon as it has run
-      assertThat(a.lock("w").tryAcquire(Duration.ofSeconds(1))).as("the lock after the async waiter withdrew").isPresent();
+      assertThat(a.lock("w").tryAcquire(Duration.ofSeconds(1)))
+          .as("the lock after the async waiter withdrew")
+          .isPresent();
     }
   }
 
@@ -313,7 +367,9 @@ class ClientCoreTest {
       assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
       assertThat(outer.release()).isTrue();
       assertThat(outer.release()).as("a holding released twice").isFalse();
-      assertThat(LocalLockProvider.isHeld("reentrant", "r")).as("held while the inner holding lasts").isTrue();
+      assertThat(LocalLockProvider.isHeld("reentrant", "r"))
+          .as("held while the inner holding lasts")
+          .isTrue();
       assertThat(inner.release()).isTrue();
       assertThat(LocalLockProvider.isHeld("reentrant", "r")).isFalse();
     }

@@ -9,7 +9,10 @@ import dev.locksmith.Guarantees.Primitive;
 import dev.locksmith.Guarantees.Promise;
 import org.junit.jupiter.api.Test;
 
-/** Features are declared per backend and, where a backend differs between them, excepted per primitive. */
+/**
+ * Features are declared per backend and, where a backend differs between them, excepted per
+ * primitive.
+ */
 class GuaranteesTest {
   private static Guarantees.Builder allPromised() {
     Guarantees.Builder b = Guarantees.builder();
@@ -21,14 +24,27 @@ class GuaranteesTest {
 
   @Test
   void aDeclaredFeatureHoldsForEveryPrimitiveTheBackendHasUnlessExcepted() {
-    Guarantees g = allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.FIFO_FAIRNESS, Feature.SEMAPHORES,
-        Feature.READ_WRITE_LOCKS).except(Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP).build();
+    Guarantees g =
+        allPromised()
+            .features(
+                Feature.NOTIFIED_WAKEUP,
+                Feature.FIFO_FAIRNESS,
+                Feature.SEMAPHORES,
+                Feature.READ_WRITE_LOCKS)
+            .except(Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP)
+            .build();
     assertThat(g.has(Feature.NOTIFIED_WAKEUP)).as("locks").isTrue();
     assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.LOCK)).isTrue();
-    assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.SEMAPHORE)).as("excepted for semaphores").isFalse();
+    assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.SEMAPHORE))
+        .as("excepted for semaphores")
+        .isFalse();
     assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.READ_WRITE_LOCK)).isTrue();
-    assertThat(g.has(Feature.FIFO_FAIRNESS, Primitive.SEMAPHORE)).as("another feature of the same primitive").isTrue();
-    assertThat(g.features(Primitive.SEMAPHORE)).doesNotContain(Feature.NOTIFIED_WAKEUP).contains(Feature.FIFO_FAIRNESS);
+    assertThat(g.has(Feature.FIFO_FAIRNESS, Primitive.SEMAPHORE))
+        .as("another feature of the same primitive")
+        .isTrue();
+    assertThat(g.features(Primitive.SEMAPHORE))
+        .doesNotContain(Feature.NOTIFIED_WAKEUP)
+        .contains(Feature.FIFO_FAIRNESS);
     assertThat(g.features()).contains(Feature.NOTIFIED_WAKEUP);
     assertThat(g.toString()).contains("except={SEMAPHORE=[NOTIFIED_WAKEUP]}");
   }
@@ -37,14 +53,19 @@ class GuaranteesTest {
   void aPrimitiveTheBackendLacksHasNoFeature() {
     Guarantees g = allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES).build();
     assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.SEMAPHORE)).isTrue();
-    assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.READ_WRITE_LOCK)).as("no read-write locks declared").isFalse();
+    assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.READ_WRITE_LOCK))
+        .as("no read-write locks declared")
+        .isFalse();
     assertThat(g.features(Primitive.READ_WRITE_LOCK)).isEmpty();
   }
 
   @Test
   void anExceptionForLocksIsSeenByTheOneArgumentForms() {
-    Guarantees g = allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES)
-        .except(Primitive.LOCK, Feature.NOTIFIED_WAKEUP).build();
+    Guarantees g =
+        allPromised()
+            .features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES)
+            .except(Primitive.LOCK, Feature.NOTIFIED_WAKEUP)
+            .build();
     assertThat(g.has(Feature.NOTIFIED_WAKEUP)).isFalse();
     assertThat(g.features()).doesNotContain(Feature.NOTIFIED_WAKEUP);
     assertThat(g.has(Feature.NOTIFIED_WAKEUP, Primitive.SEMAPHORE)).isTrue();
@@ -53,16 +74,26 @@ class GuaranteesTest {
   @Test
   void exceptionsTakePartInEquality() {
     Guarantees plain = allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES).build();
-    Guarantees excepted = allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES)
-        .except(Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP).build();
+    Guarantees excepted =
+        allPromised()
+            .features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES)
+            .except(Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP)
+            .build();
     assertThat(excepted).isNotEqualTo(plain);
-    assertThat(allPromised().features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES).except(Primitive.SEMAPHORE).build())
-        .as("an empty exception").isEqualTo(plain);
+    assertThat(
+            allPromised()
+                .features(Feature.NOTIFIED_WAKEUP, Feature.SEMAPHORES)
+                .except(Primitive.SEMAPHORE)
+                .build())
+        .as("an empty exception")
+        .isEqualTo(plain);
   }
 
   @Test
   void whetherAPrimitiveExistsCannotBeExcepted() {
     assertThatThrownBy(() -> allPromised().except(Primitive.SEMAPHORE, Feature.SEMAPHORES))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`except`").hasMessageContaining("SEMAPHORES");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`except`")
+        .hasMessageContaining("SEMAPHORES");
   }
 }

@@ -36,13 +36,16 @@ class LeaseControlTest {
     final boolean session;
     final Set<Feature> dropped;
     final List<Duration> extendCalls = new CopyOnWriteArrayList<>();
+
     /** When set, the first grant's session ends while the grant is on its way back. */
     volatile boolean loseSessionOnFirstGrant;
+
     final List<String> released = new CopyOnWriteArrayList<>();
 
     Wrapped(boolean session, Feature... dropped) {
       this.session = session;
-      this.dropped = dropped.length == 0 ? EnumSet.noneOf(Feature.class) : EnumSet.copyOf(List.of(dropped));
+      this.dropped =
+          dropped.length == 0 ? EnumSet.noneOf(Feature.class) : EnumSet.copyOf(List.of(dropped));
     }
 
     @Override
@@ -88,7 +91,9 @@ class LeaseControlTest {
                 loseSessionOnFirstGrant = false;
                 context.allLeasesLost("the session ended (simulated)");
               }
-              return session && p.isGranted() ? Poll.grantedForSession(p.fencingToken(), p.state()) : p;
+              return session && p.isGranted()
+                  ? Poll.grantedForSession(p.fencingToken(), p.state())
+                  : p;
             }
 
             @Override
@@ -140,13 +145,21 @@ class LeaseControlTest {
   void aSessionGrantWithoutAutoRenewHasTheServerEndItAtItsLease() throws Exception {
     Wrapped provider = new Wrapped(true);
     try (LockClient client = connect(provider)) {
-      try (Lease lease = client.lock("unrenewed", unrenewed(Duration.ofSeconds(5))).acquire(Duration.ofSeconds(1))) {
-        assertThat(provider.extendCalls).as("extend calls after a session grant without auto-renew").hasSize(1);
-        assertThat(provider.extendCalls.get(0)).isBetween(Duration.ofSeconds(4), Duration.ofSeconds(5));
+      try (Lease lease =
+          client
+              .lock("unrenewed", unrenewed(Duration.ofSeconds(5)))
+              .acquire(Duration.ofSeconds(1))) {
+        assertThat(provider.extendCalls)
+            .as("extend calls after a session grant without auto-renew")
+            .hasSize(1);
+        assertThat(provider.extendCalls.get(0))
+            .isBetween(Duration.ofSeconds(4), Duration.ofSeconds(5));
         assertThat(lease.isValid()).isTrue();
       }
       try (Lease lease = client.lock("renewed").acquire(Duration.ofSeconds(1))) {
-        assertThat(provider.extendCalls).as("extend calls after a session grant with auto-renew: the session keeps it").hasSize(1);
+        assertThat(provider.extendCalls)
+            .as("extend calls after a session grant with auto-renew: the session keeps it")
+            .hasSize(1);
       }
     }
   }
@@ -157,7 +170,9 @@ class LeaseControlTest {
     provider.loseSessionOnFirstGrant = true;
     try (LockClient client = connect(provider)) {
       Lease lease = client.lock("raced").acquire(Duration.ofSeconds(5));
-      assertThat(lease.isValid()).as("the lease acquire() returned after the first grant's session ended").isTrue();
+      assertThat(lease.isValid())
+          .as("the lease acquire() returned after the first grant's session ended")
+          .isTrue();
       assertThat(provider.released).as("owner ids given back: the void first grant").hasSize(1);
       assertThat(lease.release()).as("its release").isTrue();
       assertThat(provider.released).hasSize(2).doesNotHaveDuplicates();
@@ -168,8 +183,13 @@ class LeaseControlTest {
   void aLeasedGrantIsNotExtendedAfterTheGrant() throws Exception {
     Wrapped provider = new Wrapped(false);
     try (LockClient client = connect(provider);
-        Lease lease = client.lock("leased", unrenewed(Duration.ofSeconds(5))).acquire(Duration.ofSeconds(1))) {
-      assertThat(provider.extendCalls).as("extend calls after a leased grant: the server already has its lease").isEmpty();
+        Lease lease =
+            client
+                .lock("leased", unrenewed(Duration.ofSeconds(5)))
+                .acquire(Duration.ofSeconds(1))) {
+      assertThat(provider.extendCalls)
+          .as("extend calls after a leased grant: the server already has its lease")
+          .isEmpty();
       assertThat(lease.extend(Duration.ofSeconds(2))).isTrue();
       assertThat(provider.extendCalls).containsExactly(Duration.ofSeconds(2));
     }
@@ -179,11 +199,17 @@ class LeaseControlTest {
   void withoutTheFeaturesBothCallsThrowAndChangeNothing() throws Exception {
     Wrapped provider = new Wrapped(false, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE);
     try (LockClient client = connect(provider)) {
-      Lease lease = client.lock("plain", unrenewed(Duration.ofSeconds(5))).acquire(Duration.ofSeconds(1));
-      assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(2))).isInstanceOf(UnsupportedOperationException.class)
-          .hasMessageContaining("extend()").hasMessageContaining("EXTEND").hasMessageContaining("local:lease-control-");
-      assertThatThrownBy(() -> lease.releaseAfter(Duration.ofSeconds(2))).isInstanceOf(UnsupportedOperationException.class)
-          .hasMessageContaining("releaseAfter()").hasMessageContaining("HOLD_AFTER_RELEASE");
+      Lease lease =
+          client.lock("plain", unrenewed(Duration.ofSeconds(5))).acquire(Duration.ofSeconds(1));
+      assertThatThrownBy(() -> lease.extend(Duration.ofSeconds(2)))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("extend()")
+          .hasMessageContaining("EXTEND")
+          .hasMessageContaining("local:lease-control-");
+      assertThatThrownBy(() -> lease.releaseAfter(Duration.ofSeconds(2)))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("releaseAfter()")
+          .hasMessageContaining("HOLD_AFTER_RELEASE");
       assertThat(provider.extendCalls).isEmpty();
       assertThat(lease.isValid()).as("the lease after both refusals").isTrue();
       assertThat(lease.release()).as("its release after both refusals").isTrue();
@@ -197,11 +223,15 @@ class LeaseControlTest {
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
     String space = "log-levels-" + UUID.randomUUID();
     try (LockClient client = Locks.connect("local:" + space)) {
-      Lease expiring = client.lock("runs-out", unrenewed(Duration.ofMillis(50))).acquire(Duration.ofSeconds(1));
+      Lease expiring =
+          client.lock("runs-out", unrenewed(Duration.ofMillis(50))).acquire(Duration.ofSeconds(1));
       LeaseLostException out = expiring.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
       assertThat(out.reason()).isEqualTo(LeaseLostException.Reason.EXPIRED);
 
-      Lease renewed = client.lock("taken", LockOptions.builder().lease(Duration.ofMillis(300)).build()).acquire(Duration.ofSeconds(1));
+      Lease renewed =
+          client
+              .lock("taken", LockOptions.builder().lease(Duration.ofMillis(300)).build())
+              .acquire(Duration.ofSeconds(1));
       LocalLockProvider.revoke(space, "taken");
       LeaseLostException taken = renewed.lost().toCompletableFuture().get(15, TimeUnit.SECONDS);
       assertThat(taken.reason()).isNotEqualTo(LeaseLostException.Reason.EXPIRED);
@@ -209,7 +239,12 @@ class LeaseControlTest {
       System.setErr(original);
     }
     String log = captured.toString(StandardCharsets.UTF_8);
-    assertThat(log).as("the log of a lease held without renewal that ran out, as asked").doesNotContain("'runs-out'");
-    assertThat(log).as("the log of a renewed lease that was lost").contains("WARN").contains("'taken'");
+    assertThat(log)
+        .as("the log of a lease held without renewal that ran out, as asked")
+        .doesNotContain("'runs-out'");
+    assertThat(log)
+        .as("the log of a renewed lease that was lost")
+        .contains("WARN")
+        .contains("'taken'");
   }
 }

@@ -14,9 +14,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the core does for semaphores and read-write locks whatever the backend: argument checks,
- * the feature check, reentrancy per claim, the refused upgrade and downgrade, and lease control
- * kept to exclusive locks. Backend behaviour itself is the kit's (rules 18 and 19).
+ * What the core does for semaphores and read-write locks whatever the backend: argument checks, the
+ * feature check, reentrancy per claim, the refused upgrade and downgrade, and lease control kept to
+ * exclusive locks. Backend behaviour itself is the kit's (rules 18 and 19).
  */
 class SharedClaimsTest {
   private final LockClient client = Locks.connect("local:claims-" + UUID.randomUUID());
@@ -43,31 +43,48 @@ class SharedClaimsTest {
 
   @Test
   void badNamesAndOptionsAreRefusedForBothKinds() {
-    assertThatThrownBy(() -> client.semaphore(null, 2)).isInstanceOf(NullPointerException.class).hasMessageContaining("`name`");
-    assertThatThrownBy(() -> client.semaphore("", 2)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`name`");
-    assertThatThrownBy(() -> client.readWriteLock("a\nb")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("`name`");
-    assertThatThrownBy(() -> client.semaphore("s", 2, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`options`");
-    assertThatThrownBy(() -> client.readWriteLock("rw", null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`options`");
+    assertThatThrownBy(() -> client.semaphore(null, 2))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`name`");
+    assertThatThrownBy(() -> client.semaphore("", 2))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`name`");
+    assertThatThrownBy(() -> client.readWriteLock("a\nb"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`name`");
+    assertThatThrownBy(() -> client.semaphore("s", 2, null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`options`");
+    assertThatThrownBy(() -> client.readWriteLock("rw", null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`options`");
   }
 
   @Test
   void aBackendWithoutTheFeaturesSaysSoWhenTheTypeIsAskedFor() {
-    try (LockClient plain = Locks.connect(LockConfig.fromUri("local:claims-plain-" + UUID.randomUUID()),
-        new LeaseControlTest.Wrapped(false, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS))) {
-      assertThatThrownBy(() -> plain.semaphore("s", 2)).isInstanceOf(UnsupportedOperationException.class)
+    try (LockClient plain =
+        Locks.connect(
+            LockConfig.fromUri("local:claims-plain-" + UUID.randomUUID()),
+            new LeaseControlTest.Wrapped(false, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS))) {
+      assertThatThrownBy(() -> plain.semaphore("s", 2))
+          .isInstanceOf(UnsupportedOperationException.class)
           .hasMessageContaining("SEMAPHORES");
-      assertThatThrownBy(() -> plain.readWriteLock("rw")).isInstanceOf(UnsupportedOperationException.class)
+      assertThatThrownBy(() -> plain.readWriteLock("rw"))
+          .isInstanceOf(UnsupportedOperationException.class)
           .hasMessageContaining("READ_WRITE_LOCKS");
       assertThat(plain.lock("s").tryAcquire()).isPresent();
     }
   }
 
   @Test
-  void aSemaphoreTakesAPermitPerAcquireByDefaultAndGivesTheThreadItsOwnBackWhenReentrant() throws Exception {
+  void aSemaphoreTakesAPermitPerAcquireByDefaultAndGivesTheThreadItsOwnBackWhenReentrant()
+      throws Exception {
     DistributedLock plain = client.semaphore("sem", 2);
     assertThat(plain.options().reentrant()).isFalse();
     Lease first = plain.acquire(Duration.ofSeconds(1));
-    Lease second = plain.acquire(Duration.ofSeconds(1)); // the same thread: a second permit, no self-wait error
+    Lease second =
+        plain.acquire(
+            Duration.ofSeconds(1)); // the same thread: a second permit, no self-wait error
     assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
     assertThat(plain.tryAcquire()).isEmpty();
     first.release();
@@ -89,7 +106,8 @@ class SharedClaimsTest {
         .hasMessageContaining("in use with 3 permits");
     assertThat(client.semaphore("count", 3).tryAcquire()).isPresent();
     assertThat(client.semaphore("count", 3).tryAcquire()).isPresent();
-    assertThat(client.semaphore("count", 3).tryAcquire()).isEmpty(); // the failed attempt took no permit
+    assertThat(client.semaphore("count", 3).tryAcquire())
+        .isEmpty(); // the failed attempt took no permit
     held.release();
   }
 
@@ -184,7 +202,8 @@ class SharedClaimsTest {
 
   @Test
   void lastingControlIsForExclusiveLocksAndStateIsUnknown() throws Exception {
-    LockOptions unrenewed = LockOptions.builder().autoRenew(false).lease(Duration.ofSeconds(5)).build();
+    LockOptions unrenewed =
+        LockOptions.builder().autoRenew(false).lease(Duration.ofSeconds(5)).build();
     Lease permit = client.semaphore("ctl", 2, unrenewed).acquire(Duration.ofSeconds(1));
     assertThatThrownBy(() -> permit.extend(Duration.ofSeconds(10)))
         .isInstanceOf(UnsupportedOperationException.class)
@@ -206,7 +225,9 @@ class SharedClaimsTest {
     assertThat(sem.tryAcquire()).isEmpty();
     view.unlock();
     view.unlock();
-    assertThatThrownBy(view::unlock).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("semaphore 'view'");
+    assertThatThrownBy(view::unlock)
+        .isInstanceOf(IllegalMonitorStateException.class)
+        .hasMessageContaining("semaphore 'view'");
     assertThat(sem.tryAcquire()).isPresent();
   }
 }

@@ -10,7 +10,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Two providers claiming the scheme "twin", registered for tests only, to exercise the ambiguity error. */
+/**
+ * Two providers claiming the scheme "twin", registered for tests only, to exercise the ambiguity
+ * error.
+ */
 public final class TwinProviders {
   private TwinProviders() {}
 
@@ -29,7 +32,8 @@ public final class TwinProviders {
     public LockBackend open(BackendConfig config, BackendContext context) {
       config.string("color", "red");
       config.check();
-      return new LocalLockProvider().open(new BackendConfig(LockUri.parse("local:twin"), Map.of(), List.of()), context);
+      return new LocalLockProvider()
+          .open(new BackendConfig(LockUri.parse("local:twin"), Map.of(), List.of()), context);
     }
   }
 

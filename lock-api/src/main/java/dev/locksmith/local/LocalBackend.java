@@ -15,28 +15,67 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The {@code local:} backend: a lock table in this JVM, leased, fenced, FIFO, woken by notification. */
+/**
+ * The {@code local:} backend: a lock table in this JVM, leased, fenced, FIFO, woken by
+ * notification.
+ */
 final class LocalBackend implements LockBackend {
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND,
-          Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
-      // FIFO is declared, and checked by the kit, for locks only
-      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "the lease expires while the holder is paused; its token is then lower than the next holder's")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a holder that stops renewing loses the lock when its lease ends")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
-      .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "the lock table lives and dies with the JVM")
-      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended space refuses every call; leases are lost when renewal fails past their end")
-      .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
-      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "leases are timed with System.nanoTime, which a wall-clock jump does not move")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release checks the owner")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt that was granted frees the lock")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock name, never reset while the JVM lives")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.FIFO_FAIRNESS,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.STATE_READS,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE,
+              Feature.SEMAPHORES,
+              Feature.READ_WRITE_LOCKS)
+          // FIFO is declared, and checked by the kit, for locks only
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+          .promise(
+              Fault.HOLDER_PAUSE,
+              Promise.SAFE_WITH_FENCING,
+              "the lease expires while the holder is paused; its token is then lower than the next"
+                  + " holder's")
+          .promise(
+              Fault.HOLDER_CRASH,
+              Promise.SAFE,
+              "a holder that stops renewing loses the lock when its lease ends")
+          .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder")
+          .promise(
+              Fault.SERVER_RESTART,
+              Promise.NOT_APPLICABLE,
+              "the lock table lives and dies with the JVM")
+          .promise(
+              Fault.SERVER_PAUSE,
+              Promise.UNAVAILABLE,
+              "a suspended space refuses every call; leases are lost when renewal fails past their"
+                  + " end")
+          .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
+          .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
+          .promise(
+              Fault.CLOCK_JUMP,
+              Promise.SAFE,
+              "leases are timed with System.nanoTime, which a wall-clock jump does not move")
+          .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release checks the owner")
+          .promise(
+              Fault.AMBIGUOUS_ACQUIRE,
+              Promise.SAFE,
+              "an abandoned attempt that was granted frees the lock")
+          .promise(
+              Fault.TOKEN_MONOTONICITY,
+              Promise.SAFE,
+              "one counter per lock name, never reset while the JVM lives")
+          .build();
 
-  /** A waiting writer's mark outlives its last poll by this many of its client's recheck intervals. */
+  /**
+   * A waiting writer's mark outlives its last poll by this many of its client's recheck intervals.
+   */
   private static final int MARK_RECHECKS = 3;
 
   private final LocalSpace space;
@@ -75,7 +114,8 @@ final class LocalBackend implements LockBackend {
   }
 
   @Override
-  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  public LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     if (claim.isExclusive()) {
       return attempt(name, ownerId, lease, wake);
     }
@@ -102,8 +142,13 @@ final class LocalBackend implements LockBackend {
     List<Renewal> out = new ArrayList<>(leases.size());
     for (BackendLease lease : leases) {
       try {
-        String why = lease.claim().isExclusive() ? space.renew(lease.name(), lease.ownerId(), lease.lease().toNanos())
-            : space.renewShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId(), lease.lease().toNanos());
+        String why =
+            lease.claim().isExclusive()
+                ? space.renew(lease.name(), lease.ownerId(), lease.lease().toNanos())
+                : space.renewShared(
+                    LocalSpace.sharedKey(lease.name(), lease.claim()),
+                    lease.ownerId(),
+                    lease.lease().toNanos());
         out.add(why == null ? Renewal.renewed() : Renewal.lost(why));
       } catch (RuntimeException e) {
         out.add(Renewal.failed(e));
@@ -115,7 +160,11 @@ final class LocalBackend implements LockBackend {
   @Override
   public boolean extend(BackendLease lease, java.time.Duration newLease) {
     if (!lease.claim().isExclusive()) {
-      return space.renewShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
+      return space.renewShared(
+              LocalSpace.sharedKey(lease.name(), lease.claim()),
+              lease.ownerId(),
+              newLease.toNanos())
+          == null;
     }
     return space.renew(lease.name(), lease.ownerId(), newLease.toNanos()) == null;
   }
@@ -128,7 +177,8 @@ final class LocalBackend implements LockBackend {
   @Override
   public boolean release(BackendLease lease) {
     if (!lease.claim().isExclusive()) {
-      return space.releaseShared(LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId());
+      return space.releaseShared(
+          LocalSpace.sharedKey(lease.name(), lease.claim()), lease.ownerId());
     }
     return space.release(lease.name(), lease.ownerId());
   }

@@ -9,14 +9,14 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The {@code local:} backend: locks shared by every client in this JVM that names the same
- * space ({@code local:} is the space {@code default}; {@code local:orders} is the space
- * {@code orders}). Leased, fenced, FIFO and woken by notification, it is the compatibility
- * kit's reference, and what you use in your own unit tests in place of a server. It does not
- * coordinate separate processes.
+ * The {@code local:} backend: locks shared by every client in this JVM that names the same space
+ * ({@code local:} is the space {@code default}; {@code local:orders} is the space {@code orders}).
+ * Leased, fenced, FIFO and woken by notification, it is the compatibility kit's reference, and what
+ * you use in your own unit tests in place of a server. It does not coordinate separate processes.
  *
- * <p>Its static methods inject faults into a space, so your tests can check how your code
- * handles a lost lease or an outage:
+ * <p>Its static methods inject faults into a space, so your tests can check how your code handles a
+ * lost lease or an outage:
+ *
  * <pre>{@code
  * try (LockClient client = Locks.connect("local:my-test?lease=200ms")) {
  *   Lease lease = client.lock("job").acquire();
@@ -44,17 +44,23 @@ public final class LocalLockProvider implements LockProvider {
   @Override
   public LockBackend open(BackendConfig config, BackendContext context) {
     String space = config.uri().path();
-    if (!config.uri().hosts().isEmpty() || config.uri().raw().contains("//") || !SPACE.matcher(space).matches()) {
-      config.problem("`uri` was '" + config.uri() + "' but a local URI must be local: or local:SPACE, where SPACE is up to 64 letters, digits, '.', '_' or '-'");
+    if (!config.uri().hosts().isEmpty()
+        || config.uri().raw().contains("//")
+        || !SPACE.matcher(space).matches()) {
+      config.problem(
+          "`uri` was '"
+              + config.uri()
+              + "' but a local URI must be local: or local:SPACE, where SPACE is up to 64 letters,"
+              + " digits, '.', '_' or '-'");
     }
     config.check();
-    return new LocalBackend(LocalSpace.named(space.isEmpty() ? "default" : space), context.recheck());
+    return new LocalBackend(
+        LocalSpace.named(space.isEmpty() ? "default" : space), context.recheck());
   }
 
   /**
-   * Frees a lock as if the server had lost it: its holder's next renewal finds it gone and
-   * reports the lease lost. The semaphore and the read-write lock of the same name lose every
-   * lease too.
+   * Frees a lock as if the server had lost it: its holder's next renewal finds it gone and reports
+   * the lease lost. The semaphore and the read-write lock of the same name lose every lease too.
    *
    * @param space the space ({@code default} for {@code local:})
    * @param lockName the lock
@@ -67,8 +73,8 @@ public final class LocalLockProvider implements LockProvider {
   }
 
   /**
-   * Simulates an outage: every call to the space fails with
-   * {@link dev.locksmith.BackendUnavailableException} until {@link #resume(String)}.
+   * Simulates an outage: every call to the space fails with {@link
+   * dev.locksmith.BackendUnavailableException} until {@link #resume(String)}.
    *
    * @param space the space ({@code default} for {@code local:})
    */
@@ -91,6 +97,8 @@ public final class LocalLockProvider implements LockProvider {
    * @return whether someone holds the lock right now (an expired lease does not count)
    */
   public static boolean isHeld(String space, String lockName) {
-    return LocalSpace.named(Objects.requireNonNull(space, "space")).holder(Objects.requireNonNull(lockName, "lockName")) != null;
+    return LocalSpace.named(Objects.requireNonNull(space, "space"))
+            .holder(Objects.requireNonNull(lockName, "lockName"))
+        != null;
   }
 }

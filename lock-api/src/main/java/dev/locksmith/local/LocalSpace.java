@@ -14,8 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The lock table of one {@code local:} space, shared by every client of the JVM that names it.
- * Time is {@link System#nanoTime()}: no wall clock, so no clock jump can free a lock early.
+ * The lock table of one {@code local:} space, shared by every client of the JVM that names it. Time
+ * is {@link System#nanoTime()}: no wall clock, so no clock jump can free a lock early.
  */
 final class LocalSpace {
   private static final Map<String, LocalSpace> SPACES = new ConcurrentHashMap<>();
@@ -23,11 +23,15 @@ final class LocalSpace {
   final String name;
   private final ReentrantLock mutex = new ReentrantLock();
   private final Map<String, Entry> locks = new HashMap<>();
+
   /** Semaphores and read-write locks, by {@link #sharedKey}: apart from locks of the same name. */
   private final Map<String, Shared> shared = new HashMap<>();
+
   private volatile boolean suspended;
 
-  /** One lock: its holder, its fence counter (kept after release), and its FIFO queue of waiters. */
+  /**
+   * One lock: its holder, its fence counter (kept after release), and its FIFO queue of waiters.
+   */
   private static final class Entry {
     String owner;
     long expiresAt;
@@ -36,11 +40,11 @@ final class LocalSpace {
   }
 
   /**
-   * One semaphore or read-write lock: its live leases, the count the semaphore's leases were
-   * taken with, its fence counter (kept after release), every waiter (woken on each release),
-   * and the writers waiting, each with the time its mark ends unless the writer polls again (no
-   * new reader while there is a live mark: writer preference; a writer that vanishes without
-   * withdrawing holds readers back only until its mark ends).
+   * One semaphore or read-write lock: its live leases, the count the semaphore's leases were taken
+   * with, its fence counter (kept after release), every waiter (woken on each release), and the
+   * writers waiting, each with the time its mark ends unless the writer polls again (no new reader
+   * while there is a live mark: writer preference; a writer that vanishes without withdrawing holds
+   * readers back only until its mark ends).
    */
   private static final class Shared {
     int permits;
@@ -88,7 +92,10 @@ final class LocalSpace {
 
   private void checkAvailable() {
     if (suspended) {
-      throw new BackendUnavailableException("local:" + name + " is suspended (a simulated outage); resume it with LocalLockProvider.resume");
+      throw new BackendUnavailableException(
+          "local:"
+              + name
+              + " is suspended (a simulated outage); resume it with LocalLockProvider.resume");
     }
   }
 
@@ -110,8 +117,8 @@ final class LocalSpace {
   }
 
   /**
-   * @return the fence granted, or the negative of the nanoseconds until the holder's lease ends
-   *     (-1 if the lock is free but an earlier waiter is first in line)
+   * @return the fence granted, or the negative of the nanoseconds until the holder's lease ends (-1
+   *     if the lock is free but an earlier waiter is first in line)
    */
   long tryTake(String lock, Queued me, long leaseNanos) {
     checkAvailable();
@@ -165,7 +172,9 @@ final class LocalSpace {
     }
   }
 
-  /** @return null if renewed, else why not */
+  /**
+   * @return null if renewed, else why not
+   */
   String renew(String lock, String ownerId, long leaseNanos) {
     checkAvailable();
     mutex.lock();
@@ -212,7 +221,8 @@ final class LocalSpace {
       if (!ownerId.equals(e.owner) || expired(e, now)) {
         return false;
       }
-      e.owner = "held after release by " + ownerId; // no lease has this owner id: only time frees it
+      e.owner =
+          "held after release by " + ownerId; // no lease has this owner id: only time frees it
       e.expiresAt = now + keepNanos;
       return true;
     } finally {
@@ -231,7 +241,9 @@ final class LocalSpace {
     }
   }
 
-  /** @return the lock's state as a server would report it */
+  /**
+   * @return the lock's state as a server would report it
+   */
   LockState state(String lock) {
     checkAvailable();
     mutex.lock();
@@ -241,13 +253,18 @@ final class LocalSpace {
       if (e == null || e.owner == null || expired(e, now)) {
         return LockState.free();
       }
-      return LockState.held().withFencingToken(e.fence).withRemaining(java.time.Duration.ofNanos(e.expiresAt - now)).withHolder(e.owner);
+      return LockState.held()
+          .withFencingToken(e.fence)
+          .withRemaining(java.time.Duration.ofNanos(e.expiresAt - now))
+          .withHolder(e.owner);
     } finally {
       mutex.unlock();
     }
   }
 
-  /** @return the holder's owner id, or null if the lock is free */
+  /**
+   * @return the holder's owner id, or null if the lock is free
+   */
   String holder(String lock) {
     mutex.lock();
     try {
@@ -265,7 +282,8 @@ final class LocalSpace {
     }
   }
 
-  // ---------------------------------------------------------------- semaphores and read-write locks
+  // ---------------------------------------------------------------- semaphores and read-write
+  // locks
 
   static String sharedKey(String name, Claim claim) {
     return (claim.kind() == Claim.Kind.PERMIT ? "sem\0" : "rw\0") + name;
@@ -296,9 +314,11 @@ final class LocalSpace {
   /**
    * @param markNanos how long a waiting writer's mark holds readers back after this poll
    * @return the fence granted, or the negative of the nanoseconds until a lease in the way ends
-   * @throws IllegalStateException if a semaphore is asked for with another count than its live leases'
+   * @throws IllegalStateException if a semaphore is asked for with another count than its live
+   *     leases'
    */
-  long tryTakeShared(String key, String name, Claim claim, Queued me, long leaseNanos, long markNanos) {
+  long tryTakeShared(
+      String key, String name, Claim claim, Queued me, long leaseNanos, long markNanos) {
     checkAvailable();
     mutex.lock();
     try {
@@ -329,10 +349,14 @@ final class LocalSpace {
         }
         if (claim.kind() == Claim.Kind.READ) {
           for (long until : s.writersWaiting.values()) {
-            next = Math.min(next, until - now); // a vanished writer's mark ends by itself: look again then
+            next =
+                Math.min(
+                    next, until - now); // a vanished writer's mark ends by itself: look again then
           }
         }
-        return next == Long.MAX_VALUE ? -50_000_000L : -Math.max(1, next); // readers held back by a writer: recheck
+        return next == Long.MAX_VALUE
+            ? -50_000_000L
+            : -Math.max(1, next); // readers held back by a writer: recheck
       }
       s.waiters.remove(me);
       s.writersWaiting.remove(me);
@@ -360,7 +384,9 @@ final class LocalSpace {
     }
   }
 
-  /** @return null if renewed, else why not */
+  /**
+   * @return null if renewed, else why not
+   */
   String renewShared(String key, String ownerId, long leaseNanos) {
     checkAvailable();
     mutex.lock();

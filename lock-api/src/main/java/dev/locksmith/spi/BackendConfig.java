@@ -10,9 +10,9 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The URI and backend options as a {@link LockProvider} reads them. The typed getters never
- * throw: a bad value is recorded as a problem and the default returned, so that
- * {@link #check()} can report every problem at once before anything is opened.
+ * The URI and backend options as a {@link LockProvider} reads them. The typed getters never throw:
+ * a bad value is recorded as a problem and the default returned, so that {@link #check()} can
+ * report every problem at once before anything is opened.
  */
 public final class BackendConfig {
   private final LockUri uri;
@@ -30,12 +30,16 @@ public final class BackendConfig {
     this.problems = new ArrayList<>(problems);
   }
 
-  /** @return the lock URI */
+  /**
+   * @return the lock URI
+   */
   public LockUri uri() {
     return uri;
   }
 
-  /** @return every backend option as given */
+  /**
+   * @return every backend option as given
+   */
   public Map<String, String> options() {
     return options;
   }
@@ -61,8 +65,13 @@ public final class BackendConfig {
     if (text == null) {
       return defaultValue;
     }
-    String range = "a duration from " + Durations.format(min) + " to " + Durations.format(max) + ", such as "
-        + Durations.format(defaultValue);
+    String range =
+        "a duration from "
+            + Durations.format(min)
+            + " to "
+            + Durations.format(max)
+            + ", such as "
+            + Durations.format(defaultValue);
     try {
       Duration d = Durations.parse(text);
       if (d.compareTo(min) >= 0 && d.compareTo(max) <= 0) {
@@ -117,8 +126,8 @@ public final class BackendConfig {
   }
 
   /**
-   * Records a problem in the standard form: {@code `key` was 'value' but reason}. Values of
-   * options whose key names a secret are redacted.
+   * Records a problem in the standard form: {@code `key` was 'value' but reason}. Values of options
+   * whose key names a secret are redacted.
    *
    * @param key the option or part of the URI
    * @param value what was given
@@ -138,7 +147,9 @@ public final class BackendConfig {
     problems.add(Objects.requireNonNull(message, "message"));
   }
 
-  /** @throws LockConfigurationException listing every problem recorded so far, if any */
+  /**
+   * @throws LockConfigurationException listing every problem recorded so far, if any
+   */
   public void check() {
     if (!problems.isEmpty()) {
       throw new LockConfigurationException(problems);

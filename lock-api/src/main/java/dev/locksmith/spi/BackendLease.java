@@ -18,7 +18,8 @@ public final class BackendLease {
    * @param lease the lease time asked for
    * @param state what the backend returned with the grant
    */
-  public BackendLease(String name, String ownerId, long fencingToken, Duration lease, Object state) {
+  public BackendLease(
+      String name, String ownerId, long fencingToken, Duration lease, Object state) {
     this(name, Claim.exclusive(), ownerId, fencingToken, lease, state);
   }
 
@@ -30,7 +31,8 @@ public final class BackendLease {
    * @param lease the lease time asked for
    * @param state what the backend returned with the grant
    */
-  public BackendLease(String name, Claim claim, String ownerId, long fencingToken, Duration lease, Object state) {
+  public BackendLease(
+      String name, Claim claim, String ownerId, long fencingToken, Duration lease, Object state) {
     this.claim = java.util.Objects.requireNonNull(claim, "claim");
     this.name = name;
     this.ownerId = ownerId;
@@ -39,38 +41,57 @@ public final class BackendLease {
     this.state = state;
   }
 
-  /** @return the lock's name */
+  /**
+   * @return the lock's name
+   */
   public String name() {
     return name;
   }
 
-  /** @return what the lease took: a whole lock, a permit, or a side of a read-write lock */
+  /**
+   * @return what the lease took: a whole lock, a permit, or a side of a read-write lock
+   */
   public Claim claim() {
     return claim;
   }
 
-  /** @return the owner id the lease was acquired with */
+  /**
+   * @return the owner id the lease was acquired with
+   */
   public String ownerId() {
     return ownerId;
   }
 
-  /** @return the lease's fencing token */
+  /**
+   * @return the lease's fencing token
+   */
   public long fencingToken() {
     return fencingToken;
   }
 
-  /** @return the lease time asked for */
+  /**
+   * @return the lease time asked for
+   */
   public Duration lease() {
     return lease;
   }
 
-  /** @return what the backend returned with the grant */
+  /**
+   * @return what the backend returned with the grant
+   */
   public Object state() {
     return state;
   }
 
   @Override
   public String toString() {
-    return "BackendLease{" + name + (claim.isExclusive() ? "" : " (" + claim + ")") + ", owner " + ownerId + ", token " + fencingToken + "}";
+    return "BackendLease{"
+        + name
+        + (claim.isExclusive() ? "" : " (" + claim + ")")
+        + ", owner "
+        + ownerId
+        + ", token "
+        + fencingToken
+        + "}";
   }
 }

@@ -11,27 +11,28 @@ import java.util.Objects;
  * taking one never blocks or frees another.
  *
  * <p><b>What a backend must keep true</b>, on the server, in one atomic step per grant:
+ *
  * <ul>
  *   <li>{@link Kind#PERMIT}: at most {@link #permits()} live leases of the semaphore. The count is
  *       kept with the semaphore while any lease is live; a grant asked with another count while
- *       leases live throws {@link #permitsInUse} from {@link LockAttempt#poll()} and takes
- *       nothing. A semaphore with no live lease takes the count of its next grant.
+ *       leases live throws {@link #permitsInUse} from {@link LockAttempt#poll()} and takes nothing.
+ *       A semaphore with no live lease takes the count of its next grant.
  *   <li>{@link Kind#WRITE}: granted only when no lease of the read-write lock, read or write, is
  *       live. {@link Kind#READ}: granted only when no write lease is live <em>and no writer is
  *       waiting</em> (writer preference: a steady stream of readers never starves a writer). A
- *       waiting writer's mark must end by itself within a few recheck intervals
- *       ({@link BackendContext#recheck()}) if the writer vanishes, and at once when it withdraws
- *       ({@link LockAttempt#abandon()}) or is granted. Backends that queue every waiter in
- *       arrival order (ZooKeeper sequence nodes, etcd revisions) may instead grant a reader once
- *       no write lease or write waiter is ahead of it, and a writer once nothing is ahead of it.
+ *       waiting writer's mark must end by itself within a few recheck intervals ({@link
+ *       BackendContext#recheck()}) if the writer vanishes, and at once when it withdraws ({@link
+ *       LockAttempt#abandon()}) or is granted. Backends that queue every waiter in arrival order
+ *       (ZooKeeper sequence nodes, etcd revisions) may instead grant a reader once no write lease
+ *       or write waiter is ahead of it, and a writer once nothing is ahead of it.
  *   <li>Leases expire like a lock's: a holder that vanishes frees its permit or side within its
  *       lease plus the backend's slack; renewals, releases and extends are owner-checked per lease.
- *   <li>Fencing: one counter per resource. Every grant's token is above every earlier grant's
- *       of the same resource, so a write lease's token is above every earlier lease's, and a
- *       read lease's above every earlier write lease's.
+ *   <li>Fencing: one counter per resource. Every grant's token is above every earlier grant's of
+ *       the same resource, so a write lease's token is above every earlier lease's, and a read
+ *       lease's above every earlier write lease's.
  *   <li>Wake-up: a release of a permit or a side (and a writer's withdrawal, which may free
- *       readers) wakes waiters of the same resource as the backend's
- *       {@link dev.locksmith.Guarantees.Feature#NOTIFIED_WAKEUP} says for locks.
+ *       readers) wakes waiters of the same resource as the backend's {@link
+ *       dev.locksmith.Guarantees.Feature#NOTIFIED_WAKEUP} says for locks.
  * </ul>
  */
 public final class Claim {
@@ -62,7 +63,9 @@ public final class Claim {
     this.permits = permits;
   }
 
-  /** @return the claim of an exclusive lock */
+  /**
+   * @return the claim of an exclusive lock
+   */
   public static Claim exclusive() {
     return EXCLUSIVE;
   }
@@ -74,32 +77,44 @@ public final class Claim {
    */
   public static Claim permit(int permits) {
     if (permits < 1 || permits > MAX_PERMITS) {
-      throw new IllegalArgumentException("`permits` was " + permits + " but it must be from 1 to " + MAX_PERMITS);
+      throw new IllegalArgumentException(
+          "`permits` was " + permits + " but it must be from 1 to " + MAX_PERMITS);
     }
     return new Claim(Kind.PERMIT, permits);
   }
 
-  /** @return the claim of the read side of a read-write lock */
+  /**
+   * @return the claim of the read side of a read-write lock
+   */
   public static Claim read() {
     return READ;
   }
 
-  /** @return the claim of the write side of a read-write lock */
+  /**
+   * @return the claim of the write side of a read-write lock
+   */
   public static Claim write() {
     return WRITE;
   }
 
-  /** @return the kind */
+  /**
+   * @return the kind
+   */
   public Kind kind() {
     return kind;
   }
 
-  /** @return the semaphore's permits for {@link Kind#PERMIT}; 1 for an exclusive lock; 0 for a read-write side */
+  /**
+   * @return the semaphore's permits for {@link Kind#PERMIT}; 1 for an exclusive lock; 0 for a
+   *     read-write side
+   */
   public int permits() {
     return permits;
   }
 
-  /** @return whether this claims a whole exclusive lock */
+  /**
+   * @return whether this claims a whole exclusive lock
+   */
   public boolean isExclusive() {
     return kind == Kind.EXCLUSIVE;
   }
@@ -114,8 +129,15 @@ public final class Claim {
    * @return the exception to throw
    */
   public static IllegalStateException permitsInUse(String name, int asked, int inUse) {
-    return new IllegalStateException("`permits` was " + asked + " for semaphore '" + name + "' but it is in use with "
-        + inUse + " permits: every client must give the same count; it can change only when no permit is held");
+    return new IllegalStateException(
+        "`permits` was "
+            + asked
+            + " for semaphore '"
+            + name
+            + "' but it is in use with "
+            + inUse
+            + " permits: every client must give the same count; it can change only when no permit"
+            + " is held");
   }
 
   /**

@@ -7,36 +7,36 @@ import java.util.List;
 
 /**
  * The wire protocol of one backend, and nothing else: the core around it owns deadlines,
- * interrupts, cancellation, reentrancy, renewal scheduling, name checks, loss dispatch and
- * events. Methods are called from many threads at once. Every call that goes to a server must
- * be bounded by a timeout of the backend's own.
+ * interrupts, cancellation, reentrancy, renewal scheduling, name checks, loss dispatch and events.
+ * Methods are called from many threads at once. Every call that goes to a server must be bounded by
+ * a timeout of the backend's own.
  *
  * <p><b>Two kinds of grant.</b> A <em>leased</em> grant ({@link Poll#granted}) is kept by the
  * server for the lease asked for; the core calls {@link #renew} while the user's options say
- * auto-renew, and counts the lease as lost when it ends unrenewed. A <em>session</em> grant
- * ({@link Poll#grantedForSession}, only when {@link #renewsBySession()} is true) is kept by the
- * server while the backend's session lives (a ZooKeeper session, an etcd lease, a database
- * connection); the core never calls {@link #renew}, and the backend reports loss through
- * {@link BackendContext}. The backend is not told whether auto-renew is on: with it off, the
- * core ends a session grant itself when the lease runs out (reason {@code EXPIRED}) and then
- * calls {@link #release} in the background, since the server would otherwise hold the lock
- * until the session ends.
+ * auto-renew, and counts the lease as lost when it ends unrenewed. A <em>session</em> grant ({@link
+ * Poll#grantedForSession}, only when {@link #renewsBySession()} is true) is kept by the server
+ * while the backend's session lives (a ZooKeeper session, an etcd lease, a database connection);
+ * the core never calls {@link #renew}, and the backend reports loss through {@link BackendContext}.
+ * The backend is not told whether auto-renew is on: with it off, the core ends a session grant
+ * itself when the lease runs out (reason {@code EXPIRED}) and then calls {@link #release} in the
+ * background, since the server would otherwise hold the lock until the session ends.
  *
- * <p><b>When {@link #release} is called.</b> Once per lease, when its holder releases it or
- * closes the client, and only while the core still counts the lease as held. It is not called
- * for a lease already known lost (a renewal answered {@link Renewal#lost}, the backend reported
- * it through {@link BackendContext#leaseLost} or {@link BackendContext#allLeasesLost}, or a
- * leased grant's validity passed: its server has let it go), except for a session grant whose
- * validity ran out in the client, which is released as said above. A release must still be
- * owner-checked on the server, in one atomic step: a release can race an expiry and a
- * takeover (kit rules 2.1, 2.5–2.8).
+ * <p><b>When {@link #release} is called.</b> Once per lease, when its holder releases it or closes
+ * the client, and only while the core still counts the lease as held. It is not called for a lease
+ * already known lost (a renewal answered {@link Renewal#lost}, the backend reported it through
+ * {@link BackendContext#leaseLost} or {@link BackendContext#allLeasesLost}, or a leased grant's
+ * validity passed: its server has let it go), except for a session grant whose validity ran out in
+ * the client, which is released as said above. A release must still be owner-checked on the server,
+ * in one atomic step: a release can race an expiry and a takeover (kit rules 2.1, 2.5–2.8).
  *
- * <p><b>Owners.</b> {@code ownerId} identifies one lease: two leases of one client have
- * different owner ids. {@link BackendContext#clientId()} is not an owner id.
+ * <p><b>Owners.</b> {@code ownerId} identifies one lease: two leases of one client have different
+ * owner ids. {@link BackendContext#clientId()} is not an owner id.
  */
 public interface LockBackend extends AutoCloseable {
 
-  /** @return what this backend promises */
+  /**
+   * @return what this backend promises
+   */
   Guarantees guarantees();
 
   /**
@@ -44,30 +44,30 @@ public interface LockBackend extends AutoCloseable {
    * deadline passes or the waiter withdraws, then {@link LockAttempt#abandon()} unless granted.
    *
    * @param name the lock's name, already checked
-   * @param ownerId unique for this lease among all clients (two leases of one client differ);
-   *     store it as the owner, and compare it, not the client, on renew and release
+   * @param ownerId unique for this lease among all clients (two leases of one client differ); store
+   *     it as the owner, and compare it, not the client, on renew and release
    * @param lease how long the server should keep the lock without renewal
-   * @param wake call it (from any thread, any number of times) when a poll is worth repeating:
-   *     the lock was released or the predecessor went away. A backend that declares
-   *     {@link dev.locksmith.Guarantees.Feature#NOTIFIED_WAKEUP} must be ready to call it
-   *     before a poll that answers busy returns (subscribe first, or read again once
-   *     subscribed: a release between the busy read and the subscription must not be lost), and
-   *     a poll that finds the lock free but another waiter first in line must wake that waiter
+   * @param wake call it (from any thread, any number of times) when a poll is worth repeating: the
+   *     lock was released or the predecessor went away. A backend that declares {@link
+   *     dev.locksmith.Guarantees.Feature#NOTIFIED_WAKEUP} must be ready to call it before a poll
+   *     that answers busy returns (subscribe first, or read again once subscribed: a release
+   *     between the busy read and the subscription must not be lost), and a poll that finds the
+   *     lock free but another waiter first in line must wake that waiter
    * @return the attempt
    */
   LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake);
 
   /**
-   * Starts one acquisition of a semaphore permit or a side of a read-write lock (or, for
-   * {@link Claim#exclusive()}, of a lock, which the default passes to
-   * {@link #attempt(String, String, Duration, Runnable)}). The core calls it only for a claim
-   * whose feature the backend declares ({@link dev.locksmith.Guarantees.Feature#SEMAPHORES},
-   * {@link dev.locksmith.Guarantees.Feature#READ_WRITE_LOCKS}); {@link Claim} says what the
-   * server must keep true. The lease comes back to {@link #renew}, {@link #release},
-   * {@link #extend} and {@link #releaseAfter} with its claim in {@link BackendLease#claim()}: a
-   * backend that declares either feature must handle every method for those leases too (extend
-   * and releaseAfter may throw {@link UnsupportedOperationException} for them; the core then
-   * says so to the user). {@link #inspect} is for exclusive locks only.
+   * Starts one acquisition of a semaphore permit or a side of a read-write lock (or, for {@link
+   * Claim#exclusive()}, of a lock, which the default passes to {@link #attempt(String, String,
+   * Duration, Runnable)}). The core calls it only for a claim whose feature the backend declares
+   * ({@link dev.locksmith.Guarantees.Feature#SEMAPHORES}, {@link
+   * dev.locksmith.Guarantees.Feature#READ_WRITE_LOCKS}); {@link Claim} says what the server must
+   * keep true. The lease comes back to {@link #renew}, {@link #release}, {@link #extend} and {@link
+   * #releaseAfter} with its claim in {@link BackendLease#claim()}: a backend that declares either
+   * feature must handle every method for those leases too (extend and releaseAfter may throw {@link
+   * UnsupportedOperationException} for them; the core then says so to the user). {@link #inspect}
+   * is for exclusive locks only.
    *
    * @param name the resource's name, already checked
    * @param claim what to take
@@ -76,7 +76,8 @@ public interface LockBackend extends AutoCloseable {
    * @param wake as for locks: also after a release of a permit or side of the same resource
    * @return the attempt
    */
-  default LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  default LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     if (claim.isExclusive()) {
       return attempt(name, ownerId, lease, wake);
     }
@@ -85,20 +86,20 @@ public interface LockBackend extends AutoCloseable {
 
   /**
    * @return true if held locks stay held by a session the backend keeps alive itself (ZooKeeper
-   *     session, etcd lease); the core then never calls {@link #renew(List)} and relies on
-   *     {@link BackendContext} for loss
+   *     session, etcd lease); the core then never calls {@link #renew(List)} and relies on {@link
+   *     BackendContext} for loss
    */
   default boolean renewsBySession() {
     return false;
   }
 
   /**
-   * Renews leases, in as few round trips as the protocol allows: the core hands over every
-   * lease due at about the same time.
+   * Renews leases, in as few round trips as the protocol allows: the core hands over every lease
+   * due at about the same time.
    *
    * @param leases the leases to renew, each for {@link BackendLease#lease()}
-   * @return one outcome per lease, in the same order; {@link Renewal#lost} (never
-   *     {@link Renewal#failed}) when the server has another owner or none: a retry cannot help
+   * @return one outcome per lease, in the same order; {@link Renewal#lost} (never {@link
+   *     Renewal#failed}) when the server has another owner or none: a retry cannot help
    */
   List<Renewal> renew(List<BackendLease> leases);
 
@@ -112,14 +113,13 @@ public interface LockBackend extends AutoCloseable {
   boolean release(BackendLease lease);
 
   /**
-   * Moves a held lease's expiry on the server to {@code lease} from now, longer or shorter, in
-   * one owner-checked step. Backends that implement it declare
-   * {@link dev.locksmith.Guarantees.Feature#EXTEND}. The core calls it only for a lease held
-   * without auto-renew that it still counts as valid. For a session grant
-   * ({@link Poll#grantedForSession}) the core also calls it right after the grant, with the
-   * lease asked for, so that the server, not only this client, ends the lock at its expiry;
-   * from then on the lock must be freed at the expiry even if this client vanishes, and waiters
-   * must find it free then.
+   * Moves a held lease's expiry on the server to {@code lease} from now, longer or shorter, in one
+   * owner-checked step. Backends that implement it declare {@link
+   * dev.locksmith.Guarantees.Feature#EXTEND}. The core calls it only for a lease held without
+   * auto-renew that it still counts as valid. For a session grant ({@link Poll#grantedForSession})
+   * the core also calls it right after the grant, with the lease asked for, so that the server, not
+   * only this client, ends the lock at its expiry; from then on the lock must be freed at the
+   * expiry even if this client vanishes, and waiters must find it free then.
    *
    * @param lease the lease, as handed back by the core
    * @param newLease the new lease, counted from now
@@ -132,11 +132,11 @@ public interface LockBackend extends AutoCloseable {
 
   /**
    * Gives a lease up but keeps the lock held on the server for {@code keep} from now,
-   * owner-checked, in one step. Backends that implement it declare
-   * {@link dev.locksmith.Guarantees.Feature#HOLD_AFTER_RELEASE}. The hold must survive
-   * {@link #close()}, {@link #abandon()} and the death of the process, and the lock must be
-   * free at its end without any further call: a waiter polling then gets it. The core calls it
-   * instead of {@link #release}, under the same conditions.
+   * owner-checked, in one step. Backends that implement it declare {@link
+   * dev.locksmith.Guarantees.Feature#HOLD_AFTER_RELEASE}. The hold must survive {@link #close()},
+   * {@link #abandon()} and the death of the process, and the lock must be free at its end without
+   * any further call: a waiter polling then gets it. The core calls it instead of {@link #release},
+   * under the same conditions.
    *
    * @param lease the lease, as handed back by the core
    * @param keep how long the server keeps the lock, above zero
@@ -148,8 +148,8 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
-   * Reads a lock's state without taking it or writing anything. Backends that implement it
-   * declare {@link dev.locksmith.Guarantees.Feature#STATE_READS}, and the kit then checks it.
+   * Reads a lock's state without taking it or writing anything. Backends that implement it declare
+   * {@link dev.locksmith.Guarantees.Feature#STATE_READS}, and the kit then checks it.
    *
    * @param name the lock's name, already checked
    * @return the state; the default is {@link LockState#unknown()}

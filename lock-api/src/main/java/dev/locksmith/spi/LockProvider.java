@@ -21,16 +21,20 @@ import java.util.Set;
  */
 public interface LockProvider {
 
-  /** @return the schemes served, lower case: {@code redis}, or {@code jdbc:postgresql} for JDBC URIs */
+  /**
+   * @return the schemes served, lower case: {@code redis}, or {@code jdbc:postgresql} for JDBC URIs
+   */
   Set<String> schemes();
 
-  /** @return the backend options understood, beyond the settings every client understands */
+  /**
+   * @return the backend options understood, beyond the settings every client understands
+   */
   Set<String> optionNames();
 
   /**
    * @param key an option key
-   * @return whether this provider understands it; override to accept a family of keys (such
-   *     as JDBC driver properties)
+   * @return whether this provider understands it; override to accept a family of keys (such as JDBC
+   *     driver properties)
    */
   default boolean acceptsOption(String key) {
     return optionNames().contains(key);
@@ -44,7 +48,8 @@ public interface LockProvider {
    * @param context callbacks into the client's core
    * @return the backend, connected
    * @throws dev.locksmith.LockConfigurationException for bad options
-   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached, naming it with secrets redacted
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached, naming it
+   *     with secrets redacted
    */
   LockBackend open(BackendConfig config, BackendContext context);
 }

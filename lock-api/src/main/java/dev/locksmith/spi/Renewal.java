@@ -26,7 +26,9 @@ public final class Renewal {
     this.cause = cause;
   }
 
-  /** @return renewed */
+  /**
+   * @return renewed
+   */
   public static Renewal renewed() {
     return RENEWED;
   }
@@ -47,17 +49,23 @@ public final class Renewal {
     return new Renewal(Kind.FAILED, String.valueOf(cause), Objects.requireNonNull(cause, "cause"));
   }
 
-  /** @return what happened */
+  /**
+   * @return what happened
+   */
   public Kind kind() {
     return kind;
   }
 
-  /** @return the server's answer for {@link Kind#LOST} or {@link Kind#FAILED} */
+  /**
+   * @return the server's answer for {@link Kind#LOST} or {@link Kind#FAILED}
+   */
   public String detail() {
     return detail;
   }
 
-  /** @return the failure, for {@link Kind#FAILED} */
+  /**
+   * @return the failure, for {@link Kind#FAILED}
+   */
   public Throwable cause() {
     return cause;
   }

@@ -21,7 +21,9 @@ class DurationsTest {
   @Test
   void rejectsTheRestSayingWhatIsValid() {
     for (String bad : new String[] {"-5s", "5", "five seconds", "5 sec", "", "PTX"}) {
-      assertThatThrownBy(() -> Durations.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+      assertThatThrownBy(() -> Durations.parse(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("30s");
     }
   }

@@ -23,7 +23,9 @@ class LockUriTest {
   @Test
   void readsSeveralHostsIpv6AndDefaultPorts() {
     LockUri u = LockUri.parse("redlock://a:1,b,[::1]:7000");
-    assertThat(u.hosts()).extracting(LockUri.HostPort::toString).containsExactly("a:1", "b", "[::1]:7000");
+    assertThat(u.hosts())
+        .extracting(LockUri.HostPort::toString)
+        .containsExactly("a:1", "b", "[::1]:7000");
     assertThat(u.hosts().get(1).portOr(6379)).isEqualTo(6379);
     assertThat(u.hosts().get(2).host()).isEqualTo("::1");
   }
@@ -45,10 +47,16 @@ class LockUriTest {
 
   @Test
   void rejectsMalformedUrisNamingTheProblem() {
-    assertThatThrownBy(() -> LockUri.parse("://nohost")).hasMessageContaining("`uri`").hasMessageContaining("scheme");
-    assertThatThrownBy(() -> LockUri.parse("redis://h:99999")).hasMessageContaining("99999").hasMessageContaining("1 to 65535");
+    assertThatThrownBy(() -> LockUri.parse("://nohost"))
+        .hasMessageContaining("`uri`")
+        .hasMessageContaining("scheme");
+    assertThatThrownBy(() -> LockUri.parse("redis://h:99999"))
+        .hasMessageContaining("99999")
+        .hasMessageContaining("1 to 65535");
     assertThatThrownBy(() -> LockUri.parse("redis://h:abc")).hasMessageContaining("'abc'");
-    assertThatThrownBy(() -> LockUri.parse("redis://u:pw@h:0")).hasMessageContaining("u:****@").hasMessageNotContaining(":pw@");
+    assertThatThrownBy(() -> LockUri.parse("redis://u:pw@h:0"))
+        .hasMessageContaining("u:****@")
+        .hasMessageNotContaining(":pw@");
     assertThatThrownBy(() -> LockUri.parse("redis://a:1,,b:2")).hasMessageContaining("empty");
     assertThatThrownBy(() -> LockUri.parse(" redis://h")).hasMessageContaining("spaces");
     assertThatThrownBy(() -> LockUri.parse("")).hasMessageContaining("`uri` was ''");

@@ -22,9 +22,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The cost of {@code @Locked} itself: one thread, on {@code local:}, a direct
- * {@code tryAcquire(0)} + release against the same through the Spring proxy, with a fixed name
- * and with a SpEL key. The difference is the advice's own cost per call (goal: at most 2 µs).
+ * The cost of {@code @Locked} itself: one thread, on {@code local:}, a direct {@code tryAcquire(0)}
+ * + release against the same through the Spring proxy, with a fixed name and with a SpEL key. The
+ * difference is the advice's own cost per call (goal: at most 2 µs).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -39,7 +39,9 @@ public class AnnotationOverheadBench {
     /** For Spring. */
     public Service() {}
 
-    /** @return 1, under lock "bench-fixed" */
+    /**
+     * @return 1, under lock "bench-fixed"
+     */
     @Locked(name = "bench-fixed")
     public int fixed() {
       return 1;
@@ -61,7 +63,9 @@ public class AnnotationOverheadBench {
     /** For Spring. */
     public App() {}
 
-    /** @return the service */
+    /**
+     * @return the service
+     */
     @Bean
     public Service service() {
       return new Service();
@@ -102,13 +106,17 @@ public class AnnotationOverheadBench {
     }
   }
 
-  /** @return 1 */
+  /**
+   * @return 1
+   */
   @Benchmark
   public int annotatedFixedName() {
     return service.fixed();
   }
 
-  /** @return 1 */
+  /**
+   * @return 1
+   */
   @Benchmark
   public int annotatedSpelKey() {
     return service.keyed("42");

@@ -19,25 +19,56 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs every measurement against the servers run-bench.sh started (their endpoints in
- * {@code BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
+ * Runs every measurement against the servers run-bench.sh started (their endpoints in {@code
+ * BENCH_REDIS}, {@code BENCH_ETCD}, ...), then writes RESULTS.md and results.svg.
  *
- * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only uncontended,contended,scale,cluster,jdbc-peers,semaphores]};
- * {@code cluster} (the Redis Cluster rows, {@link ClusterSection}), {@code jdbc-peers} ({@link JdbcPeersRun})
- * and {@code semaphores} ({@link SemaphoresRun}) are sections of their own, run only when asked for.
+ * <p>Usage: {@code BenchMain [--quick] [--out DIR] [--only
+ * uncontended,contended,scale,cluster,jdbc-peers,semaphores]}; {@code cluster} (the Redis Cluster
+ * rows, {@link ClusterSection}), {@code jdbc-peers} ({@link JdbcPeersRun}) and {@code semaphores}
+ * ({@link SemaphoresRun}) are sections of their own, run only when asked for.
  */
 public final class BenchMain {
   private static final Logger LOG = LoggerFactory.getLogger(BenchMain.class);
 
   /** Uncontended: Locksmith on each server, its raw floor, and the off-the-shelf locks. */
-  static final List<String> UNCONTENDED = List.of("locksmith-local", "locksmith-redis", "raw-redis", "redisson-lock",
-      "redisson-trylock", "locksmith-etcd", "raw-etcd", "jetcd-lock", "locksmith-zookeeper", "raw-zookeeper", "curator-mutex",
-      "locksmith-jdbc", "raw-jdbc");
-  /** Contended: Locksmith on each server, the off-the-shelf locks, and the seed articles' sleep loop. */
-  static final List<String> CONTENDED = List.of("locksmith-local", "locksmith-redis", "redisson-lock", "blogloop-redis",
-      "locksmith-etcd", "jetcd-lock", "locksmith-zookeeper", "curator-mutex", "locksmith-jdbc");
+  static final List<String> UNCONTENDED =
+      List.of(
+          "locksmith-local",
+          "locksmith-redis",
+          "raw-redis",
+          "redisson-lock",
+          "redisson-trylock",
+          "locksmith-etcd",
+          "raw-etcd",
+          "jetcd-lock",
+          "locksmith-zookeeper",
+          "raw-zookeeper",
+          "curator-mutex",
+          "locksmith-jdbc",
+          "raw-jdbc");
+
+  /**
+   * Contended: Locksmith on each server, the off-the-shelf locks, and the seed articles' sleep
+   * loop.
+   */
+  static final List<String> CONTENDED =
+      List.of(
+          "locksmith-local",
+          "locksmith-redis",
+          "redisson-lock",
+          "blogloop-redis",
+          "locksmith-etcd",
+          "jetcd-lock",
+          "locksmith-zookeeper",
+          "curator-mutex",
+          "locksmith-jdbc");
+
   static final List<String> SCALE = List.of("locksmith-redis", "redisson-lock");
-  /** Backends whose locks live by one session: their renewal traffic must not grow with the locks held. */
+
+  /**
+   * Backends whose locks live by one session: their renewal traffic must not grow with the locks
+   * held.
+   */
   static final List<String> SESSION_SCALE = List.of("locksmith-etcd", "locksmith-zookeeper");
 
   static final int CONTENDED_CLIENTS = 4;
@@ -66,8 +97,11 @@ public final class BenchMain {
           only = List.of(args[++i].split(","));
           break;
         default:
-          throw new IllegalArgumentException("unknown argument '" + args[i] + "'; use --quick, --out DIR, --only "
-              + "uncontended,contended,scale,cluster,jdbc-peers,semaphores");
+          throw new IllegalArgumentException(
+              "unknown argument '"
+                  + args[i]
+                  + "'; use --quick, --out DIR, --only "
+                  + "uncontended,contended,scale,cluster,jdbc-peers,semaphores");
       }
     }
     // sections of their own (ResultSections): each replaces only its part of RESULTS.md
@@ -101,10 +135,16 @@ public final class BenchMain {
     results.finished = Instant.now();
     Files.createDirectories(out);
     Files.writeString(out.resolve("results.svg"), Chart.svg(results), StandardCharsets.UTF_8);
-    String report = Report.markdown(results, System.getenv().getOrDefault("BENCH_COMMAND",
-        "lock-bench/run-bench.sh" + (quick ? " --quick" : "")));
+    String report =
+        Report.markdown(
+            results,
+            System.getenv()
+                .getOrDefault(
+                    "BENCH_COMMAND", "lock-bench/run-bench.sh" + (quick ? " --quick" : "")));
     // sections that runs of their own write (ResultSections) are kept
-    Files.writeString(out.resolve("RESULTS.md"), ResultSections.keepAll(out.resolve("RESULTS.md"), report),
+    Files.writeString(
+        out.resolve("RESULTS.md"),
+        ResultSections.keepAll(out.resolve("RESULTS.md"), report),
         StandardCharsets.UTF_8);
     LOG.info("wrote {} and {}", out.resolve("RESULTS.md"), out.resolve("results.svg"));
   }
@@ -112,38 +152,55 @@ public final class BenchMain {
   // ---------------------------------------------------------------- uncontended (JMH)
 
   /**
-   * Measured rounds per comparison in a child JVM per round (contended), after the warm-up (issue 22: at least 5 of each):
-   * 6 rounds make the min–max a 97 % confidence interval of the median (Rounds.intervalRank).
+   * Measured rounds per comparison in a child JVM per round (contended), after the warm-up (issue
+   * 22: at least 5 of each): 6 rounds make the min–max a 97 % confidence interval of the median
+   * (Rounds.intervalRank).
    */
   static final int ROUNDS = 6;
 
   /**
-   * Measured rounds of the uncontended comparisons, which run side by side in one JVM: 12 short rounds rather than 6 long
-   * ones, for the same measured time. The two figures of a ratio are then measured closer together, and the median's 96 %
-   * interval leaves out the two lowest and two highest rounds instead of resting on the single most disturbed one.
+   * Measured rounds of the uncontended comparisons, which run side by side in one JVM: 12 short
+   * rounds rather than 6 long ones, for the same measured time. The two figures of a ratio are then
+   * measured closer together, and the median's 96 % interval leaves out the two lowest and two
+   * highest rounds instead of resting on the single most disturbed one.
    */
   static final int UNCONTENDED_ROUNDS = 12;
 
   private static void uncontended(Results results, boolean quick) throws Exception {
     List<String> impls = Impls.available(UNCONTENDED);
-    // One JVM per server (RoundsRun): Locksmith, its floor and its peers side by side, in interleaved rounds.
+    // One JVM per server (RoundsRun): Locksmith, its floor and its peers side by side, in
+    // interleaved rounds.
     Map<String, List<String>> byServer = new LinkedHashMap<>();
     for (String impl : impls) {
       byServer.computeIfAbsent(Impls.serverOf(impl), k -> new ArrayList<>()).add(impl);
     }
-    // Warm-up per implementation: at about 1,000 ops/s (etcd) the hot code takes 20-30 s to reach the optimising
+    // Warm-up per implementation: at about 1,000 ops/s (etcd) the hot code takes 20-30 s to reach
+    // the optimising
     // compiler (FINDINGS 8); the rounds that follow keep warming all of them alike.
     long warmupMs = quick ? 2_000 : 16_000;
     long roundMs = quick ? 500 : 1_000;
     int rounds = quick ? 5 : UNCONTENDED_ROUNDS;
-    results.roundsNote = rounds + " rounds of " + roundMs + " ms per implementation after " + warmupMs + " ms of warm-up each.";
+    results.roundsNote =
+        rounds
+            + " rounds of "
+            + roundMs
+            + " ms per implementation after "
+            + warmupMs
+            + " ms of warm-up each.";
     for (int threads : new int[] {1, 8}) {
       for (List<String> group : byServer.values()) {
         LOG.info("uncontended, {} thread(s), {} interleaved rounds: {}", threads, rounds, group);
-        Properties p = childOrError(RoundsRun.class, Integer.toString(threads), Long.toString(warmupMs), Long.toString(roundMs),
-            Integer.toString(rounds), String.join(",", group));
+        Properties p =
+            childOrError(
+                RoundsRun.class,
+                Integer.toString(threads),
+                Long.toString(warmupMs),
+                Long.toString(roundMs),
+                Integer.toString(rounds),
+                String.join(",", group));
         for (String impl : group) {
-          Map<String, Double> m = results.uncontended.computeIfAbsent(impl, k -> new LinkedHashMap<>());
+          Map<String, Double> m =
+              results.uncontended.computeIfAbsent(impl, k -> new LinkedHashMap<>());
           if (threads == 1) {
             for (String key : List.of("p50Us", "p99Us", "meanUs")) {
               double[] v = perRound(p, impl, key, rounds);
@@ -160,7 +217,9 @@ public final class BenchMain {
     }
   }
 
-  /** @return {@code <impl>.<round>.<key>} of every round, or null if the run failed */
+  /**
+   * @return {@code <impl>.<round>.<key>} of every round, or null if the run failed
+   */
   static double[] perRound(Properties p, String impl, String key, int rounds) {
     double[] v = new double[rounds];
     for (int i = 0; i < rounds; i++) {
@@ -173,22 +232,37 @@ public final class BenchMain {
     return v;
   }
 
-  // ---------------------------------------------------------------- contended and scale (child JVMs)
+  // ---------------------------------------------------------------- contended and scale (child
+  // JVMs)
 
   private static void contended(Results results, boolean quick) throws Exception {
     long warmupMs = quick ? 500 : 2000;
     long measureMs = quick ? 1500 : 4000;
     int rounds = quick ? 5 : ROUNDS;
-    results.contendedNote = rounds + " rounds of " + measureMs + " ms measured after " + warmupMs + " ms of warm-up.";
+    results.contendedNote =
+        rounds + " rounds of " + measureMs + " ms measured after " + warmupMs + " ms of warm-up.";
     List<String> impls = Impls.available(CONTENDED);
     Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
     for (int round = 0; round < rounds; round++) {
       for (int k = 0; k < impls.size(); k++) {
         String impl = impls.get(round % 2 == 0 ? k : impls.size() - 1 - k);
-        LOG.info("contended, round {} of {}: {} clients on one name, 1 ms of work per hold, {} ms: {}", round + 1, rounds,
-            CONTENDED_CLIENTS, measureMs, impl);
-        byImpl.computeIfAbsent(impl, x -> new ArrayList<>()).add(childOrError(ContendedRun.class, impl,
-            Integer.toString(CONTENDED_CLIENTS), Long.toString(warmupMs), Long.toString(measureMs), "1000"));
+        LOG.info(
+            "contended, round {} of {}: {} clients on one name, 1 ms of work per hold, {} ms: {}",
+            round + 1,
+            rounds,
+            CONTENDED_CLIENTS,
+            measureMs,
+            impl);
+        byImpl
+            .computeIfAbsent(impl, x -> new ArrayList<>())
+            .add(
+                childOrError(
+                    ContendedRun.class,
+                    impl,
+                    Integer.toString(CONTENDED_CLIENTS),
+                    Long.toString(warmupMs),
+                    Long.toString(measureMs),
+                    "1000"));
       }
     }
     for (String impl : impls) {
@@ -205,10 +279,20 @@ public final class BenchMain {
     }
   }
 
-  /** One row from the rounds of one implementation: medians of rates and percentiles, sums of counts. */
+  /**
+   * One row from the rounds of one implementation: medians of rates and percentiles, sums of
+   * counts.
+   */
   static Properties mergeRounds(List<Properties> rounds) {
     Properties out = new Properties();
-    for (String key : List.of("handoffsPerSec", "acquisitionsPerSec", "waitP50Us", "waitP99Us", "waiterP50Us", "waiterP99Us")) {
+    for (String key :
+        List.of(
+            "handoffsPerSec",
+            "acquisitionsPerSec",
+            "waitP50Us",
+            "waitP99Us",
+            "waiterP50Us",
+            "waiterP99Us")) {
       List<Double> v = new ArrayList<>();
       for (Properties p : rounds) {
         if (p.getProperty(key) != null) {
@@ -216,7 +300,9 @@ public final class BenchMain {
         }
       }
       if (!v.isEmpty()) {
-        out.setProperty(key, Double.toString(Rounds.median(v.stream().mapToDouble(Double::doubleValue).toArray())));
+        out.setProperty(
+            key,
+            Double.toString(Rounds.median(v.stream().mapToDouble(Double::doubleValue).toArray())));
       }
     }
     double waitMax = 0;
@@ -231,7 +317,10 @@ public final class BenchMain {
       waiterMax = Math.max(waiterMax, Double.parseDouble(p.getProperty("waiterMaxUs", "0")));
       overlaps += Long.parseLong(p.getProperty("overlaps", "0"));
       mostHolders = Math.max(mostHolders, Integer.parseInt(p.getProperty("mostHolders", "0")));
-      errors += p.getProperty("errors", "0").equals("failed") ? 1 : Long.parseLong(p.getProperty("errors", "0"));
+      errors +=
+          p.getProperty("errors", "0").equals("failed")
+              ? 1
+              : Long.parseLong(p.getProperty("errors", "0"));
       stillWaiting += Long.parseLong(p.getProperty("stillWaitingAtEnd", "0"));
       if (p.getProperty("firstError") != null && out.getProperty("firstError") == null) {
         out.setProperty("firstError", p.getProperty("firstError"));
@@ -265,21 +354,42 @@ public final class BenchMain {
     // several keep-alive periods per window, so one message more or less hardly moves the rate
     long window = quick ? 6_000 : 20_000;
     for (String impl : Impls.available(SESSION_SCALE)) {
-      LOG.info("scale: {} then {} locks held by one client, server requests over {} ms idle: {}", 10, many, window, impl);
-      results.sessionScale.put(impl, childOrError(SessionScaleRun.class, impl, "10", Integer.toString(many), Long.toString(window)));
+      LOG.info(
+          "scale: {} then {} locks held by one client, server requests over {} ms idle: {}",
+          10,
+          many,
+          window,
+          impl);
+      results.sessionScale.put(
+          impl,
+          childOrError(
+              SessionScaleRun.class, impl, "10", Integer.toString(many), Long.toString(window)));
     }
     if (Endpoints.redis() == null) {
       return;
     }
     int periods = quick ? 3 : 6;
     for (String impl : SCALE) {
-      LOG.info("scale: {} locks held by one client with auto-renew, {} renewal periods: {}", SCALE_LOCKS, periods, impl);
-      results.scale.put(impl, childOrError(ScaleRun.class, impl, Integer.toString(SCALE_LOCKS), Long.toString(SCALE_LEASE_MS),
-          Integer.toString(periods)));
+      LOG.info(
+          "scale: {} locks held by one client with auto-renew, {} renewal periods: {}",
+          SCALE_LOCKS,
+          periods,
+          impl);
+      results.scale.put(
+          impl,
+          childOrError(
+              ScaleRun.class,
+              impl,
+              Integer.toString(SCALE_LOCKS),
+              Long.toString(SCALE_LEASE_MS),
+              Integer.toString(periods)));
     }
   }
 
-  /** As {@link #child}, but a failure becomes an {@code error} property, so one broken case does not lose the others. */
+  /**
+   * As {@link #child}, but a failure becomes an {@code error} property, so one broken case does not
+   * lose the others.
+   */
   static Properties childOrError(Class<?> main, String... args) {
     try {
       return child(main, args);
@@ -295,7 +405,10 @@ public final class BenchMain {
     }
   }
 
-  /** Runs {@code main} of a class in a JVM of its own and reads the properties it prints after {@code #RESULT}. */
+  /**
+   * Runs {@code main} of a class in a JVM of its own and reads the properties it prints after
+   * {@code #RESULT}.
+   */
   static Properties child(Class<?> main, String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -305,11 +418,16 @@ public final class BenchMain {
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(main.getName());
     cmd.addAll(List.of(args));
-    Process process = new ProcessBuilder(cmd).redirectErrorStream(false).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    Process process =
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(false)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
     StringBuilder result = new StringBuilder();
     boolean inResult = false;
     try (InputStream in = process.getInputStream();
-        BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.ISO_8859_1))) {
+        BufferedReader reader =
+            new BufferedReader(new InputStreamReader(in, StandardCharsets.ISO_8859_1))) {
       for (String line; (line = reader.readLine()) != null; ) {
         if (line.equals("#RESULT")) {
           inResult = true;
@@ -322,10 +440,16 @@ public final class BenchMain {
     }
     if (!process.waitFor(10, TimeUnit.MINUTES)) {
       process.destroyForcibly();
-      throw new IllegalStateException(main.getSimpleName() + " " + String.join(" ", args) + " did not finish in 10 minutes");
+      throw new IllegalStateException(
+          main.getSimpleName() + " " + String.join(" ", args) + " did not finish in 10 minutes");
     }
     if (process.exitValue() != 0 || !inResult) {
-      throw new IllegalStateException(main.getSimpleName() + " " + String.join(" ", args) + " failed with status " + process.exitValue());
+      throw new IllegalStateException(
+          main.getSimpleName()
+              + " "
+              + String.join(" ", args)
+              + " failed with status "
+              + process.exitValue());
     }
     Properties p = new Properties();
     p.load(new StringReader(result.toString()));
@@ -344,12 +468,20 @@ public final class BenchMain {
     final Map<String, Properties> contended = new LinkedHashMap<>();
     final Map<String, Properties> scale = new LinkedHashMap<>();
     final Map<String, Properties> sessionScale = new LinkedHashMap<>();
-    /** Per-round figures of the interleaved comparisons, by {@code <impl>/<key>} (p50Us, opsPerSec8, handoffsPerSec, ...). */
+
+    /**
+     * Per-round figures of the interleaved comparisons, by {@code <impl>/<key>} (p50Us, opsPerSec8,
+     * handoffsPerSec, ...).
+     */
     final Map<String, double[]> rounds = new LinkedHashMap<>();
+
     String roundsNote = "";
     String contendedNote = "";
 
-    /** @return the per-round ratios of {@code a} to {@code b} for {@code key}, or null if either was not measured in rounds */
+    /**
+     * @return the per-round ratios of {@code a} to {@code b} for {@code key}, or null if either was
+     *     not measured in rounds
+     */
     double[] ratios(String a, String b, String key) {
       return Rounds.ratios(rounds.get(a + "/" + key), rounds.get(b + "/" + key));
     }

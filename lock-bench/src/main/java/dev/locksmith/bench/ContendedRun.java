@@ -12,10 +12,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The contended run, in a JVM of its own: N clients (each its own connection or session) loop
- * on ONE lock name for a fixed time: acquire, about 1 ms of simulated work (parked, so the two
- * cores stay free for the clients and the server), release, and straight back to acquire. The
- * first second is warm-up; figures count only acquisitions that completed in the measured window.
+ * The contended run, in a JVM of its own: N clients (each its own connection or session) loop on
+ * ONE lock name for a fixed time: acquire, about 1 ms of simulated work (parked, so the two cores
+ * stay free for the clients and the server), release, and straight back to acquire. The first
+ * second is warm-up; figures count only acquisitions that completed in the measured window.
  *
  * <p>A semaphore implementation ({@code redisson-semaphore@2}) is run the same way: its clients
  * contend for its permits, and an overlap is a holding that starts while all of them are held.
@@ -70,7 +70,8 @@ public final class ContendedRun {
     }
   }
 
-  static Result run(String implId, int clients, long warmupNanos, long measureNanos, long workNanos) throws Exception {
+  static Result run(String implId, int clients, long warmupNanos, long measureNanos, long workNanos)
+      throws Exception {
     List<LockImpl> impls = new ArrayList<>();
     try {
       for (int i = 0; i < clients; i++) {
@@ -92,53 +93,56 @@ public final class ContendedRun {
         LockImpl impl = impls.get(i);
         waits[i] = new LongList();
         waiterWaits[i] = new LongList();
-        Thread t = new Thread(() -> {
-          ready.countDown();
-          try {
-            go.await();
-            while (true) {
-              long t0 = System.nanoTime();
-              if (t0 - window[1] >= 0) {
-                return;
-              }
-              Held held;
-              waitingSince.set(me, t0);
-              try {
-                held = impl.acquire(name, Duration.ofSeconds(60));
-              } catch (Exception e) {
-                errors[me]++;
-                firstError.compareAndSet(null, e.toString());
-                continue;
-              } finally {
-                waitingSince.set(me, 0);
-              }
-              long t1 = System.nanoTime();
-              if (held == null) {
-                errors[me]++;
-                firstError.compareAndSet(null, "acquire timed out after 60 s");
-                continue;
-              }
-              boolean counted = t1 - window[0] >= 0 && t1 - window[1] < 0;
-              boolean handoff = counter.acquired(me, counted);
-              if (counted) {
-                waits[me].add(t1 - t0);
-                if (handoff) {
-                  waiterWaits[me].add(t1 - t0);
-                }
-              }
-              LockSupport.parkNanos(workNanos);
-              counter.releasing();
-              try {
-                held.release();
-              } catch (Exception e) {
-                errors[me]++;
-                firstError.compareAndSet(null, e.toString());
-              }
-            }
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }, "contender-" + i);
+        Thread t =
+            new Thread(
+                () -> {
+                  ready.countDown();
+                  try {
+                    go.await();
+                    while (true) {
+                      long t0 = System.nanoTime();
+                      if (t0 - window[1] >= 0) {
+                        return;
+                      }
+                      Held held;
+                      waitingSince.set(me, t0);
+                      try {
+                        held = impl.acquire(name, Duration.ofSeconds(60));
+                      } catch (Exception e) {
+                        errors[me]++;
+                        firstError.compareAndSet(null, e.toString());
+                        continue;
+                      } finally {
+                        waitingSince.set(me, 0);
+                      }
+                      long t1 = System.nanoTime();
+                      if (held == null) {
+                        errors[me]++;
+                        firstError.compareAndSet(null, "acquire timed out after 60 s");
+                        continue;
+                      }
+                      boolean counted = t1 - window[0] >= 0 && t1 - window[1] < 0;
+                      boolean handoff = counter.acquired(me, counted);
+                      if (counted) {
+                        waits[me].add(t1 - t0);
+                        if (handoff) {
+                          waiterWaits[me].add(t1 - t0);
+                        }
+                      }
+                      LockSupport.parkNanos(workNanos);
+                      counter.releasing();
+                      try {
+                        held.release();
+                      } catch (Exception e) {
+                        errors[me]++;
+                        firstError.compareAndSet(null, e.toString());
+                      }
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "contender-" + i);
         threads.add(t);
         t.start();
       }

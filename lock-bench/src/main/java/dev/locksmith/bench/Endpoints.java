@@ -1,18 +1,22 @@
 package dev.locksmith.bench;
 
 /**
- * Where the servers run: system property {@code bench.<server>} or environment variable
- * {@code BENCH_<SERVER>}, set by run-bench.sh after it started them on loopback ports.
+ * Where the servers run: system property {@code bench.<server>} or environment variable {@code
+ * BENCH_<SERVER>}, set by run-bench.sh after it started them on loopback ports.
  */
 final class Endpoints {
   private Endpoints() {}
 
-  /** @return {@code host:port} of redis-server, or null if none was started */
+  /**
+   * @return {@code host:port} of redis-server, or null if none was started
+   */
   static String redis() {
     return get("redis");
   }
 
-  /** @return {@code host:port} of etcd's client endpoint, or null */
+  /**
+   * @return {@code host:port} of etcd's client endpoint, or null
+   */
   static String etcd() {
     return get("etcd");
   }
@@ -28,8 +32,12 @@ final class Endpoints {
   static String require(String server) {
     String v = get(server);
     if (v == null) {
-      throw new IllegalStateException("no " + server + " endpoint: set BENCH_" + server.toUpperCase(java.util.Locale.ROOT)
-          + "=host:port (run-bench.sh starts the servers and sets it)");
+      throw new IllegalStateException(
+          "no "
+              + server
+              + " endpoint: set BENCH_"
+              + server.toUpperCase(java.util.Locale.ROOT)
+              + "=host:port (run-bench.sh starts the servers and sets it)");
     }
     return v;
   }

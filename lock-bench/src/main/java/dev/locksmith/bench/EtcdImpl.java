@@ -18,9 +18,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * etcd through plain jetcd, on one client with one lease granted up front and kept alive:
- * either the raw floor (a transaction that puts the key with the lease if its create revision is
- * 0, then a delete), or jetcd's own {@code Lock} client (etcd's server-side lock service).
+ * etcd through plain jetcd, on one client with one lease granted up front and kept alive: either
+ * the raw floor (a transaction that puts the key with the lease if its create revision is 0, then a
+ * delete), or jetcd's own {@code Lock} client (etcd's server-side lock service).
  */
 final class EtcdImpl implements LockImpl {
   private static final AtomicLong SEQ = new AtomicLong();
@@ -35,16 +35,21 @@ final class EtcdImpl implements LockImpl {
     this.client = Client.builder().endpoints("http://" + endpoint).build();
     this.lockService = lockService;
     this.leaseId = client.getLeaseClient().grant(30).get(10, TimeUnit.SECONDS).getID();
-    this.keepAlive = client.getLeaseClient().keepAlive(leaseId, new StreamObserver<LeaseKeepAliveResponse>() {
-      @Override
-      public void onNext(LeaseKeepAliveResponse value) {}
+    this.keepAlive =
+        client
+            .getLeaseClient()
+            .keepAlive(
+                leaseId,
+                new StreamObserver<LeaseKeepAliveResponse>() {
+                  @Override
+                  public void onNext(LeaseKeepAliveResponse value) {}
 
-      @Override
-      public void onError(Throwable t) {}
+                  @Override
+                  public void onError(Throwable t) {}
 
-      @Override
-      public void onCompleted() {}
-    });
+                  @Override
+                  public void onCompleted() {}
+                });
   }
 
   private static ByteSequence bytes(String s) {
@@ -57,7 +62,12 @@ final class EtcdImpl implements LockImpl {
     if (lockService) {
       ByteSequence key;
       try {
-        key = client.getLockClient().lock(bytes("/jetcd-lock/" + name), leaseId).get(waitMillis, TimeUnit.MILLISECONDS).getKey();
+        key =
+            client
+                .getLockClient()
+                .lock(bytes("/jetcd-lock/" + name), leaseId)
+                .get(waitMillis, TimeUnit.MILLISECONDS)
+                .getKey();
       } catch (TimeoutException e) {
         return null;
       }
@@ -65,10 +75,14 @@ final class EtcdImpl implements LockImpl {
     }
     ByteSequence key = bytes("/raw/" + name);
     ByteSequence value = bytes(tokenPrefix + SEQ.incrementAndGet());
-    TxnResponse r = client.getKVClient().txn()
-        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-        .Then(Op.put(key, value, PutOption.builder().withLeaseId(leaseId).build()))
-        .commit().get(10, TimeUnit.SECONDS);
+    TxnResponse r =
+        client
+            .getKVClient()
+            .txn()
+            .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+            .Then(Op.put(key, value, PutOption.builder().withLeaseId(leaseId).build()))
+            .commit()
+            .get(10, TimeUnit.SECONDS);
     if (!r.isSucceeded()) {
       return null;
     }

@@ -5,9 +5,9 @@ package dev.locksmith.bench;
  * called by a client right after its acquire returned, while it holds the lock, so the order of
  * calls is the order of holdings. A hand-off is a holding by a different client than the one
  * before; a barging lock, whose releasing client takes the lock straight back, makes few of them.
- * Also checks mutual exclusion: a holding that starts while another is still open (for a
- * semaphore of N permits: while N are) is counted as an overlap (a broken lock, or a lease that
- * expired under its holder).
+ * Also checks mutual exclusion: a holding that starts while another is still open (for a semaphore
+ * of N permits: while N are) is counted as an overlap (a broken lock, or a lease that expired under
+ * its holder).
  */
 final class HandoffCounter {
   private final long[] perClient;
@@ -24,8 +24,8 @@ final class HandoffCounter {
 
   /**
    * @param clients the clients, numbered from 0
-   * @param capacity how many may hold at once: 1 for a lock, the permits for a semaphore (a
-   *     holding that starts while that many are open is an overlap)
+   * @param capacity how many may hold at once: 1 for a lock, the permits for a semaphore (a holding
+   *     that starts while that many are open is an overlap)
    */
   HandoffCounter(int clients, int capacity) {
     this.perClient = new long[clients];
@@ -34,7 +34,8 @@ final class HandoffCounter {
 
   /**
    * @param client the client that now holds the lock, from 0
-   * @param counted whether this holding falls in the measured window (the holder is tracked either way)
+   * @param counted whether this holding falls in the measured window (the holder is tracked either
+   *     way)
    * @return whether this holding is a hand-off: the previous holding was another client's
    */
   synchronized boolean acquired(int client, boolean counted) {
@@ -67,7 +68,9 @@ final class HandoffCounter {
     return overlaps;
   }
 
-  /** @return the most holdings open at once */
+  /**
+   * @return the most holdings open at once
+   */
   synchronized int mostOpen() {
     return mostOpen;
   }

@@ -4,16 +4,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The implementations under test, by id. An id names what is measured and on which server:
- * {@code locksmith-redis}, {@code raw-redis}, {@code redisson-lock}, and so on; a semaphore's
- * id ends in its permits, {@code redisson-semaphore@5}.
+ * The implementations under test, by id. An id names what is measured and on which server: {@code
+ * locksmith-redis}, {@code raw-redis}, {@code redisson-lock}, and so on; a semaphore's id ends in
+ * its permits, {@code redisson-semaphore@5}.
  */
 final class Impls {
   private Impls() {}
 
-  /** Semaphore implementations, named {@code <id>@<permits>}: one permit of a semaphore of that many per acquire. */
-  static final List<String> SEMAPHORES = List.of("locksmith-semaphore-local", "locksmith-semaphore-redis", "redisson-semaphore",
-      "redisson-expirable-semaphore", "locksmith-semaphore-zookeeper", "curator-semaphore");
+  /**
+   * Semaphore implementations, named {@code <id>@<permits>}: one permit of a semaphore of that many
+   * per acquire.
+   */
+  static final List<String> SEMAPHORES =
+      List.of(
+          "locksmith-semaphore-local",
+          "locksmith-semaphore-redis",
+          "redisson-semaphore",
+          "redisson-expirable-semaphore",
+          "locksmith-semaphore-zookeeper",
+          "curator-semaphore");
 
   /**
    * @param base a semaphore implementation of {@link #SEMAPHORES}
@@ -24,7 +33,9 @@ final class Impls {
     return base + "@" + permits;
   }
 
-  /** @return a new client of the implementation */
+  /**
+   * @return a new client of the implementation
+   */
   static LockImpl open(String id) throws Exception {
     int at = id.indexOf('@');
     if (at >= 0) {
@@ -60,33 +71,49 @@ final class Impls {
       case "raw-zookeeper":
         return new ZooKeeperImpl(Endpoints.require("zookeeper"), false, false);
       case "raw-zookeeper-transaction":
-        // a diagnostic, not a row of the record run: the raw floor sending Locksmith's transaction (FINDINGS 19)
+        // a diagnostic, not a row of the record run: the raw floor sending Locksmith's transaction
+        // (FINDINGS 19)
         return new ZooKeeperImpl(Endpoints.require("zookeeper"), false, true);
       case "curator-mutex":
         return new ZooKeeperImpl(Endpoints.require("zookeeper"), true, false);
       case "locksmith-jdbc":
-        return new LocksmithImpl("jdbc:mariadb://" + Endpoints.require("jdbc") + "/locks?user=root");
+        return new LocksmithImpl(
+            "jdbc:mariadb://" + Endpoints.require("jdbc") + "/locks?user=root");
       case "raw-jdbc":
         return new JdbcImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
       // the jdbc-peers section (JdbcPeersRun): MariaDB as above, and PostgreSQL ("pg")
       case "jdbclockregistry-jdbc":
-        return new SpringJdbcLockImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
+        return new SpringJdbcLockImpl(
+            "jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
       case "shedlock-jdbc":
-        return new ShedLockJdbcImpl("jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
+        return new ShedLockJdbcImpl(
+            "jdbc:mysql://" + Endpoints.require("jdbc") + "/locks?user=root");
       case "locksmith-pg":
-        return new LocksmithImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+        return new LocksmithImpl(
+            "jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       case "raw-pg":
-        return new JdbcImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+        return new JdbcImpl(
+            "jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       case "jdbclockregistry-pg":
-        return new SpringJdbcLockImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+        return new SpringJdbcLockImpl(
+            "jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       case "shedlock-pg":
-        return new ShedLockJdbcImpl("jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
+        return new ShedLockJdbcImpl(
+            "jdbc:postgresql://" + Endpoints.require("pg") + "/postgres?user=postgres");
       default:
-        throw new IllegalArgumentException("unknown implementation '" + id + "'; known: " + all() + ", and as ID@PERMITS: " + SEMAPHORES);
+        throw new IllegalArgumentException(
+            "unknown implementation '"
+                + id
+                + "'; known: "
+                + all()
+                + ", and as ID@PERMITS: "
+                + SEMAPHORES);
     }
   }
 
-  /** @return the permits of a semaphore id {@code base@permits}; 1 for a lock's id */
+  /**
+   * @return the permits of a semaphore id {@code base@permits}; 1 for a lock's id
+   */
   static int permits(String id) {
     int at = id.indexOf('@');
     if (at < 0) {
@@ -100,8 +127,12 @@ final class Impls {
     } catch (NumberFormatException e) {
       // named below
     }
-    throw new IllegalArgumentException("semaphore implementation '" + id + "' must end in @PERMITS with PERMITS a whole number from 1, "
-        + "such as " + semaphore(SEMAPHORES.get(1), 5));
+    throw new IllegalArgumentException(
+        "semaphore implementation '"
+            + id
+            + "' must end in @PERMITS with PERMITS a whole number from 1, "
+            + "such as "
+            + semaphore(SEMAPHORES.get(1), 5));
   }
 
   private static LockImpl openSemaphore(String base, int permits) throws Exception {
@@ -119,19 +150,46 @@ final class Impls {
       case "curator-semaphore":
         return new CuratorSemaphoreImpl(Endpoints.require("zookeeper"), permits);
       default:
-        throw new IllegalArgumentException("unknown semaphore implementation '" + base + "'; known (each as ID@PERMITS): " + SEMAPHORES);
+        throw new IllegalArgumentException(
+            "unknown semaphore implementation '"
+                + base
+                + "'; known (each as ID@PERMITS): "
+                + SEMAPHORES);
     }
   }
 
-  /** @return every id, in report order */
+  /**
+   * @return every id, in report order
+   */
   static List<String> all() {
-    return List.of("locksmith-local", "locksmith-redis", "raw-redis", "redisson-lock", "redisson-trylock", "blogloop-redis",
-        "locksmith-etcd", "raw-etcd", "jetcd-lock", "locksmith-zookeeper", "raw-zookeeper", "curator-mutex",
-        "locksmith-jdbc", "raw-jdbc", "locksmith-redis-cluster", "redisson-lock-cluster", "jdbclockregistry-jdbc", "shedlock-jdbc",
-        "locksmith-pg", "raw-pg", "jdbclockregistry-pg", "shedlock-pg");
+    return List.of(
+        "locksmith-local",
+        "locksmith-redis",
+        "raw-redis",
+        "redisson-lock",
+        "redisson-trylock",
+        "blogloop-redis",
+        "locksmith-etcd",
+        "raw-etcd",
+        "jetcd-lock",
+        "locksmith-zookeeper",
+        "raw-zookeeper",
+        "curator-mutex",
+        "locksmith-jdbc",
+        "raw-jdbc",
+        "locksmith-redis-cluster",
+        "redisson-lock-cluster",
+        "jdbclockregistry-jdbc",
+        "shedlock-jdbc",
+        "locksmith-pg",
+        "raw-pg",
+        "jdbclockregistry-pg",
+        "shedlock-pg");
   }
 
-  /** @return the ids whose server has an endpoint (local always) */
+  /**
+   * @return the ids whose server has an endpoint (local always)
+   */
   static List<String> available(List<String> ids) {
     List<String> out = new ArrayList<>();
     for (String id : ids) {

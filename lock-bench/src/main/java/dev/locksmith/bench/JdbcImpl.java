@@ -10,10 +10,10 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The raw JDBC lock floor on MariaDB/MySQL (and on PostgreSQL for the jdbc-peers section), one plain connection per thread (no pool): a
- * transaction of one {@code SELECT ... FOR UPDATE} on the lock's row and one {@code UPDATE}
- * that takes it (an INSERT the first time a name is seen), then the release {@code UPDATE}. The
- * row's expiry uses the database's clock, as lock-jdbc does.
+ * The raw JDBC lock floor on MariaDB/MySQL (and on PostgreSQL for the jdbc-peers section), one
+ * plain connection per thread (no pool): a transaction of one {@code SELECT ... FOR UPDATE} on the
+ * lock's row and one {@code UPDATE} that takes it (an INSERT the first time a name is seen), then
+ * the release {@code UPDATE}. The row's expiry uses the database's clock, as lock-jdbc does.
  */
 final class JdbcImpl implements LockImpl {
   static final String TABLE = "bench_raw_locks";
@@ -33,25 +33,47 @@ final class JdbcImpl implements LockImpl {
     this.c = DriverManager.getConnection(url);
     boolean postgres = url.startsWith("jdbc:postgresql:");
     try (Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS " + TABLE
-          + " (name VARCHAR(255) PRIMARY KEY, owner VARCHAR(255), expires_at BIGINT NOT NULL)" + (postgres ? "" : " ENGINE=InnoDB"));
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS "
+              + TABLE
+              + " (name VARCHAR(255) PRIMARY KEY, owner VARCHAR(255), expires_at BIGINT NOT NULL)"
+              + (postgres ? "" : " ENGINE=InnoDB"));
     }
     c.setAutoCommit(false);
-    String now = postgres ? "CAST(EXTRACT(EPOCH FROM CLOCK_TIMESTAMP()) * 1000 AS BIGINT)" : "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
-    select = c.prepareStatement("SELECT owner, expires_at, " + now + " FROM " + TABLE + " WHERE name = ? FOR UPDATE");
-    take = c.prepareStatement("UPDATE " + TABLE + " SET owner = ?, expires_at = " + now + " + 30000 WHERE name = ?");
-    insert = c.prepareStatement("INSERT INTO " + TABLE + " (name, owner, expires_at) VALUES (?, ?, " + now + " + 30000)");
-    insertFree = c.prepareStatement(postgres
-        ? "INSERT INTO " + TABLE + " (name, owner, expires_at) VALUES (?, NULL, 0) ON CONFLICT (name) DO NOTHING"
-        : "INSERT IGNORE INTO " + TABLE + " (name, owner, expires_at) VALUES (?, NULL, 0)");
-    release = c.prepareStatement("UPDATE " + TABLE + " SET owner = NULL WHERE name = ? AND owner = ?");
+    String now =
+        postgres
+            ? "CAST(EXTRACT(EPOCH FROM CLOCK_TIMESTAMP()) * 1000 AS BIGINT)"
+            : "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
+    select =
+        c.prepareStatement(
+            "SELECT owner, expires_at, " + now + " FROM " + TABLE + " WHERE name = ? FOR UPDATE");
+    take =
+        c.prepareStatement(
+            "UPDATE " + TABLE + " SET owner = ?, expires_at = " + now + " + 30000 WHERE name = ?");
+    insert =
+        c.prepareStatement(
+            "INSERT INTO "
+                + TABLE
+                + " (name, owner, expires_at) VALUES (?, ?, "
+                + now
+                + " + 30000)");
+    insertFree =
+        c.prepareStatement(
+            postgres
+                ? "INSERT INTO "
+                    + TABLE
+                    + " (name, owner, expires_at) VALUES (?, NULL, 0) ON CONFLICT (name) DO NOTHING"
+                : "INSERT IGNORE INTO " + TABLE + " (name, owner, expires_at) VALUES (?, NULL, 0)");
+    release =
+        c.prepareStatement("UPDATE " + TABLE + " SET owner = NULL WHERE name = ? AND owner = ?");
   }
 
   @Override
   public Held acquire(String name, Duration timeout) throws SQLException {
     if (known.add(name)) {
       // The row exists before the first measured acquire: SELECT ... FOR UPDATE on a missing row
-      // takes a gap lock, and concurrent first inserts into one gap deadlock (lock-jdbc retries those).
+      // takes a gap lock, and concurrent first inserts into one gap deadlock (lock-jdbc retries
+      // those).
       insertFree.setString(1, name);
       insertFree.executeUpdate();
       c.commit();

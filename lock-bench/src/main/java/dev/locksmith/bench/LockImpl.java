@@ -4,8 +4,8 @@ import java.time.Duration;
 
 /**
  * One client of a lock implementation under test: Locksmith on some backend, the raw protocol
- * floor, or an off-the-shelf lock. Each instance is one client (its own connection or session);
- * the contended run makes one per competing client.
+ * floor, or an off-the-shelf lock. Each instance is one client (its own connection or session); the
+ * contended run makes one per competing client.
  */
 interface LockImpl extends AutoCloseable {
 
@@ -17,9 +17,9 @@ interface LockImpl extends AutoCloseable {
   Held acquire(String name, Duration timeout) throws Exception;
 
   /**
-   * The instance one more benchmark thread uses: the same client where the library is meant to
-   * be shared between threads, or a connection of the thread's own where the raw protocol is
-   * cheapest that way. Closing what this returns closes only what it opened.
+   * The instance one more benchmark thread uses: the same client where the library is meant to be
+   * shared between threads, or a connection of the thread's own where the raw protocol is cheapest
+   * that way. Closing what this returns closes only what it opened.
    */
   default LockImpl forThread() throws Exception {
     LockImpl shared = this;

@@ -6,7 +6,9 @@ import dev.locksmith.Locks;
 import java.time.Duration;
 import java.util.Optional;
 
-/** Locksmith through its public API only, as a user would call it: one client, shared by threads. */
+/**
+ * Locksmith through its public API only, as a user would call it: one client, shared by threads.
+ */
 final class LocksmithImpl implements LockImpl {
   private final LockClient client;
 

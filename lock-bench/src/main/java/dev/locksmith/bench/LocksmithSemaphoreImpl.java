@@ -25,15 +25,21 @@ final class LocksmithSemaphoreImpl implements LockImpl {
     this.permits = permits;
   }
 
-  /** @return the reason a Locksmith semaphore row is skipped on a backend that does not declare semaphores */
+  /**
+   * @return the reason a Locksmith semaphore row is skipped on a backend that does not declare
+   *     semaphores
+   */
   static String declaredNot(String uri) {
-    return "Locksmith on " + uri.replaceFirst("[?].*", "") + " does not declare SEMAPHORES in this build (issue 20: its backend has "
+    return "Locksmith on "
+        + uri.replaceFirst("[?].*", "")
+        + " does not declare SEMAPHORES in this build (issue 20: its backend has "
         + "not landed them yet)";
   }
 
   /**
    * @param uri a Locksmith URI
-   * @return null if its backend declares {@link Guarantees.Feature#SEMAPHORES}, else the reason it is skipped
+   * @return null if its backend declares {@link Guarantees.Feature#SEMAPHORES}, else the reason it
+   *     is skipped
    */
   static String skipReason(String uri) {
     try (LockClient probe = Locks.connect(uri)) {

@@ -49,26 +49,44 @@ final class Machine {
     } catch (IOException e) {
       return "unknown";
     }
-    return String.format("%.1f GiB total, %.1f GiB available at the end (free)", total / 1048576.0, available / 1048576.0);
+    return String.format(
+        "%.1f GiB total, %.1f GiB available at the end (free)",
+        total / 1048576.0, available / 1048576.0);
   }
 
   private static long kb(String line) {
     return Long.parseLong(line.replaceAll("[^0-9]", ""));
   }
 
-  /** @return how many other JVMs ran Maven or its test forks: the other engineers' builds */
+  /**
+   * @return how many other JVMs ran Maven or its test forks: the other engineers' builds
+   */
   static long otherBuilds() {
     long self = ProcessHandle.current().pid();
     return ProcessHandle.allProcesses()
         .filter(p -> p.pid() != self)
-        .filter(p -> p.info().commandLine().map(c -> c.contains("plexus-classworlds") || c.contains("surefire")
-            || c.contains("failsafe")).orElse(false))
+        .filter(
+            p ->
+                p.info()
+                    .commandLine()
+                    .map(
+                        c ->
+                            c.contains("plexus-classworlds")
+                                || c.contains("surefire")
+                                || c.contains("failsafe"))
+                    .orElse(false))
         .count();
   }
 
   static String system() {
-    return System.getProperty("os.name") + " " + System.getProperty("os.version") + ", Java " + System.getProperty("java.version")
-        + " (" + System.getProperty("java.vm.name") + ")";
+    return System.getProperty("os.name")
+        + " "
+        + System.getProperty("os.version")
+        + ", Java "
+        + System.getProperty("java.version")
+        + " ("
+        + System.getProperty("java.vm.name")
+        + ")";
   }
 
   static Properties libraryVersions() {
@@ -83,7 +101,9 @@ final class Machine {
     return p;
   }
 
-  /** @return the servers' versions as run-bench.sh found them: BENCH_REDIS_VERSION, ... */
+  /**
+   * @return the servers' versions as run-bench.sh found them: BENCH_REDIS_VERSION, ...
+   */
   static String serverVersions() {
     StringBuilder sb = new StringBuilder();
     for (String server : List.of("redis", "etcd", "zookeeper", "mariadb")) {

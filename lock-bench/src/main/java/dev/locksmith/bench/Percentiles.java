@@ -15,7 +15,9 @@ final class Percentiles {
     return sorted.length;
   }
 
-  /** @param p from 0 to 100 @return the nearest-rank percentile, 0 when there are no samples */
+  /**
+   * @param p from 0 to 100 @return the nearest-rank percentile, 0 when there are no samples
+   */
   long at(double p) {
     if (sorted.length == 0) {
       return 0;

@@ -11,9 +11,9 @@ import redis.clients.jedis.JedisPoolConfig;
 import redis.clients.jedis.params.SetParams;
 
 /**
- * A diagnostic variant of the raw floor: the same two commands, but each borrowed from a
- * JedisPool of 8 configured as lock-redis configures its own, shared by every thread. Its
- * distance from {@code raw-redis} is what the pool costs; not part of the reported run.
+ * A diagnostic variant of the raw floor: the same two commands, but each borrowed from a JedisPool
+ * of 8 configured as lock-redis configures its own, shared by every thread. Its distance from
+ * {@code raw-redis} is what the pool costs; not part of the reported run.
  */
 @SuppressWarnings("deprecation") // JedisPool, as lock-redis uses it
 final class PooledRawRedisImpl implements LockImpl {
@@ -30,7 +30,11 @@ final class PooledRawRedisImpl implements LockImpl {
     config.setTestOnBorrow(false);
     config.setTestWhileIdle(true);
     config.setJmxEnabled(false);
-    pool = new JedisPool(config, HostAndPort.from(endpoint), DefaultJedisClientConfig.builder().socketTimeoutMillis(5000).build());
+    pool =
+        new JedisPool(
+            config,
+            HostAndPort.from(endpoint),
+            DefaultJedisClientConfig.builder().socketTimeoutMillis(5000).build());
     try (Jedis j = pool.getResource()) {
       cadSha = j.scriptLoad(RawRedisImpl.CAD);
     }

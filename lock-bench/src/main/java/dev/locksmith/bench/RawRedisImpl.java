@@ -18,7 +18,9 @@ import redis.clients.jedis.params.SetParams;
  * hand-written loop of the seed articles, which sleeps 50-150 ms after every failed SET.
  */
 final class RawRedisImpl implements LockImpl {
-  static final String CAD = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+  static final String CAD =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return"
+          + " 0";
   private static final AtomicLong CLIENTS = new AtomicLong();
 
   private final String endpoint;
@@ -32,7 +34,13 @@ final class RawRedisImpl implements LockImpl {
     this.endpoint = endpoint;
     this.sleepLoop = sleepLoop;
     HostAndPort hp = HostAndPort.from(endpoint);
-    this.jedis = new Jedis(hp, DefaultJedisClientConfig.builder().socketTimeoutMillis(5000).connectionTimeoutMillis(2000).build());
+    this.jedis =
+        new Jedis(
+            hp,
+            DefaultJedisClientConfig.builder()
+                .socketTimeoutMillis(5000)
+                .connectionTimeoutMillis(2000)
+                .build());
     this.cadSha = jedis.scriptLoad(CAD);
     this.tokenPrefix = ProcessHandle.current().pid() + "-" + CLIENTS.incrementAndGet() + ":";
   }

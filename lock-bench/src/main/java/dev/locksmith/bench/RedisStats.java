@@ -13,7 +13,9 @@ final class RedisStats implements AutoCloseable {
     this.jedis = new Jedis(HostAndPort.from(endpoint));
   }
 
-  /** @return calls per command since the server started, such as {@code evalsha -> 1234} */
+  /**
+   * @return calls per command since the server started, such as {@code evalsha -> 1234}
+   */
   Map<String, Long> calls() {
     Map<String, Long> out = new HashMap<>();
     for (String line : jedis.info("commandstats").split("\r?\n")) {
@@ -31,15 +33,18 @@ final class RedisStats implements AutoCloseable {
     return out;
   }
 
-  /** @return after minus before, per command, without the INFO calls this class makes */
+  /**
+   * @return after minus before, per command, without the INFO calls this class makes
+   */
   static Map<String, Long> delta(Map<String, Long> before, Map<String, Long> after) {
     Map<String, Long> d = new HashMap<>();
-    after.forEach((cmd, n) -> {
-      long diff = n - before.getOrDefault(cmd, 0L);
-      if (diff != 0 && !cmd.equals("info")) {
-        d.put(cmd, diff);
-      }
-    });
+    after.forEach(
+        (cmd, n) -> {
+          long diff = n - before.getOrDefault(cmd, 0L);
+          if (diff != 0 && !cmd.equals("info")) {
+            d.put(cmd, diff);
+          }
+        });
     return d;
   }
 

@@ -19,7 +19,10 @@ final class RedissonImpl implements LockImpl {
     this(endpoint, watchdog, 0);
   }
 
-  /** @param watchdogMillis the watchdog's lease (renewed every third of it); 0 for Redisson's default of 30 s */
+  /**
+   * @param watchdogMillis the watchdog's lease (renewed every third of it); 0 for Redisson's
+   *     default of 30 s
+   */
   RedissonImpl(String endpoint, boolean watchdog, long watchdogMillis) {
     Config config = new Config();
     config.useSingleServer().setAddress("redis://" + endpoint);
@@ -32,7 +35,8 @@ final class RedissonImpl implements LockImpl {
 
   /**
    * @param seeds {@code host:port,host:port,...} of Cluster nodes
-   * @return Redisson on the Cluster ({@code useClusterServers()}), with the settings of {@code redisson-lock}
+   * @return Redisson on the Cluster ({@code useClusterServers()}), with the settings of {@code
+   *     redisson-lock}
    */
   static RedissonImpl cluster(String seeds) {
     Config config = new Config();

@@ -13,8 +13,8 @@ import org.redisson.config.Config;
 /**
  * Redisson's semaphores, the peers of a Locksmith semaphore on Redis: either {@link RSemaphore}
  * ({@code acquire()} / {@code tryAcquire(wait)} and {@code release()}: a counter with no lease, so
- * a holder that dies keeps its permit for ever) or {@link RPermitExpirableSemaphore} (each permit an
- * id with a lease, 30 s as Locksmith's default, released by its id: the fairer peer). The count
+ * a holder that dies keeps its permit for ever) or {@link RPermitExpirableSemaphore} (each permit
+ * an id with a lease, 30 s as Locksmith's default, released by its id: the fairer peer). The count
  * is set once per name with {@code trySetPermits}, before the first acquire.
  */
 final class RedissonSemaphoreImpl implements LockImpl {
@@ -33,24 +33,29 @@ final class RedissonSemaphoreImpl implements LockImpl {
   }
 
   private Object semaphore(String name) {
-    return semaphores.computeIfAbsent(name, n -> {
-      if (expirable) {
-        RPermitExpirableSemaphore s = redisson.getPermitExpirableSemaphore("redisson-xsem:" + n);
-        s.trySetPermits(permits);
-        return s;
-      }
-      RSemaphore s = redisson.getSemaphore("redisson-sem:" + n);
-      s.trySetPermits(permits);
-      return s;
-    });
+    return semaphores.computeIfAbsent(
+        name,
+        n -> {
+          if (expirable) {
+            RPermitExpirableSemaphore s =
+                redisson.getPermitExpirableSemaphore("redisson-xsem:" + n);
+            s.trySetPermits(permits);
+            return s;
+          }
+          RSemaphore s = redisson.getSemaphore("redisson-sem:" + n);
+          s.trySetPermits(permits);
+          return s;
+        });
   }
 
   @Override
   public Held acquire(String name, Duration timeout) throws Exception {
     if (expirable) {
       RPermitExpirableSemaphore s = (RPermitExpirableSemaphore) semaphore(name);
-      String id = timeout == null ? s.acquire(LEASE_MS, TimeUnit.MILLISECONDS)
-          : s.tryAcquire(timeout.toMillis(), LEASE_MS, TimeUnit.MILLISECONDS);
+      String id =
+          timeout == null
+              ? s.acquire(LEASE_MS, TimeUnit.MILLISECONDS)
+              : s.tryAcquire(timeout.toMillis(), LEASE_MS, TimeUnit.MILLISECONDS);
       return id == null ? null : () -> s.release(id);
     }
     RSemaphore s = (RSemaphore) semaphore(name);

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * and keeps every section it did not measure itself.
  */
 final class ResultSections {
-  private static final Pattern SECTION = Pattern.compile("<!-- ([a-z0-9-]+):start -->.*?<!-- \\1:end -->\n?", Pattern.DOTALL);
+  private static final Pattern SECTION =
+      Pattern.compile("<!-- ([a-z0-9-]+):start -->.*?<!-- \\1:end -->\n?", Pattern.DOTALL);
 
   private ResultSections() {}
 
@@ -33,16 +34,24 @@ final class ResultSections {
    * @return {@code text} with the section replaced, or appended if it had none
    */
   static String replace(String text, String name, String body) {
-    String section = start(name) + "\n" + body + (body.endsWith("\n") ? "" : "\n") + end(name) + "\n";
+    String section =
+        start(name) + "\n" + body + (body.endsWith("\n") ? "" : "\n") + end(name) + "\n";
     int s = text.indexOf(start(name));
     int e = text.indexOf(end(name));
     if (s >= 0 && e > s) {
-      return text.substring(0, s) + section + text.substring(e + end(name).length()).replaceFirst("^\n", "");
+      return text.substring(0, s)
+          + section
+          + text.substring(e + end(name).length()).replaceFirst("^\n", "");
     }
-    return text + (text.isEmpty() || text.endsWith("\n\n") ? "" : text.endsWith("\n") ? "\n" : "\n\n") + section;
+    return text
+        + (text.isEmpty() || text.endsWith("\n\n") ? "" : text.endsWith("\n") ? "\n" : "\n\n")
+        + section;
   }
 
-  /** Replaces the section {@code name} of the file {@code results} (created if missing) with {@code body}. */
+  /**
+   * Replaces the section {@code name} of the file {@code results} (created if missing) with {@code
+   * body}.
+   */
   static void write(Path results, String name, String body) throws IOException {
     String old = Files.exists(results) ? Files.readString(results, StandardCharsets.UTF_8) : "";
     Files.writeString(results, replace(old, name, body), StandardCharsets.UTF_8);
@@ -64,7 +73,8 @@ final class ResultSections {
       String name = m.group(1);
       if (!result.contains(start(name))) {
         String whole = m.group().strip();
-        String body = whole.substring(start(name).length() + 1, whole.length() - end(name).length());
+        String body =
+            whole.substring(start(name).length() + 1, whole.length() - end(name).length());
         result = replace(result, name, body);
       }
     }

@@ -11,8 +11,8 @@ final class Rounds {
   private Rounds() {}
 
   /**
-   * @return {@code a[i] / b[i]} for every round both measured (a missing, NaN or zero figure drops the round), or null
-   *     when either side has no rounds
+   * @return {@code a[i] / b[i]} for every round both measured (a missing, NaN or zero figure drops
+   *     the round), or null when either side has no rounds
    */
   static double[] ratios(double[] a, double[] b) {
     if (a == null || b == null) {
@@ -29,7 +29,9 @@ final class Rounds {
     return k == 0 ? null : Arrays.copyOf(out, k);
   }
 
-  /** @return the median (mean of the two middle values for an even count), NaN for no values */
+  /**
+   * @return the median (mean of the two middle values for an even count), NaN for no values
+   */
   static double median(double[] v) {
     if (v == null || v.length == 0) {
       return Double.NaN;
@@ -56,10 +58,10 @@ final class Rounds {
    * median leaves out, plus one: the interval is {@code [x(k), x(n-k+1)]} of the sorted values,
    * with the largest {@code k} whose coverage is at least {@link #CONFIDENCE}. That is the
    * distribution-free interval of a median (it assumes only that rounds are independent, not any
-   * shape of their noise): the true median lies below {@code x(k)} only if at most {@code k-1}
-   * of {@code n} rounds fell below it, which has probability {@code P(Binomial(n, 1/2) <= k-1)},
-   * and likewise above. With fewer than 6 rounds no interval reaches 95 %, and the min-max (k = 1)
-   * is used; with 6 to 8 rounds it is the min-max; 9 to 11 drop one round at each end, 12 to 14 two.
+   * shape of their noise): the true median lies below {@code x(k)} only if at most {@code k-1} of
+   * {@code n} rounds fell below it, which has probability {@code P(Binomial(n, 1/2) <= k-1)}, and
+   * likewise above. With fewer than 6 rounds no interval reaches 95 %, and the min-max (k = 1) is
+   * used; with 6 to 8 rounds it is the min-max; 9 to 11 drop one round at each end, 12 to 14 two.
    */
   static int intervalRank(int n) {
     int k = 1;
@@ -69,7 +71,10 @@ final class Rounds {
     return k;
   }
 
-  /** @return the probability that {@code [x(k), x(n-k+1)]} of n independent rounds holds their true median */
+  /**
+   * @return the probability that {@code [x(k), x(n-k+1)]} of n independent rounds holds their true
+   *     median
+   */
   static double coverage(int n, int k) {
     double below = 0; // P(Binomial(n, 1/2) <= k - 1)
     double choose = 1;
@@ -80,7 +85,10 @@ final class Rounds {
     return 1 - 2 * below / Math.pow(2, n);
   }
 
-  /** @return the lower end of the median's confidence interval ({@link #intervalRank}), NaN for no values */
+  /**
+   * @return the lower end of the median's confidence interval ({@link #intervalRank}), NaN for no
+   *     values
+   */
   static double low(double[] v) {
     if (v == null || v.length == 0) {
       return Double.NaN;
@@ -90,7 +98,10 @@ final class Rounds {
     return s[intervalRank(s.length) - 1];
   }
 
-  /** @return the upper end of the median's confidence interval ({@link #intervalRank}), NaN for no values */
+  /**
+   * @return the upper end of the median's confidence interval ({@link #intervalRank}), NaN for no
+   *     values
+   */
   static double high(double[] v) {
     if (v == null || v.length == 0) {
       return Double.NaN;
@@ -101,9 +112,10 @@ final class Rounds {
   }
 
   /**
-   * @return "met" when the median's confidence interval ({@link #low} to {@link #high}) is on the right side of the
-   *     bound, "missed" when it is on the wrong side, "undecided" when it straddles it (then the target is not met).
-   *     Below 9 rounds the interval is the min-max, so every round must be on the right side.
+   * @return "met" when the median's confidence interval ({@link #low} to {@link #high}) is on the
+   *     right side of the bound, "missed" when it is on the wrong side, "undecided" when it
+   *     straddles it (then the target is not met). Below 9 rounds the interval is the min-max, so
+   *     every round must be on the right side.
    */
   static String verdict(double[] ratios, boolean atMost, double bound) {
     double lo = low(ratios);

@@ -9,17 +9,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The uncontended comparison in interleaved rounds, in a JVM of its own: the implementations of
- * one server (Locksmith, its raw floor, the off-the-shelf locks) are opened side by side, each is
+ * The uncontended comparison in interleaved rounds, in a JVM of its own: the implementations of one
+ * server (Locksmith, its raw floor, the off-the-shelf locks) are opened side by side, each is
  * warmed up, then each gets a short measured round in turn (A, B, C, C, B, A, A, B, C, ...: the
- * order flips every round so none always follows another), so that whatever else the shared
- * machine does falls on all of them alike and shows as the spread of the per-round ratios.
+ * order flips every round so none always follows another), so that whatever else the shared machine
+ * does falls on all of them alike and shows as the spread of the per-round ratios.
  *
  * <p>With 1 thread a round records every acquire + release's latency (p50, p99, mean); with more,
  * each thread loops on a name of its own and the round counts operations per second.
  *
  * <p>Usage: {@code RoundsRun <threads> <warmup-ms> <round-ms> <rounds> <impl,impl,...>}; prints
- * {@code <impl>.<round>.p50Us} (and p99Us, meanUs) or {@code <impl>.<round>.opsPerSec} as properties.
+ * {@code <impl>.<round>.p50Us} (and p99Us, meanUs) or {@code <impl>.<round>.opsPerSec} as
+ * properties.
  */
 public final class RoundsRun {
   private RoundsRun() {}
@@ -49,7 +50,8 @@ public final class RoundsRun {
   }
 
   /** One thread's loop for {@code nanos}; latencies recorded when {@code latencies} is not null. */
-  private static long loop(LockImpl locker, String name, long nanos, LongList latencies) throws Exception {
+  private static long loop(LockImpl locker, String name, long nanos, LongList latencies)
+      throws Exception {
     long end = System.nanoTime() + nanos;
     long ops = 0;
     for (long t0 = System.nanoTime(); t0 - end < 0; ) {
@@ -68,7 +70,10 @@ public final class RoundsRun {
     return ops;
   }
 
-  /** Runs {@code s} for {@code nanos} on all its threads; returns ops/s, or the latencies when single-threaded. */
+  /**
+   * Runs {@code s} for {@code nanos} on all its threads; returns ops/s, or the latencies when
+   * single-threaded.
+   */
   private static double round(Subject s, long nanos, LongList latencies) throws Exception {
     int threads = s.perThread.size();
     if (threads == 1) {
@@ -82,13 +87,16 @@ public final class RoundsRun {
     long t0 = System.nanoTime();
     for (int i = 0; i < threads; i++) {
       int me = i;
-      Thread t = new Thread(() -> {
-        try {
-          ops[me] = loop(s.perThread.get(me), s.names.get(me), nanos, null);
-        } catch (Exception e) {
-          failure.compareAndSet(null, e);
-        }
-      }, "round-" + s.id + "-" + i);
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  ops[me] = loop(s.perThread.get(me), s.names.get(me), nanos, null);
+                } catch (Exception e) {
+                  failure.compareAndSet(null, e);
+                }
+              },
+              "round-" + s.id + "-" + i);
       running.add(t);
       t.start();
     }
@@ -107,7 +115,8 @@ public final class RoundsRun {
   }
 
   /**
-   * @param args threads, warm-up ms per implementation, ms per measured round, rounds, implementation ids (comma-separated)
+   * @param args threads, warm-up ms per implementation, ms per measured round, rounds,
+   *     implementation ids (comma-separated)
    * @throws Exception if a client cannot be opened
    */
   public static void main(String[] args) throws Exception {
@@ -122,7 +131,8 @@ public final class RoundsRun {
       for (String id : args[4].split(",")) {
         subjects.add(new Subject(id, threads, run));
       }
-      // Warm-up, interleaved as well, in slices, so no implementation warms on a machine the others did not see.
+      // Warm-up, interleaved as well, in slices, so no implementation warms on a machine the others
+      // did not see.
       int slices = 4;
       for (int s = 0; s < slices; s++) {
         for (Subject subject : subjects) {
@@ -143,9 +153,13 @@ public final class RoundsRun {
             }
             p.setProperty(subject.id + "." + r + ".p50Us", Double.toString(pc.at(50) / 1e3));
             p.setProperty(subject.id + "." + r + ".p99Us", Double.toString(pc.at(99) / 1e3));
-            p.setProperty(subject.id + "." + r + ".meanUs", Double.toString(all.length == 0 ? 0 : sum / all.length / 1e3));
+            p.setProperty(
+                subject.id + "." + r + ".meanUs",
+                Double.toString(all.length == 0 ? 0 : sum / all.length / 1e3));
           } else {
-            p.setProperty(subject.id + "." + r + ".opsPerSec", Double.toString(round(subject, roundNanos, null)));
+            p.setProperty(
+                subject.id + "." + r + ".opsPerSec",
+                Double.toString(round(subject, roundNanos, null)));
           }
         }
       }

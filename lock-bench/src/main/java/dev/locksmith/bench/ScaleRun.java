@@ -21,17 +21,18 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * The scale run, in a JVM of its own: one client takes N locks with auto-renew on and holds
- * them for several renewal periods. Measures the server's command counts per renewal period
- * (Redis INFO commandstats deltas), the round trips they took, the client process's CPU while
- * only renewing, and the heap each held lock costs (used heap after full GCs, before and after
- * taking them).
+ * The scale run, in a JVM of its own: one client takes N locks with auto-renew on and holds them
+ * for several renewal periods. Measures the server's command counts per renewal period (Redis INFO
+ * commandstats deltas), the round trips they took, the client process's CPU while only renewing,
+ * and the heap each held lock costs (used heap after full GCs, before and after taking them).
  *
  * <p>Usage: {@code ScaleRun <locksmith-redis|redisson-lock> <locks> <lease-ms> <periods>}.
  */
 public final class ScaleRun {
-  static final java.util.Set<String> CLIENT_REQUESTS = java.util.Set.of("eval", "evalsha", "eval_ro", "evalsha_ro", "script|load",
-      "fcall", "fcall_ro");
+  static final java.util.Set<String> CLIENT_REQUESTS =
+      java.util.Set.of(
+          "eval", "evalsha", "eval_ro", "evalsha_ro", "script|load", "fcall", "fcall_ro");
+
   private ScaleRun() {}
 
   /**
@@ -55,7 +56,8 @@ public final class ScaleRun {
     String prefix = "bench-s-" + Long.toHexString(System.nanoTime()) + "-";
     try (RedisStats stats = new RedisStats(endpoint)) {
       if (impl.equals("locksmith-redis")) {
-        try (LockClient client = Locks.connect("redis://" + endpoint + "?lease=" + leaseMillis + "ms&renew=true")) {
+        try (LockClient client =
+            Locks.connect("redis://" + endpoint + "?lease=" + leaseMillis + "ms&renew=true")) {
           client.lock(prefix + "warm").acquire(Duration.ofSeconds(5)).close();
           long heapBefore = usedAfterGc(memory);
           List<Lease> held = new ArrayList<>(locks);
@@ -63,7 +65,8 @@ public final class ScaleRun {
           for (int i = 0; i < locks; i++) {
             held.add(client.lock(prefix + i).acquire(Duration.ofSeconds(10)));
           }
-          p.setProperty("acquireAllMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
+          p.setProperty(
+              "acquireAllMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
           long heapAfter = usedAfterGc(memory);
           p.setProperty("heapPerLockBytes", Long.toString((heapAfter - heapBefore) / locks));
           Object node = redisNode(client);
@@ -91,7 +94,8 @@ public final class ScaleRun {
             lock.lock();
             held.add(lock);
           }
-          p.setProperty("acquireAllMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
+          p.setProperty(
+              "acquireAllMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
           long heapAfter = usedAfterGc(memory);
           p.setProperty("heapPerLockBytes", Long.toString((heapAfter - heapBefore) / locks));
           measure(p, stats, os, periodMillis, periods, () -> -1L);
@@ -104,7 +108,8 @@ public final class ScaleRun {
           redisson.shutdown();
         }
       } else {
-        throw new IllegalArgumentException("scale run knows locksmith-redis and redisson-lock, not '" + impl + "'");
+        throw new IllegalArgumentException(
+            "scale run knows locksmith-redis and redisson-lock, not '" + impl + "'");
       }
     }
     PrintStream out = System.out;
@@ -114,8 +119,14 @@ public final class ScaleRun {
     System.exit(0);
   }
 
-  private static void measure(Properties p, RedisStats stats, com.sun.management.OperatingSystemMXBean os, long periodMillis,
-      int periods, java.util.function.LongSupplier clientRoundTrips) throws InterruptedException {
+  private static void measure(
+      Properties p,
+      RedisStats stats,
+      com.sun.management.OperatingSystemMXBean os,
+      long periodMillis,
+      int periods,
+      java.util.function.LongSupplier clientRoundTrips)
+      throws InterruptedException {
     // let the first renewal round pass, so the window sees steady state
     Thread.sleep(periodMillis + periodMillis / 2);
     Map<String, Long> before = stats.calls();
@@ -138,13 +149,20 @@ public final class ScaleRun {
     }
     p.setProperty("requestsPerPeriod", Double.toString(requests / measuredPeriods));
     p.setProperty("commands", new TreeMap<>(delta).toString());
-    // A pipelined renewal batch starts with one SCRIPT LOAD (RedisNode.evalMany); Redisson sends no SCRIPT LOAD.
-    p.setProperty("scriptLoadsPerPeriod", Double.toString(delta.getOrDefault("script|load", 0L) / measuredPeriods));
+    // A pipelined renewal batch starts with one SCRIPT LOAD (RedisNode.evalMany); Redisson sends no
+    // SCRIPT LOAD.
+    p.setProperty(
+        "scriptLoadsPerPeriod",
+        Double.toString(delta.getOrDefault("script|load", 0L) / measuredPeriods));
     if (rtBefore >= 0) {
-      p.setProperty("clientRoundTripsPerPeriod", Double.toString((rtAfter - rtBefore) / measuredPeriods));
+      p.setProperty(
+          "clientRoundTripsPerPeriod", Double.toString((rtAfter - rtBefore) / measuredPeriods));
     }
-    p.setProperty("cpuPercentOfOneCore", Double.toString(100.0 * (cpuAfter - cpuBefore) / (wallAfter - wallBefore)));
-    p.setProperty("cpuMsPerPeriod", Double.toString((cpuAfter - cpuBefore) / 1e6 / measuredPeriods));
+    p.setProperty(
+        "cpuPercentOfOneCore",
+        Double.toString(100.0 * (cpuAfter - cpuBefore) / (wallAfter - wallBefore)));
+    p.setProperty(
+        "cpuMsPerPeriod", Double.toString((cpuAfter - cpuBefore) / 1e6 / measuredPeriods));
   }
 
   private static long usedAfterGc(MemoryMXBean memory) throws InterruptedException {

@@ -15,11 +15,11 @@ import org.slf4j.LoggerFactory;
  * The {@code semaphores} section of RESULTS.md (issue 20), written through {@link ResultSections}:
  * one permit of a semaphore, Locksmith against its peers on the same servers in one run. On Redis:
  * Redisson's {@code RSemaphore} (a counter, no lease) and {@code RPermitExpirableSemaphore} (leased
- * permits, the fairer peer); on ZooKeeper: Curator's {@code InterProcessSemaphoreV2}; on
- * {@code local:} Locksmith alone, the core's own cost. Uncontended: acquire + release of one permit
- * of a semaphore of {@value #PERMITS} that no one else uses, 1 thread, in interleaved rounds
- * ({@link RoundsRun}, one JVM per server). Contended: {@value #CONTENDED_CLIENTS} clients on one
- * semaphore of {@value #CONTENDED_PERMITS}, 1 ms of work per hold ({@link ContendedRun}, a JVM per
+ * permits, the fairer peer); on ZooKeeper: Curator's {@code InterProcessSemaphoreV2}; on {@code
+ * local:} Locksmith alone, the core's own cost. Uncontended: acquire + release of one permit of a
+ * semaphore of {@value #PERMITS} that no one else uses, 1 thread, in interleaved rounds ({@link
+ * RoundsRun}, one JVM per server). Contended: {@value #CONTENDED_CLIENTS} clients on one semaphore
+ * of {@value #CONTENDED_PERMITS}, 1 ms of work per hold ({@link ContendedRun}, a JVM per
  * implementation and round, rounds interleaved). A Locksmith row whose backend does not declare
  * SEMAPHORES is skipped with the reason printed and written; its peers still run.
  */
@@ -58,10 +58,21 @@ final class SemaphoresRun {
     }
   }
 
-  static final List<Group> GROUPS = List.of(
-      new Group("local:", "local", "local", "locksmith-semaphore-local", List.of()),
-      new Group("Redis", "redis", "redis", "locksmith-semaphore-redis", List.of("redisson-semaphore", "redisson-expirable-semaphore")),
-      new Group("ZooKeeper", "zookeeper", "zookeeper", "locksmith-semaphore-zookeeper", List.of("curator-semaphore")));
+  static final List<Group> GROUPS =
+      List.of(
+          new Group("local:", "local", "local", "locksmith-semaphore-local", List.of()),
+          new Group(
+              "Redis",
+              "redis",
+              "redis",
+              "locksmith-semaphore-redis",
+              List.of("redisson-semaphore", "redisson-expirable-semaphore")),
+          new Group(
+              "ZooKeeper",
+              "zookeeper",
+              "zookeeper",
+              "locksmith-semaphore-zookeeper",
+              List.of("curator-semaphore")));
 
   private SemaphoresRun() {}
 
@@ -81,7 +92,13 @@ final class SemaphoresRun {
     for (Group g : GROUPS) {
       if (!g.server.equals("local") && Endpoints.get(g.server) == null) {
         for (String id : g.all()) {
-          skipped.put(id, "no " + g.server + " server (BENCH_" + g.server.toUpperCase(java.util.Locale.ROOT) + " not set)");
+          skipped.put(
+              id,
+              "no "
+                  + g.server
+                  + " server (BENCH_"
+                  + g.server.toUpperCase(java.util.Locale.ROOT)
+                  + " not set)");
         }
         continue;
       }
@@ -112,8 +129,14 @@ final class SemaphoresRun {
         continue;
       }
       LOG.info("semaphores uncontended, 1 thread, {} interleaved rounds: {}", uRounds, ids);
-      Properties p = BenchMain.childOrError(RoundsRun.class, "1", Long.toString(uWarmupMs), Long.toString(uRoundMs),
-          Integer.toString(uRounds), String.join(",", ids));
+      Properties p =
+          BenchMain.childOrError(
+              RoundsRun.class,
+              "1",
+              Long.toString(uWarmupMs),
+              Long.toString(uRoundMs),
+              Integer.toString(uRounds),
+              String.join(",", ids));
       if (p.getProperty("firstError") != null) {
         LOG.error("semaphores uncontended on {} failed: {}", g.label, p.getProperty("firstError"));
       }
@@ -124,7 +147,8 @@ final class SemaphoresRun {
       }
     }
 
-    // contended: every server's implementations in one interleaved sequence of rounds (order reversed every other round)
+    // contended: every server's implementations in one interleaved sequence of rounds (order
+    // reversed every other round)
     List<String> contendedIds = new ArrayList<>();
     for (Group g : groups) {
       if (!g.server.equals("local")) {
@@ -138,10 +162,25 @@ final class SemaphoresRun {
     for (int round = 0; round < cRounds; round++) {
       for (int k = 0; k < contendedIds.size(); k++) {
         String id = contendedIds.get(round % 2 == 0 ? k : contendedIds.size() - 1 - k);
-        LOG.info("semaphores contended, round {} of {}: {} clients on one semaphore of {}, 1 ms of work per hold, {} ms: {}", round + 1,
-            cRounds, CONTENDED_CLIENTS, CONTENDED_PERMITS, cMeasureMs, id);
-        byImpl.computeIfAbsent(base(id), x -> new ArrayList<>()).add(BenchMain.childOrError(ContendedRun.class, id,
-            Integer.toString(CONTENDED_CLIENTS), Long.toString(cWarmupMs), Long.toString(cMeasureMs), "1000"));
+        LOG.info(
+            "semaphores contended, round {} of {}: {} clients on one semaphore of {}, 1 ms of work"
+                + " per hold, {} ms: {}",
+            round + 1,
+            cRounds,
+            CONTENDED_CLIENTS,
+            CONTENDED_PERMITS,
+            cMeasureMs,
+            id);
+        byImpl
+            .computeIfAbsent(base(id), x -> new ArrayList<>())
+            .add(
+                BenchMain.childOrError(
+                    ContendedRun.class,
+                    id,
+                    Integer.toString(CONTENDED_CLIENTS),
+                    Long.toString(cWarmupMs),
+                    Long.toString(cMeasureMs),
+                    "1000"));
       }
     }
     Map<String, Properties> contended = new LinkedHashMap<>();
@@ -157,23 +196,56 @@ final class SemaphoresRun {
       }
     }
 
-    String header = "Measured " + started + " – " + Instant.now() + " (" + Duration.between(started, Instant.now()).toSeconds()
-        + " s) by `SemaphoresRun`, with `" + System.getenv().getOrDefault("BENCH_COMMAND", "lock-bench/run-bench.sh --only semaphores")
-        + "`" + (quick ? " (**quick**: indicative only)" : "") + ", git " + JdbcPeersRun.env("BENCH_GIT") + ". Load average " + loadBefore
-        + " before, " + Machine.loadAverage() + " after (2 shared cores; others build).";
-    String versions = "Servers: " + JdbcPeersRun.env("BENCH_REDIS_VERSION") + "; " + JdbcPeersRun.env("BENCH_ZOOKEEPER_VERSION")
-        + ". Peers: Redisson " + JdbcPeersRun.version(org.redisson.Redisson.class, "org.redisson/redisson") + ", Curator "
-        + JdbcPeersRun.version(org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2.class,
-            "org.apache.curator/curator-recipes") + ".";
-    String md = markdown(header, versions, rounds, contended, skipped, new int[] {uRounds, (int) uWarmupMs, (int) uRoundMs},
-        new int[] {cRounds, (int) cWarmupMs, (int) cMeasureMs});
+    String header =
+        "Measured "
+            + started
+            + " – "
+            + Instant.now()
+            + " ("
+            + Duration.between(started, Instant.now()).toSeconds()
+            + " s) by `SemaphoresRun`, with `"
+            + System.getenv()
+                .getOrDefault("BENCH_COMMAND", "lock-bench/run-bench.sh --only semaphores")
+            + "`"
+            + (quick ? " (**quick**: indicative only)" : "")
+            + ", git "
+            + JdbcPeersRun.env("BENCH_GIT")
+            + ". Load average "
+            + loadBefore
+            + " before, "
+            + Machine.loadAverage()
+            + " after (2 shared cores; others build).";
+    String versions =
+        "Servers: "
+            + JdbcPeersRun.env("BENCH_REDIS_VERSION")
+            + "; "
+            + JdbcPeersRun.env("BENCH_ZOOKEEPER_VERSION")
+            + ". Peers: Redisson "
+            + JdbcPeersRun.version(org.redisson.Redisson.class, "org.redisson/redisson")
+            + ", Curator "
+            + JdbcPeersRun.version(
+                org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2.class,
+                "org.apache.curator/curator-recipes")
+            + ".";
+    String md =
+        markdown(
+            header,
+            versions,
+            rounds,
+            contended,
+            skipped,
+            new int[] {uRounds, (int) uWarmupMs, (int) uRoundMs},
+            new int[] {cRounds, (int) cWarmupMs, (int) cMeasureMs});
     Path results = out.resolve("RESULTS.md");
     ResultSections.write(results, SECTION, md);
     LOG.info("wrote the {} section of {}", SECTION, results);
   }
 
-  /** @return the ids of {@code bases} that are not skipped, as semaphores of {@code permits} */
-  private static List<String> measured(List<String> bases, Map<String, String> skipped, int permits) {
+  /**
+   * @return the ids of {@code bases} that are not skipped, as semaphores of {@code permits}
+   */
+  private static List<String> measured(
+      List<String> bases, Map<String, String> skipped, int permits) {
     List<String> ids = new ArrayList<>();
     for (String b : bases) {
       if (!skipped.containsKey(b)) {
@@ -188,60 +260,138 @@ final class SemaphoresRun {
   }
 
   /**
-   * @param rounds per-round figures by {@code <base id>/<key>}: p50Us, p99Us (uncontended), acquisitionsPerSec, waitP99Us (contended)
+   * @param rounds per-round figures by {@code <base id>/<key>}: p50Us, p99Us (uncontended),
+   *     acquisitionsPerSec, waitP99Us (contended)
    * @param contended merged contended figures by base id
    * @param skipped why a base id was not measured
    * @param u uncontended rounds, warm-up ms, round ms
    * @param c contended rounds, warm-up ms, measured ms
    * @return the section's markdown
    */
-  static String markdown(String header, String versions, Map<String, double[]> rounds, Map<String, Properties> contended,
-      Map<String, String> skipped, int[] u, int[] c) {
+  static String markdown(
+      String header,
+      String versions,
+      Map<String, double[]> rounds,
+      Map<String, Properties> contended,
+      Map<String, String> skipped,
+      int[] u,
+      int[] c) {
     StringBuilder md = new StringBuilder();
-    md.append("## Semaphores (issue 20)\n\n").append(header).append("\n\n").append(versions).append(" Every implementation takes ")
-        .append("one permit per acquire and gives it back: Locksmith's `LockClient.semaphore(name, N)` with default options (30 s ")
-        .append("lease, auto-renew, fenced); Redisson `RSemaphore` (`trySetPermits(N)` once, `acquire()` / `tryAcquire(wait)`, ")
-        .append("`release()`: a counter without a lease, so a dead holder's permit never comes back); Redisson ")
-        .append("`RPermitExpirableSemaphore` (`trySetPermits(N)` once, `acquire(30 s lease)` / `tryAcquire(wait, 30 s lease)`, ")
-        .append("`release(id)`: leased permits, the fairer peer); Curator `InterProcessSemaphoreV2` (30 s session, one instance ")
-        .append("per name). One client per JVM shared by its threads (uncontended), one client each (contended).\n\n")
-        .append("Uncontended: 1 thread, acquire + release of one permit of a semaphore of ").append(PERMITS)
-        .append(" that no one else uses, ").append(u[0]).append(" interleaved rounds of ").append(u[2]).append(" ms after ")
-        .append(u[1]).append(" ms of warm-up each (`RoundsRun`, one JVM per server). Contended: ").append(CONTENDED_CLIENTS)
-        .append(" clients on one semaphore of ").append(CONTENDED_PERMITS).append(", 1 ms of work per hold, ").append(c[0])
-        .append(" interleaved rounds of ").append(c[2]).append(" ms after ").append(c[1])
-        .append(" ms of warm-up (`ContendedRun`, a JVM per implementation and round). Ratios are medians of the per-round ratios, ")
+    md.append("## Semaphores (issue 20)\n\n")
+        .append(header)
+        .append("\n\n")
+        .append(versions)
+        .append(" Every implementation takes ")
+        .append(
+            "one permit per acquire and gives it back: Locksmith's `LockClient.semaphore(name, N)`"
+                + " with default options (30 s ")
+        .append(
+            "lease, auto-renew, fenced); Redisson `RSemaphore` (`trySetPermits(N)` once,"
+                + " `acquire()` / `tryAcquire(wait)`, ")
+        .append(
+            "`release()`: a counter without a lease, so a dead holder's permit never comes back);"
+                + " Redisson ")
+        .append(
+            "`RPermitExpirableSemaphore` (`trySetPermits(N)` once, `acquire(30 s lease)` /"
+                + " `tryAcquire(wait, 30 s lease)`, ")
+        .append(
+            "`release(id)`: leased permits, the fairer peer); Curator `InterProcessSemaphoreV2` (30"
+                + " s session, one instance ")
+        .append(
+            "per name). One client per JVM shared by its threads (uncontended), one client each"
+                + " (contended).\n\n")
+        .append("Uncontended: 1 thread, acquire + release of one permit of a semaphore of ")
+        .append(PERMITS)
+        .append(" that no one else uses, ")
+        .append(u[0])
+        .append(" interleaved rounds of ")
+        .append(u[2])
+        .append(" ms after ")
+        .append(u[1])
+        .append(" ms of warm-up each (`RoundsRun`, one JVM per server). Contended: ")
+        .append(CONTENDED_CLIENTS)
+        .append(" clients on one semaphore of ")
+        .append(CONTENDED_PERMITS)
+        .append(", 1 ms of work per hold, ")
+        .append(c[0])
+        .append(" interleaved rounds of ")
+        .append(c[2])
+        .append(" ms after ")
+        .append(c[1])
+        .append(
+            " ms of warm-up (`ContendedRun`, a JVM per implementation and round). Ratios are"
+                + " medians of the per-round ratios, ")
         .append("spread their min–max; there is no target for them yet (information).\n\n");
 
     md.append("| server | ratio | figures | median | spread |\n|---|---|---|---|---|\n");
     for (Group g : GROUPS) {
       for (String peer : g.peers) {
-        ratioRow(md, g, "uncontended p50, Locksmith / " + name(peer), rounds.get(g.locksmith + "/p50Us"), rounds.get(peer + "/p50Us"),
-            " µs", g.locksmith, peer, skipped);
-        ratioRow(md, g, "contended permits/s, Locksmith / " + name(peer), rounds.get(g.locksmith + "/acquisitionsPerSec"),
-            rounds.get(peer + "/acquisitionsPerSec"), "/s", g.locksmith, peer, skipped);
-        ratioRow(md, g, "contended wait p99, Locksmith / " + name(peer), ms(rounds.get(g.locksmith + "/waitP99Us")),
-            ms(rounds.get(peer + "/waitP99Us")), " ms", g.locksmith, peer, skipped);
+        ratioRow(
+            md,
+            g,
+            "uncontended p50, Locksmith / " + name(peer),
+            rounds.get(g.locksmith + "/p50Us"),
+            rounds.get(peer + "/p50Us"),
+            " µs",
+            g.locksmith,
+            peer,
+            skipped);
+        ratioRow(
+            md,
+            g,
+            "contended permits/s, Locksmith / " + name(peer),
+            rounds.get(g.locksmith + "/acquisitionsPerSec"),
+            rounds.get(peer + "/acquisitionsPerSec"),
+            "/s",
+            g.locksmith,
+            peer,
+            skipped);
+        ratioRow(
+            md,
+            g,
+            "contended wait p99, Locksmith / " + name(peer),
+            ms(rounds.get(g.locksmith + "/waitP99Us")),
+            ms(rounds.get(peer + "/waitP99Us")),
+            " ms",
+            g.locksmith,
+            peer,
+            skipped);
       }
     }
 
-    md.append("\nUncontended, 1 thread, semaphore of ").append(PERMITS)
-        .append(" (µs; median over the rounds, min–max in brackets):\n\n| server | implementation | p50 | p99 |\n|---|---|---|---|\n");
+    md.append("\nUncontended, 1 thread, semaphore of ")
+        .append(PERMITS)
+        .append(
+            " (µs; median over the rounds, min–max in brackets):\n\n"
+                + "| server | implementation | p50 | p99 |\n"
+                + "|---|---|---|---|\n");
     for (Group g : GROUPS) {
       for (String id : g.all()) {
         md.append("| ").append(g.label).append(" | `").append(id).append("` | ");
         if (skipped.containsKey(id)) {
           md.append("skipped: ").append(skipped.get(id).replace("|", "/")).append(" | |\n");
         } else {
-          md.append(withSpread(rounds.get(id + "/p50Us"))).append(" | ").append(withSpread(rounds.get(id + "/p99Us"))).append(" |\n");
+          md.append(withSpread(rounds.get(id + "/p50Us")))
+              .append(" | ")
+              .append(withSpread(rounds.get(id + "/p99Us")))
+              .append(" |\n");
         }
       }
     }
 
-    md.append("\nContended, ").append(CONTENDED_CLIENTS).append(" clients on a semaphore of ").append(CONTENDED_PERMITS)
-        .append(" (medians over the rounds; waits in ms; most holders, overlaps and errors over all rounds; an overlap is a hold ")
-        .append("that began while ").append(CONTENDED_PERMITS).append(" were held, and must be 0):\n\n")
-        .append("| server | implementation | permits/s | wait p50 | wait p99 | wait max | most holders at once | per client | overlaps | errors |\n")
+    md.append("\nContended, ")
+        .append(CONTENDED_CLIENTS)
+        .append(" clients on a semaphore of ")
+        .append(CONTENDED_PERMITS)
+        .append(
+            " (medians over the rounds; waits in ms; most holders, overlaps and errors over all"
+                + " rounds; an overlap is a hold ")
+        .append("that began while ")
+        .append(CONTENDED_PERMITS)
+        .append(" were held, and must be 0):\n\n")
+        .append(
+            "| server | implementation | permits/s | wait p50 | wait p99 | wait max | most holders"
+                + " at once | per client | overlaps | errors |\n")
         .append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (Group g : GROUPS) {
       if (g.server.equals("local")) {
@@ -251,33 +401,77 @@ final class SemaphoresRun {
         md.append("| ").append(g.label).append(" | `").append(id).append("` | ");
         Properties p = contended.get(id);
         if (skipped.containsKey(id) || p == null) {
-          md.append("skipped: ").append(skipped.getOrDefault(id, "not measured").replace("|", "/")).append(" | | | | | | | |\n");
+          md.append("skipped: ")
+              .append(skipped.getOrDefault(id, "not measured").replace("|", "/"))
+              .append(" | | | | | | | |\n");
           continue;
         }
-        md.append(Report.fmt(num(p, "acquisitionsPerSec"))).append(" | ").append(Report.fmt(ms(num(p, "waitP50Us")))).append(" | ")
-            .append(Report.fmt(ms(num(p, "waitP99Us")))).append(" | ").append(Report.fmt(ms(num(p, "waitMaxUs")))).append(" | ")
-            .append(p.getProperty("mostHolders", "–")).append(" | ").append(p.getProperty("perClient", "–")).append(" | ")
-            .append(p.getProperty("overlaps", "–")).append(" | ").append(p.getProperty("errors", "–"))
-            .append(p.getProperty("firstError") != null ? " (" + p.getProperty("firstError").replace("|", "/") + ")" : "").append(" |\n");
+        md.append(Report.fmt(num(p, "acquisitionsPerSec")))
+            .append(" | ")
+            .append(Report.fmt(ms(num(p, "waitP50Us"))))
+            .append(" | ")
+            .append(Report.fmt(ms(num(p, "waitP99Us"))))
+            .append(" | ")
+            .append(Report.fmt(ms(num(p, "waitMaxUs"))))
+            .append(" | ")
+            .append(p.getProperty("mostHolders", "–"))
+            .append(" | ")
+            .append(p.getProperty("perClient", "–"))
+            .append(" | ")
+            .append(p.getProperty("overlaps", "–"))
+            .append(" | ")
+            .append(p.getProperty("errors", "–"))
+            .append(
+                p.getProperty("firstError") != null
+                    ? " (" + p.getProperty("firstError").replace("|", "/") + ")"
+                    : "")
+            .append(" |\n");
       }
     }
-    md.append("\nRerun: `lock-bench/run-bench.sh --only semaphores` (about 5 minutes). A skipped Locksmith row says why; its peers ")
+    md.append(
+            "\n"
+                + "Rerun: `lock-bench/run-bench.sh --only semaphores` (about 5 minutes). A skipped"
+                + " Locksmith row says why; its peers ")
         .append("are measured all the same.\n");
     return md.toString();
   }
 
-  private static void ratioRow(StringBuilder md, Group g, String what, double[] a, double[] b, String unit, String aId, String bId,
+  private static void ratioRow(
+      StringBuilder md,
+      Group g,
+      String what,
+      double[] a,
+      double[] b,
+      String unit,
+      String aId,
+      String bId,
       Map<String, String> skipped) {
     md.append("| ").append(g.label).append(" | ").append(what).append(" | ");
     if (skipped.containsKey(aId) || skipped.containsKey(bId)) {
-      md.append("skipped: `").append(skipped.containsKey(aId) ? aId : bId).append("` not measured (its row below says why) | | |\n");
+      md.append("skipped: `")
+          .append(skipped.containsKey(aId) ? aId : bId)
+          .append("` not measured (its row below says why) | | |\n");
       return;
     }
     double[] r = Rounds.ratios(a, b);
-    md.append(Report.fmt(median(a))).append(unit).append(" / ").append(Report.fmt(median(b))).append(unit).append(" | ")
-        .append(r == null ? "–" : Report.fmt2(Rounds.median(r))).append(" | ")
-        .append(r == null ? "not measured" : Report.fmt2(Rounds.min(r)).replace("×", "") + "–" + Report.fmt2(Rounds.max(r))
-            + " (" + r.length + " rounds)").append(" |\n");
+    md.append(Report.fmt(median(a)))
+        .append(unit)
+        .append(" / ")
+        .append(Report.fmt(median(b)))
+        .append(unit)
+        .append(" | ")
+        .append(r == null ? "–" : Report.fmt2(Rounds.median(r)))
+        .append(" | ")
+        .append(
+            r == null
+                ? "not measured"
+                : Report.fmt2(Rounds.min(r)).replace("×", "")
+                    + "–"
+                    + Report.fmt2(Rounds.max(r))
+                    + " ("
+                    + r.length
+                    + " rounds)")
+        .append(" |\n");
   }
 
   private static String name(String peer) {
@@ -324,6 +518,11 @@ final class SemaphoresRun {
     if (v == null) {
       return "not measured (its run failed: lock-bench/target/bench.log says why)";
     }
-    return Report.fmt(median(v)) + " (" + Report.fmt(Rounds.min(v)) + "–" + Report.fmt(Rounds.max(v)) + ")";
+    return Report.fmt(median(v))
+        + " ("
+        + Report.fmt(Rounds.min(v))
+        + "–"
+        + Report.fmt(Rounds.max(v))
+        + ")";
   }
 }

@@ -24,9 +24,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The scale run for backends whose locks live by one session (etcd's lease, ZooKeeper's session):
  * the issue's target is that renewal traffic does not grow with the number of locks held. One
- * client holds a few locks, then many, and the server's count of requests received is read over
- * the same idle window in both states: etcd's {@code grpc_server_msg_received_total} (all methods)
- * from its /metrics, ZooKeeper's {@code Received} packets from the {@code srvr} command.
+ * client holds a few locks, then many, and the server's count of requests received is read over the
+ * same idle window in both states: etcd's {@code grpc_server_msg_received_total} (all methods) from
+ * its /metrics, ZooKeeper's {@code Received} packets from the {@code srvr} command.
  *
  * <p>Usage: {@code SessionScaleRun <locksmith-etcd|locksmith-zookeeper> <few> <many> <window-ms>}.
  */
@@ -61,7 +61,8 @@ public final class SessionScaleRun {
       for (int i = few; i < many; i++) {
         held.add(client.lock(prefix + i).acquire(Duration.ofSeconds(10)));
       }
-      p.setProperty("acquireManyMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
+      p.setProperty(
+          "acquireManyMs", Long.toString(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)));
       Thread.sleep(windowMillis / 2);
       measure(p, "many", server, endpoint, windowMillis, os);
       p.setProperty("stillValid", Long.toString(held.stream().filter(Lease::isValid).count()));
@@ -76,8 +77,14 @@ public final class SessionScaleRun {
     System.exit(0);
   }
 
-  private static void measure(Properties p, String state, String server, String endpoint, long windowMillis,
-      com.sun.management.OperatingSystemMXBean os) throws Exception {
+  private static void measure(
+      Properties p,
+      String state,
+      String server,
+      String endpoint,
+      long windowMillis,
+      com.sun.management.OperatingSystemMXBean os)
+      throws Exception {
     long before = received(server, endpoint);
     long cpu = os.getProcessCpuTime();
     long wall = System.nanoTime();
@@ -85,14 +92,23 @@ public final class SessionScaleRun {
     long after = received(server, endpoint);
     double seconds = (System.nanoTime() - wall) / 1e9;
     p.setProperty(state + "RequestsPerSec", Double.toString((after - before) / seconds));
-    p.setProperty(state + "CpuPercentOfOneCore", Double.toString(100.0 * (os.getProcessCpuTime() - cpu) / 1e9 / seconds));
+    p.setProperty(
+        state + "CpuPercentOfOneCore",
+        Double.toString(100.0 * (os.getProcessCpuTime() - cpu) / 1e9 / seconds));
   }
 
-  /** @return the server's count of requests received from clients so far */
+  /**
+   * @return the server's count of requests received from clients so far
+   */
   static long received(String server, String endpoint) throws IOException, InterruptedException {
     if (server.equals("etcd")) {
-      HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + endpoint + "/metrics"))
-          .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create("http://" + endpoint + "/metrics"))
+                      .timeout(Duration.ofSeconds(10))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
       long sum = 0;
       for (String line : r.body().split("\n")) {
         if (line.startsWith("grpc_server_msg_received_total{")) {
@@ -107,7 +123,8 @@ public final class SessionScaleRun {
       OutputStream out = s.getOutputStream();
       out.write("srvr".getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+      BufferedReader in =
+          new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
       for (String line; (line = in.readLine()) != null; ) {
         if (line.startsWith("Received:")) {
           return Long.parseLong(line.substring("Received:".length()).trim());

@@ -11,7 +11,8 @@ import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 /**
  * ShedLock's {@code JdbcTemplateLockProvider} (default configuration, its {@code shedlock} table)
  * on a pool of its own, lockAtMostFor 30 s, lockAtLeastFor 0. ShedLock does not wait: a lock held
- * elsewhere is skipped, so this implementation is measured uncontended only; a busy lock returns null.
+ * elsewhere is skipped, so this implementation is measured uncontended only; a busy lock returns
+ * null.
  */
 final class ShedLockJdbcImpl implements LockImpl {
   private static final Duration AT_MOST = Duration.ofSeconds(30);
@@ -32,7 +33,8 @@ final class ShedLockJdbcImpl implements LockImpl {
 
   @Override
   public Held acquire(String name, Duration timeout) {
-    Optional<SimpleLock> lock = provider.lock(new LockConfiguration(Instant.now(), name, AT_MOST, Duration.ZERO));
+    Optional<SimpleLock> lock =
+        provider.lock(new LockConfiguration(Instant.now(), name, AT_MOST, Duration.ZERO));
     if (lock.isEmpty()) {
       return null;
     }

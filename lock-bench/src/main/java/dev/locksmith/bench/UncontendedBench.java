@@ -77,7 +77,8 @@ public class UncontendedBench {
   public void acquireRelease(PerThread t) throws Exception {
     Held held = t.locker.acquire(t.name, null);
     if (held == null) {
-      throw new IllegalStateException(t.name + " was not free: the uncontended benchmark found it held");
+      throw new IllegalStateException(
+          t.name + " was not free: the uncontended benchmark found it held");
     }
     held.release();
   }

@@ -33,12 +33,15 @@ final class ZooKeeperImpl implements LockImpl {
 
   /**
    * @param useCurator Curator's mutex, else the raw floor
-   * @param transaction the floor sends Locksmith's transaction (create + the lock node's write) instead of the create
+   * @param transaction the floor sends Locksmith's transaction (create + the lock node's write)
+   *     instead of the create
    */
   ZooKeeperImpl(String endpoint, boolean useCurator, boolean transaction) throws Exception {
     this.transaction = transaction;
     if (useCurator) {
-      curator = CuratorFrameworkFactory.newClient(endpoint, 30_000, 10_000, new ExponentialBackoffRetry(100, 3));
+      curator =
+          CuratorFrameworkFactory.newClient(
+              endpoint, 30_000, 10_000, new ExponentialBackoffRetry(100, 3));
       curator.start();
       if (!curator.blockUntilConnected(20, TimeUnit.SECONDS)) {
         curator.close();
@@ -47,14 +50,20 @@ final class ZooKeeperImpl implements LockImpl {
       zk = null;
     } else {
       java.util.concurrent.CountDownLatch connected = new java.util.concurrent.CountDownLatch(1);
-      zk = new ZooKeeper(endpoint, 30_000, event -> {
-        if (event.getState() == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
-          connected.countDown();
-        }
-      });
+      zk =
+          new ZooKeeper(
+              endpoint,
+              30_000,
+              event -> {
+                if (event.getState()
+                    == org.apache.zookeeper.Watcher.Event.KeeperState.SyncConnected) {
+                  connected.countDown();
+                }
+              });
       if (!connected.await(20, TimeUnit.SECONDS)) {
         zk.close();
-        throw new IllegalStateException("ZooKeeper did not connect to " + endpoint + " within 20 s");
+        throw new IllegalStateException(
+            "ZooKeeper did not connect to " + endpoint + " within 20 s");
       }
       curator = null;
     }
@@ -63,7 +72,8 @@ final class ZooKeeperImpl implements LockImpl {
   @Override
   public Held acquire(String name, Duration timeout) throws Exception {
     if (curator != null) {
-      InterProcessMutex mutex = mutexes.computeIfAbsent(name, n -> new InterProcessMutex(curator, "/curator/" + n));
+      InterProcessMutex mutex =
+          mutexes.computeIfAbsent(name, n -> new InterProcessMutex(curator, "/curator/" + n));
       if (timeout == null) {
         mutex.acquire();
       } else if (!mutex.acquire(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -85,11 +95,21 @@ final class ZooKeeperImpl implements LockImpl {
 
   private String create(String parent) throws Exception {
     if (!transaction) {
-      return zk.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL);
+      return zk.create(
+          parent + "/lock-",
+          new byte[0],
+          ZooDefs.Ids.OPEN_ACL_UNSAFE,
+          CreateMode.EPHEMERAL_SEQUENTIAL);
     }
-    List<OpResult> results = zk.multi(List.of(
-        Op.create(parent + "/lock-", new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL_SEQUENTIAL),
-        Op.setData(parent, new byte[0], -1)));
+    List<OpResult> results =
+        zk.multi(
+            List.of(
+                Op.create(
+                    parent + "/lock-",
+                    new byte[0],
+                    ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.EPHEMERAL_SEQUENTIAL),
+                Op.setData(parent, new byte[0], -1)));
     return ((OpResult.CreateResult) results.get(0)).getPath();
   }
 
@@ -98,7 +118,11 @@ final class ZooKeeperImpl implements LockImpl {
     for (String part : path.substring(1).split("/")) {
       at.append('/').append(part);
       try {
-        zk.create(at.toString(), "".getBytes(StandardCharsets.UTF_8), ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.PERSISTENT);
+        zk.create(
+            at.toString(),
+            "".getBytes(StandardCharsets.UTF_8),
+            ZooDefs.Ids.OPEN_ACL_UNSAFE,
+            CreateMode.PERSISTENT);
       } catch (KeeperException.NodeExistsException e) {
         // made by another thread or an earlier run
       }

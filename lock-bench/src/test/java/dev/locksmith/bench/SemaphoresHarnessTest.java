@@ -8,7 +8,10 @@ import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
-/** The semaphores section's bookkeeping, without servers: ids and their permits, overlaps beyond N, skipped rows. */
+/**
+ * The semaphores section's bookkeeping, without servers: ids and their permits, overlaps beyond N,
+ * skipped rows.
+ */
 class SemaphoresHarnessTest {
 
   @Test
@@ -28,10 +31,14 @@ class SemaphoresHarnessTest {
 
   @Test
   void aBadPermitCountOrUnknownSemaphoreIsNamed() {
-    assertThatThrownBy(() -> Impls.permits("redisson-semaphore@0")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'redisson-semaphore@0'").hasMessageContaining("@PERMITS");
-    assertThatThrownBy(() -> Impls.open("hazelcast-semaphore@2")).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'hazelcast-semaphore'").hasMessageContaining("curator-semaphore");
+    assertThatThrownBy(() -> Impls.permits("redisson-semaphore@0"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'redisson-semaphore@0'")
+        .hasMessageContaining("@PERMITS");
+    assertThatThrownBy(() -> Impls.open("hazelcast-semaphore@2"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'hazelcast-semaphore'")
+        .hasMessageContaining("curator-semaphore");
   }
 
   @Test
@@ -55,19 +62,33 @@ class SemaphoresHarnessTest {
     rounds.put("redisson-semaphore/p50Us", new double[] {100, 120, 110});
     rounds.put("redisson-semaphore/p99Us", new double[] {300, 320, 310});
     Map<String, String> skipped = new LinkedHashMap<>();
-    skipped.put("locksmith-semaphore-redis", "Locksmith on redis://h:1 does not declare SEMAPHORES");
+    skipped.put(
+        "locksmith-semaphore-redis", "Locksmith on redis://h:1 does not declare SEMAPHORES");
     Properties contended = new Properties();
     contended.setProperty("acquisitionsPerSec", "480");
     contended.setProperty("mostHolders", "2");
     contended.setProperty("overlaps", "0");
     Map<String, Properties> byImpl = new LinkedHashMap<>();
     byImpl.put("redisson-semaphore", contended);
-    String md = SemaphoresRun.markdown("header", "versions", rounds, byImpl, skipped, new int[] {3, 1000, 500}, new int[] {2, 500, 1500});
+    String md =
+        SemaphoresRun.markdown(
+            "header",
+            "versions",
+            rounds,
+            byImpl,
+            skipped,
+            new int[] {3, 1000, 500},
+            new int[] {2, 500, 1500});
 
-    assertThat(md).contains("| Redis | `locksmith-semaphore-redis` | skipped: Locksmith on redis://h:1 does not declare SEMAPHORES |")
+    assertThat(md)
+        .contains(
+            "| Redis | `locksmith-semaphore-redis` | skipped: Locksmith on redis://h:1 does not"
+                + " declare SEMAPHORES |")
         .contains("| Redis | `redisson-semaphore` | 110 (100–120) | 310 (300–320) |")
         .contains("| Redis | `redisson-semaphore` | 480 |")
-        .contains("uncontended p50, Locksmith / Redisson RSemaphore | skipped: `locksmith-semaphore-redis` not measured");
+        .contains(
+            "uncontended p50, Locksmith / Redisson RSemaphore | skipped:"
+                + " `locksmith-semaphore-redis` not measured");
   }
 
   @Test
@@ -75,7 +96,18 @@ class SemaphoresHarnessTest {
     Map<String, double[]> rounds = new LinkedHashMap<>();
     rounds.put("locksmith-semaphore-zookeeper/p50Us", new double[] {200, 220, 240});
     rounds.put("curator-semaphore/p50Us", new double[] {400, 400, 400});
-    String md = SemaphoresRun.markdown("h", "v", rounds, Map.of(), Map.of(), new int[] {3, 1000, 500}, new int[] {2, 500, 1500});
-    assertThat(md).contains("| ZooKeeper | uncontended p50, Locksmith / Curator InterProcessSemaphoreV2 | 220 µs / 400 µs | 0.55× | 0.50–0.60× (3 rounds) |");
+    String md =
+        SemaphoresRun.markdown(
+            "h",
+            "v",
+            rounds,
+            Map.of(),
+            Map.of(),
+            new int[] {3, 1000, 500},
+            new int[] {2, 500, 1500});
+    assertThat(md)
+        .contains(
+            "| ZooKeeper | uncontended p50, Locksmith / Curator InterProcessSemaphoreV2 | 220 µs /"
+                + " 400 µs | 0.55× | 0.50–0.60× (3 rounds) |");
   }
 }

@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Command-line options of one subcommand: {@code --key value}, {@code --key=value}, flags, and what follows {@code --}. */
+/**
+ * Command-line options of one subcommand: {@code --key value}, {@code --key=value}, flags, and what
+ * follows {@code --}.
+ */
 final class Args {
   private final Map<String, String> options = new LinkedHashMap<>();
   private final List<String> positional = new ArrayList<>();
@@ -61,7 +64,8 @@ final class Args {
           List<String> known = new ArrayList<>();
           valued.stream().sorted().forEach(k -> known.add("--" + k + " VALUE"));
           flags.stream().sorted().forEach(k -> known.add("--" + k));
-          throw new UsageException("unknown option --" + key + "; the options are " + String.join(", ", known));
+          throw new UsageException(
+              "unknown option --" + key + "; the options are " + String.join(", ", known));
         }
       } else {
         a.positional.add(arg);
@@ -79,7 +83,8 @@ final class Args {
   }
 
   /**
-   * @return the option's duration, from {@code min} to {@code max}; {@code defaultValue} when not given
+   * @return the option's duration, from {@code min} to {@code max}; {@code defaultValue} when not
+   *     given
    */
   Duration duration(String key, Duration defaultValue, Duration min, Duration max) {
     String v = options.get(key);
@@ -97,15 +102,25 @@ final class Args {
     } catch (IllegalArgumentException e) {
       // reported below
     }
-    throw new UsageException("--" + key + " was '" + v + "' but it must be a duration from " + bound(min) + " to " + bound(max)
-        + ", such as 30s or 500ms");
+    throw new UsageException(
+        "--"
+            + key
+            + " was '"
+            + v
+            + "' but it must be a duration from "
+            + bound(min)
+            + " to "
+            + bound(max)
+            + ", such as 30s or 500ms");
   }
 
   private static String bound(Duration d) {
     if (d.isZero()) {
       return "0";
     }
-    return d.toDays() > 0 && d.equals(Duration.ofDays(d.toDays())) ? d.toDays() + "d" : Durations.format(d);
+    return d.toDays() > 0 && d.equals(Duration.ofDays(d.toDays()))
+        ? d.toDays() + "d"
+        : Durations.format(d);
   }
 
   int integer(String key, int defaultValue, int min, int max) {
@@ -121,7 +136,8 @@ final class Args {
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new UsageException("--" + key + " was '" + v + "' but it must be a whole number from " + min + " to " + max);
+    throw new UsageException(
+        "--" + key + " was '" + v + "' but it must be a whole number from " + min + " to " + max);
   }
 
   List<String> positional() {

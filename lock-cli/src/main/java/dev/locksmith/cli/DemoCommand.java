@@ -28,35 +28,46 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code lockctl demo}: several worker processes, each with a client of its own, take turns on
- * one lock and write through a fenced store that this process serves on loopback. One worker is
- * frozen with SIGSTOP while it holds the lock, past its lease, as a long GC pause or a stopped VM
- * would freeze it; its renewal stops with it. The timeline shows the lock passing on, each
- * fencing token, the loss signal, and the store refusing the frozen worker's late write.
+ * {@code lockctl demo}: several worker processes, each with a client of its own, take turns on one
+ * lock and write through a fenced store that this process serves on loopback. One worker is frozen
+ * with SIGSTOP while it holds the lock, past its lease, as a long GC pause or a stopped VM would
+ * freeze it; its renewal stops with it. The timeline shows the lock passing on, each fencing token,
+ * the loss signal, and the store refusing the frozen worker's late write.
  *
  * <p>With no backend given it runs on an H2 database in a temporary directory, opened by this
  * process and served to the workers by H2's AUTO_SERVER mode: no server to install.
  */
 final class DemoCommand {
   static final String LOCK_NAME = "lockctl-demo/inventory";
-  static final String USAGE = String.join("\n",
-      "usage: lockctl demo [--backend URI | --config FILE] [--workers N] [--rounds N] [--lease D] [--pause D]",
-      "",
-      "Worker processes take turns on one lock and write through a store that refuses fencing tokens",
-      "lower than it has seen. One worker is frozen (SIGSTOP) for longer than its lease while it holds",
-      "the lock: the lock passes to another worker, and the frozen worker's late write is refused.",
-      "",
-      "  --backend URI   the lock backend, shared by the worker processes (default: LOCKSMITH_URI, else an",
-      "                  embedded H2 database in a temporary directory, served to the workers by this process)",
-      "  --config FILE   a properties file with locksmith.uri and other settings",
-      "  --workers N     worker processes, 2 to 8 (default 3)",
-      "  --rounds N      turns per worker, 1 to 100 (default 3)",
-      "  --lease D       lease of each turn, renewed while the worker runs, 100ms to 1m (default 1s)",
-      "  --pause D       how long worker-2 is frozen while holding the lock, longer than the lease and at",
-      "                  most 10m (default 2 x lease + 500ms)",
-      "",
-      "Exit status: 0 when the fence refused the stale write and no update was lost, 1 otherwise,",
-      "2 bad command line, 69 backend unreachable, 78 bad backend configuration.");
+  static final String USAGE =
+      String.join(
+          "\n",
+          "usage: lockctl demo [--backend URI | --config FILE] [--workers N] [--rounds N] [--lease"
+              + " D] [--pause D]",
+          "",
+          "Worker processes take turns on one lock and write through a store that refuses fencing"
+              + " tokens",
+          "lower than it has seen. One worker is frozen (SIGSTOP) for longer than its lease while"
+              + " it holds",
+          "the lock: the lock passes to another worker, and the frozen worker's late write is"
+              + " refused.",
+          "",
+          "  --backend URI   the lock backend, shared by the worker processes (default:"
+              + " LOCKSMITH_URI, else an",
+          "                  embedded H2 database in a temporary directory, served to the workers"
+              + " by this process)",
+          "  --config FILE   a properties file with locksmith.uri and other settings",
+          "  --workers N     worker processes, 2 to 8 (default 3)",
+          "  --rounds N      turns per worker, 1 to 100 (default 3)",
+          "  --lease D       lease of each turn, renewed while the worker runs, 100ms to 1m"
+              + " (default 1s)",
+          "  --pause D       how long worker-2 is frozen while holding the lock, longer than the"
+              + " lease and at",
+          "                  most 10m (default 2 x lease + 500ms)",
+          "",
+          "Exit status: 0 when the fence refused the stale write and no update was lost, 1"
+              + " otherwise,",
+          "2 bad command line, 69 backend unreachable, 78 bad backend configuration.");
 
   /** A timeline line: the time right-aligned under its heading, then the worker and the event. */
   private static final String TIMELINE = "%9s  %-9s  %s";
@@ -107,7 +118,9 @@ final class DemoCommand {
 
     /** Reads the worker's events until it exits, and tells them on the timeline. */
     void listen(List<Hold> holds) {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      try (BufferedReader r =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
         while ((line = r.readLine()) != null) {
           on(line, holds);
@@ -144,15 +157,28 @@ final class DemoCommand {
           holding.complete(null);
           break;
         case "WOKE":
-          log(name, "runs again and finishes its work; its lease is " + (w[1].equals("valid") ? "still valid"
-              : "no longer valid, but like most code it does not check") + "; it writes");
+          log(
+              name,
+              "runs again and finishes its work; its lease is "
+                  + (w[1].equals("valid")
+                      ? "still valid"
+                      : "no longer valid, but like most code it does not check")
+                  + "; it writes");
           break;
         case "WROTE":
           if (w[3].equals("OK")) {
             log(name, "wrote counter = " + w[1] + " with token " + w[2] + ": accepted");
           } else {
-            log(name, "wrote counter = " + w[1] + " with token " + w[2] + ": REFUSED, the store has seen token " + w[4]
-                + " (without fencing this write would have set the counter back: a lost update)");
+            log(
+                name,
+                "wrote counter = "
+                    + w[1]
+                    + " with token "
+                    + w[2]
+                    + ": REFUSED, the store has seen token "
+                    + w[4]
+                    + " (without fencing this write would have set the counter back: a lost"
+                    + " update)");
           }
           break;
         case "RELEASED":
@@ -160,8 +186,12 @@ final class DemoCommand {
           if (h != null) {
             h.to = now;
           }
-          log(name, Boolean.parseBoolean(w[1]) ? "released the lock"
-              : "released: the lease had already expired, nothing of the new holder's was freed");
+          log(
+              name,
+              Boolean.parseBoolean(w[1])
+                  ? "released the lock"
+                  : "released: the lease had already expired, nothing of the new holder's was"
+                      + " freed");
           break;
         case "LOST":
           log(name, "lease lost (" + w[1] + "): the library's loss signal fired");
@@ -180,7 +210,11 @@ final class DemoCommand {
   }
 
   int run(List<String> argv) throws InterruptedException {
-    Args args = Args.parse(argv, Set.of("backend", "config", "workers", "rounds", "lease", "pause"), Set.of("help"));
+    Args args =
+        Args.parse(
+            argv,
+            Set.of("backend", "config", "workers", "rounds", "lease", "pause"),
+            Set.of("help"));
     if (args.flag("help")) {
       out.println(USAGE);
       return 0;
@@ -190,11 +224,22 @@ final class DemoCommand {
     }
     int workers = args.integer("workers", 3, 2, 8);
     int rounds = args.integer("rounds", 3, 1, 100);
-    Duration lease = args.duration("lease", Duration.ofSeconds(1), Duration.ofMillis(100), Duration.ofMinutes(1));
-    Duration pause = args.duration("pause", lease.multipliedBy(2).plusMillis(500), Duration.ofMillis(1), Duration.ofMinutes(10));
+    Duration lease =
+        args.duration(
+            "lease", Duration.ofSeconds(1), Duration.ofMillis(100), Duration.ofMinutes(1));
+    Duration pause =
+        args.duration(
+            "pause",
+            lease.multipliedBy(2).plusMillis(500),
+            Duration.ofMillis(1),
+            Duration.ofMinutes(10));
     if (pause.compareTo(lease) <= 0) {
-      throw new Args.UsageException("--pause was '" + args.get("pause") + "' but it must be longer than --lease ("
-          + Durations.format(lease) + "), or the frozen worker keeps its lock and there is nothing to see");
+      throw new Args.UsageException(
+          "--pause was '"
+              + args.get("pause")
+              + "' but it must be longer than --lease ("
+              + Durations.format(lease)
+              + "), or the frozen worker keeps its lock and there is nothing to see");
     }
     Path h2Dir = null;
     // The workers get the backend as the demo got it, a URI through their environment rather
@@ -202,12 +247,15 @@ final class DemoCommand {
     List<String> backendArgs = new ArrayList<>();
     Map<String, String> backendEnv = new HashMap<>();
     Backends.Backend backend;
-    if (args.get("backend") == null && args.get("config") == null && System.getenv("LOCKSMITH_URI") == null
+    if (args.get("backend") == null
+        && args.get("config") == null
+        && System.getenv("LOCKSMITH_URI") == null
         && System.getProperty("locksmith.uri") == null) {
       try {
         h2Dir = Files.createTempDirectory("lockctl-demo-");
       } catch (IOException e) {
-        throw new LockException("cannot create a temporary directory for the demo's H2 database: " + e.getMessage(), e);
+        throw new LockException(
+            "cannot create a temporary directory for the demo's H2 database: " + e.getMessage(), e);
       }
       String uri = "jdbc:h2:file:" + h2Dir.resolve("locks").toAbsolutePath() + ";AUTO_SERVER=TRUE";
       backendEnv.put("LOCKSMITH_URI", uri);
@@ -223,7 +271,14 @@ final class DemoCommand {
       } // else the workers inherit LOCKSMITH_URI and LOCKSMITH_* with the rest of the environment
     }
     try {
-      return run(backend, new WorkerBackend(backendArgs, backendEnv), h2Dir != null, workers, rounds, lease, pause);
+      return run(
+          backend,
+          new WorkerBackend(backendArgs, backendEnv),
+          h2Dir != null,
+          workers,
+          rounds,
+          lease,
+          pause);
     } finally {
       if (h2Dir != null) {
         deleteQuietly(h2Dir);
@@ -231,27 +286,50 @@ final class DemoCommand {
     }
   }
 
-  private int run(Backends.Backend backend, WorkerBackend workerBackend, boolean embedded, int workers, int rounds, Duration lease,
-      Duration pause) throws InterruptedException {
+  private int run(
+      Backends.Backend backend,
+      WorkerBackend workerBackend,
+      boolean embedded,
+      int workers,
+      int rounds,
+      Duration lease,
+      Duration pause)
+      throws InterruptedException {
     FencedStore store = new FencedStore();
     List<Hold> holds = new CopyOnWriteArrayList<>();
     List<Worker> started = new ArrayList<>();
     // This client opens the backend first: for the embedded H2 database it is the server the
     // workers reach, and it lives until they are done.
-    try (LockClient client = backend.connect(); StoreServer server = new StoreServer(store)) {
+    try (LockClient client = backend.connect();
+        StoreServer server = new StoreServer(store)) {
       if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-        throw new Args.UsageException("--backend " + backend.display() + " keeps its locks inside one process, and the demo's workers"
-            + " are separate processes: give a server backend, or leave --backend out for the embedded H2 database");
+        throw new Args.UsageException(
+            "--backend "
+                + backend.display()
+                + " keeps its locks inside one process, and the demo's workers are separate"
+                + " processes: give a server backend, or leave --backend out for the embedded H2"
+                + " database");
       }
-      out.printf(Locale.ROOT, "Locksmith demo on %s%s: %d worker processes, %d turns each, lock '%s', lease %s, renewed.%n",
-          backend.display(), embedded ? " (embedded, served to the workers by this process)" : "", workers, rounds, LOCK_NAME,
+      out.printf(
+          Locale.ROOT,
+          "Locksmith demo on %s%s: %d worker processes, %d turns each, lock '%s', lease %s,"
+              + " renewed.%n",
+          backend.display(),
+          embedded ? " (embedded, served to the workers by this process)" : "",
+          workers,
+          rounds,
+          LOCK_NAME,
           Durations.format(lease));
-      out.printf(Locale.ROOT, "worker-2 will be frozen (SIGSTOP) for %s while holding the lock, like a long GC pause; its renewal"
-          + " freezes with it.%n%n", Durations.format(pause));
+      out.printf(
+          Locale.ROOT,
+          "worker-2 will be frozen (SIGSTOP) for %s while holding the lock, like a long GC pause;"
+              + " its renewal freezes with it.%n%n",
+          Durations.format(pause));
       out.println(String.format(Locale.ROOT, TIMELINE, "time", "worker", "event").stripTrailing());
       start = System.nanoTime();
       for (int w = 1; w <= workers; w++) {
-        started.add(startWorker("worker-" + w, workerBackend, server.port(), rounds, lease, w == 2, holds));
+        started.add(
+            startWorker("worker-" + w, workerBackend, server.port(), rounds, lease, w == 2, holds));
       }
       for (Worker w : started) {
         await(w.ready, w, "to connect to the backend", Duration.ofSeconds(60));
@@ -268,8 +346,15 @@ final class DemoCommand {
       await(victim.holding, victim, "to read the store", Duration.ofSeconds(30));
       signal(victim, "STOP");
       Hold frozen = victim.current;
-      log(victim.name, "is frozen (SIGSTOP) for " + Durations.format(pause) + ", holding token " + frozen.token
-          + " (its lease is " + Durations.format(lease) + ")");
+      log(
+          victim.name,
+          "is frozen (SIGSTOP) for "
+              + Durations.format(pause)
+              + ", holding token "
+              + frozen.token
+              + " (its lease is "
+              + Durations.format(lease)
+              + ")");
       Thread.sleep(pause.toMillis());
       signal(victim, "CONT");
       log(victim.name, "is let go (SIGCONT)");
@@ -304,14 +389,32 @@ final class DemoCommand {
     }
   }
 
-  private Worker startWorker(String name, WorkerBackend backend, int port, int rounds, Duration lease, boolean freeze,
+  private Worker startWorker(
+      String name,
+      WorkerBackend backend,
+      int port,
+      int rounds,
+      Duration lease,
+      boolean freeze,
       List<Hold> holds) {
     List<String> cmd = new ArrayList<>();
-    cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    cmd.add(
+        ProcessHandle.current()
+            .info()
+            .command()
+            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
     cmd.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xss512k"));
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker"));
+    cmd.addAll(
+        List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "demo-worker"));
     cmd.addAll(backend.args);
-    cmd.addAll(List.of("--store", Integer.toString(port), "--rounds", Integer.toString(rounds), "--lease", Durations.format(lease)));
+    cmd.addAll(
+        List.of(
+            "--store",
+            Integer.toString(port),
+            "--rounds",
+            Integer.toString(rounds),
+            "--lease",
+            Durations.format(lease)));
     if (freeze) {
       cmd.add("--freeze");
     }
@@ -331,11 +434,21 @@ final class DemoCommand {
       reader.start();
       return w;
     } catch (IOException e) {
-      throw new LockException("could not start the demo's worker process " + name + " (" + cmd.get(0) + "): " + e.getMessage(), e);
+      throw new LockException(
+          "could not start the demo's worker process "
+              + name
+              + " ("
+              + cmd.get(0)
+              + "): "
+              + e.getMessage(),
+          e);
     }
   }
 
-  /** How the workers reach the demo's backend: options of their command line and variables of their environment. */
+  /**
+   * How the workers reach the demo's backend: options of their command line and variables of their
+   * environment.
+   */
   private static final class WorkerBackend {
     final List<String> args;
     final Map<String, String> env;
@@ -357,12 +470,18 @@ final class DemoCommand {
     }
   }
 
-  private void await(CompletableFuture<Void> step, Worker w, String what, Duration timeout) throws InterruptedException, WorkerFailed {
+  private void await(CompletableFuture<Void> step, Worker w, String what, Duration timeout)
+      throws InterruptedException, WorkerFailed {
     try {
       step.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw new WorkerFailed(w, "exited before it got " + what.replaceFirst("^to ", "") + " (exit status "
-          + exitOf(w.process) + ")");
+      throw new WorkerFailed(
+          w,
+          "exited before it got "
+              + what.replaceFirst("^to ", "")
+              + " (exit status "
+              + exitOf(w.process)
+              + ")");
     } catch (java.util.concurrent.TimeoutException e) {
       throw new WorkerFailed(w, "did not manage " + what + " within " + Durations.format(timeout));
     }
@@ -396,17 +515,28 @@ final class DemoCommand {
   private static void signal(Worker w, String signal) throws InterruptedException {
     long pid = w.process.pid();
     try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
-      String said = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+      Process kill =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+              .redirectErrorStream(true)
+              .start();
+      String said =
+          new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
       if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new LockException("kill -" + signal + " " + pid + " (" + w.name + ") failed: " + said);
+        throw new LockException(
+            "kill -" + signal + " " + pid + " (" + w.name + ") failed: " + said);
       }
     } catch (IOException e) {
-      throw new LockException("the demo freezes a worker with kill -" + signal + ", which could not be run here: " + e.getMessage(), e);
+      throw new LockException(
+          "the demo freezes a worker with kill -"
+              + signal
+              + ", which could not be run here: "
+              + e.getMessage(),
+          e);
     }
   }
 
-  private int summarize(FencedStore store, List<Hold> holds, Hold frozen, boolean failed, int turns) {
+  private int summarize(
+      FencedStore store, List<Hold> holds, Hold frozen, boolean failed, int turns) {
     List<Hold> sorted = new ArrayList<>(holds);
     sorted.sort((a, b) -> Long.compare(a.from, b.from));
     boolean increasing = true;
@@ -428,21 +558,52 @@ final class DemoCommand {
       }
     }
     out.println();
-    out.printf(Locale.ROOT, "turns: %d of %d; fencing tokens increased with every new holder: %s%n", holds.size(), turns,
+    out.printf(
+        Locale.ROOT,
+        "turns: %d of %d; fencing tokens increased with every new holder: %s%n",
+        holds.size(),
+        turns,
         increasing ? "yes" : "NO");
     if (others == 0) {
-      out.printf(Locale.ROOT, "overlaps: %d%s%n", withFrozen, withFrozen == 0 ? ""
-          : ", all with the frozen " + frozen.worker + ", whose lease had expired; the fence refused its late write");
+      out.printf(
+          Locale.ROOT,
+          "overlaps: %d%s%n",
+          withFrozen,
+          withFrozen == 0
+              ? ""
+              : ", all with the frozen "
+                  + frozen.worker
+                  + ", whose lease had expired; the fence refused its late write");
     } else {
-      out.printf(Locale.ROOT, "overlaps: %d with the frozen %s, whose lease had expired (the fence refused its late write); %d between"
-          + " other turns, by at most %d ms as their events reached the demo (a worker reports a release after making it)%n",
-          withFrozen, frozen.worker, others, TimeUnit.NANOSECONDS.toMillis(longestOther));
+      out.printf(
+          Locale.ROOT,
+          "overlaps: %d with the frozen %s, whose lease had expired (the fence refused its late"
+              + " write); %d between other turns, by at most %d ms as their events reached the demo"
+              + " (a worker reports a release after making it)%n",
+          withFrozen,
+          frozen.worker,
+          others,
+          TimeUnit.NANOSECONDS.toMillis(longestOther));
     }
-    out.printf(Locale.ROOT, "writes accepted: %d; stale writes refused by the fence: %d; counter = %d (no update lost: %s)%n",
-        store.accepted(), store.rejected(), store.value(), store.value() == store.accepted() ? "yes" : "NO");
-    boolean ok = !failed && holds.size() == turns && increasing && store.rejected() >= 1 && store.value() == store.accepted();
-    out.println(ok ? "The lease expired under the frozen worker and the lock moved on; its fencing token let the store refuse its late write."
-        : "The demo did not go as expected: see the timeline above.");
+    out.printf(
+        Locale.ROOT,
+        "writes accepted: %d; stale writes refused by the fence: %d; counter = %d (no update lost:"
+            + " %s)%n",
+        store.accepted(),
+        store.rejected(),
+        store.value(),
+        store.value() == store.accepted() ? "yes" : "NO");
+    boolean ok =
+        !failed
+            && holds.size() == turns
+            && increasing
+            && store.rejected() >= 1
+            && store.value() == store.accepted();
+    out.println(
+        ok
+            ? "The lease expired under the frozen worker and the lock moved on; its fencing token"
+                + " let the store refuse its late write."
+            : "The demo did not go as expected: see the timeline above.");
     return ok ? Main.OK : Main.FAILED;
   }
 
@@ -461,7 +622,10 @@ final class DemoCommand {
     }
   }
 
-  /** Serves the fenced store to the workers on a loopback port: {@code READ}, {@code WRITE token value}. */
+  /**
+   * Serves the fenced store to the workers on a loopback port: {@code READ}, {@code WRITE token
+   * value}.
+   */
   private static final class StoreServer implements AutoCloseable {
     private final ServerSocket socket;
     private final FencedStore store;
@@ -471,7 +635,8 @@ final class DemoCommand {
       try {
         this.socket = new ServerSocket(0, 16, InetAddress.getLoopbackAddress());
       } catch (IOException e) {
-        throw new LockException("the demo could not open a loopback port for its store: " + e.getMessage(), e);
+        throw new LockException(
+            "the demo could not open a loopback port for its store: " + e.getMessage(), e);
       }
       Thread t = new Thread(this::accept, "lockctl-demo-store");
       t.setDaemon(true);
@@ -496,7 +661,10 @@ final class DemoCommand {
     }
 
     private void serve(Socket c) {
-      try (c; BufferedReader in = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8));
+      try (c;
+          BufferedReader in =
+              new BufferedReader(
+                  new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8));
           PrintWriter out = new PrintWriter(c.getOutputStream(), true, StandardCharsets.UTF_8)) {
         String line;
         while ((line = in.readLine()) != null) {

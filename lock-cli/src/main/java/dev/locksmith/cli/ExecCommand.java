@@ -20,47 +20,59 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * {@code lockctl exec}: a distributed flock(1). Holds a lock, renewing it, while a command runs;
- * hands the command its fencing token; signals the command if the lease is lost; forwards
- * SIGINT, SIGTERM and SIGHUP to it and releases the lock before exiting.
+ * hands the command its fencing token; signals the command if the lease is lost; forwards SIGINT,
+ * SIGTERM and SIGHUP to it and releases the lock before exiting.
  */
 final class ExecCommand {
-  static final String USAGE = String.join("\n",
-      "usage: lockctl exec [--backend URI | --config FILE] --name NAME [--wait D] [--lease D]",
-      "                    [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD [ARGS...]",
-      "",
-      "Runs CMD while holding the lock NAME, like flock(1) across machines. The lease is renewed",
-      "while CMD runs. CMD inherits stdin, stdout and stderr, and gets in its environment:",
-      "  LOCKSMITH_FENCING_TOKEN   the lease's fencing token: pass it to what the lock protects,",
-      "                            which should refuse tokens lower than it has seen",
-      "  LOCKSMITH_LOCK_NAME       NAME",
-      "",
-      "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
-      "  --config FILE   a properties file with locksmith.uri and other settings",
-      "  --name NAME     the lock's name (required)",
-      "  --wait D        how long to wait for the lock, at most 7d; 0 tries once (default 30s)",
-      "  --lease D       the lease, renewed while CMD runs, 1ms to 7d (default: the backend's, 30s)",
-      "  --on-loss P     if the lease is lost while CMD runs: term = SIGTERM, then SIGKILL after",
-      "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
-      "  --grace D       how long CMD may take to exit after SIGTERM, at most 1h (default 10s)",
-      "  --verbose       report waiting, acquiring and releasing on stderr",
-      "",
-      "SIGINT, SIGTERM and SIGHUP sent to lockctl are forwarded to CMD and its child processes;",
-      "lockctl waits for CMD (SIGKILL after --grace, or at a second signal), then releases the lock.",
-      "",
-      "exit status:",
-      "  CMD's own      CMD ran while the lock was held throughout (128+N if CMD died of signal N)",
-      "  2              bad command line",
-      "  69             the backend could not be reached (EX_UNAVAILABLE)",
-      "  75             the lock was not acquired within --wait; CMD did not run (EX_TEMPFAIL)",
-      "  76             the lease was lost while CMD ran: another holder may have overlapped it",
-      "  78             bad backend configuration (EX_CONFIG)",
-      "  126, 127       CMD could not be run, or was not found",
-      "  128+N          lockctl got signal N before CMD started",
-      "  1              any other failure");
+  static final String USAGE =
+      String.join(
+          "\n",
+          "usage: lockctl exec [--backend URI | --config FILE] --name NAME [--wait D] [--lease D]",
+          "                    [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD [ARGS...]",
+          "",
+          "Runs CMD while holding the lock NAME, like flock(1) across machines. The lease is"
+              + " renewed",
+          "while CMD runs. CMD inherits stdin, stdout and stderr, and gets in its environment:",
+          "  LOCKSMITH_FENCING_TOKEN   the lease's fencing token: pass it to what the lock"
+              + " protects,",
+          "                            which should refuse tokens lower than it has seen",
+          "  LOCKSMITH_LOCK_NAME       NAME",
+          "",
+          "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
+          "  --config FILE   a properties file with locksmith.uri and other settings",
+          "  --name NAME     the lock's name (required)",
+          "  --wait D        how long to wait for the lock, at most 7d; 0 tries once (default 30s)",
+          "  --lease D       the lease, renewed while CMD runs, 1ms to 7d (default: the backend's,"
+              + " 30s)",
+          "  --on-loss P     if the lease is lost while CMD runs: term = SIGTERM, then SIGKILL"
+              + " after",
+          "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
+          "  --grace D       how long CMD may take to exit after SIGTERM, at most 1h (default 10s)",
+          "  --verbose       report waiting, acquiring and releasing on stderr",
+          "",
+          "SIGINT, SIGTERM and SIGHUP sent to lockctl are forwarded to CMD and its child"
+              + " processes;",
+          "lockctl waits for CMD (SIGKILL after --grace, or at a second signal), then releases the"
+              + " lock.",
+          "",
+          "exit status:",
+          "  CMD's own      CMD ran while the lock was held throughout (128+N if CMD died of signal"
+              + " N)",
+          "  2              bad command line",
+          "  69             the backend could not be reached (EX_UNAVAILABLE)",
+          "  75             the lock was not acquired within --wait; CMD did not run (EX_TEMPFAIL)",
+          "  76             the lease was lost while CMD ran: another holder may have overlapped"
+              + " it",
+          "  78             bad backend configuration (EX_CONFIG)",
+          "  126, 127       CMD could not be run, or was not found",
+          "  128+N          lockctl got signal N before CMD started",
+          "  1              any other failure");
 
   private static final Set<String> ON_LOSS = Set.of("term", "kill", "none");
+
   /** The library's bounds of a lease. */
   static final Duration MIN_LEASE = dev.locksmith.LockOptions.MIN_LEASE;
+
   static final Duration MAX_LEASE = Duration.ofDays(7);
   private static final Duration MAX_WAIT = Duration.ofDays(7);
   private static final Duration MAX_GRACE = Duration.ofHours(1);
@@ -82,7 +94,11 @@ final class ExecCommand {
   }
 
   int run(List<String> argv) {
-    Args args = Args.parse(argv, Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"), Set.of("help", "verbose"));
+    Args args =
+        Args.parse(
+            argv,
+            Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"),
+            Set.of("help", "verbose"));
     if (args.flag("help")) {
       out.println(USAGE);
       return Main.OK;
@@ -92,8 +108,14 @@ final class ExecCommand {
       throw new Args.UsageException("--name is required: the lock to hold while CMD runs");
     }
     if (!args.positional().isEmpty()) {
-      throw new Args.UsageException("unexpected argument '" + args.positional().get(0) + "'; put the command after --, as in: "
-          + "lockctl exec --name " + name + " -- " + args.positional().get(0));
+      throw new Args.UsageException(
+          "unexpected argument '"
+              + args.positional().get(0)
+              + "'; put the command after --, as in: "
+              + "lockctl exec --name "
+              + name
+              + " -- "
+              + args.positional().get(0));
     }
     List<String> command = args.rest();
     if (command.isEmpty()) {
@@ -103,13 +125,18 @@ final class ExecCommand {
     grace = args.duration("grace", Duration.ofSeconds(10), Duration.ofMillis(1), MAX_GRACE);
     String onLoss = args.get("on-loss") == null ? "term" : args.get("on-loss");
     if (!ON_LOSS.contains(onLoss)) {
-      throw new Args.UsageException("--on-loss was '" + onLoss + "' but it must be term, kill or none");
+      throw new Args.UsageException(
+          "--on-loss was '" + onLoss + "' but it must be term, kill or none");
     }
     verbose = args.flag("verbose");
     Duration lease = args.duration("lease", null, MIN_LEASE, MAX_LEASE);
     Backends.Backend backend = Backends.resolve(args, null);
-    LockOptions options = LockOptions.builder().lease(lease == null ? backend.config().defaults().lease() : lease).autoRenew(true)
-        .reentrant(false).build();
+    LockOptions options =
+        LockOptions.builder()
+            .lease(lease == null ? backend.config().defaults().lease() : lease)
+            .autoRenew(true)
+            .reentrant(false)
+            .build();
 
     main = Thread.currentThread();
     Signals.catchTermination(this::onSignal);
@@ -132,7 +159,13 @@ final class ExecCommand {
     }
   }
 
-  private int hold(Backends.Backend backend, String name, LockOptions options, Duration wait, String onLoss, List<String> command) {
+  private int hold(
+      Backends.Backend backend,
+      String name,
+      LockOptions options,
+      Duration wait,
+      String onLoss,
+      List<String> command) {
     LockClient client;
     try {
       client = backend.connect();
@@ -149,8 +182,10 @@ final class ExecCommand {
       }
       Guarantees g = client.guarantees();
       if (!g.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-        err.println("lockctl exec: warning: " + backend.config().uri().scheme()
-            + ": locks are in-process; this lock excludes nothing outside this lockctl");
+        err.println(
+            "lockctl exec: warning: "
+                + backend.config().uri().scheme()
+                + ": locks are in-process; this lock excludes nothing outside this lockctl");
       }
       Lease lease;
       try {
@@ -162,12 +197,18 @@ final class ExecCommand {
         return Main.UNAVAILABLE;
       }
       if (lease == null) {
-        Thread.interrupted(); // a signal's interrupt may arrive after the wait ended; the client still closes cleanly
+        Thread.interrupted(); // a signal's interrupt may arrive after the wait ended; the client
+        // still closes cleanly
         if (signalled() != 0) {
           return 128 + signalled();
         }
-        err.println("lockctl exec: lock '" + name + "' is held by someone else; "
-            + (wait.isZero() ? "tried once, as --wait 0 asks" : "not acquired within " + Durations.format(wait)));
+        err.println(
+            "lockctl exec: lock '"
+                + name
+                + "' is held by someone else; "
+                + (wait.isZero()
+                    ? "tried once, as --wait 0 asks"
+                    : "not acquired within " + Durations.format(wait)));
         return Main.TEMPFAIL;
       }
       return runHolding(lease, onLoss, command);
@@ -186,7 +227,11 @@ final class ExecCommand {
       return null;
     }
     if (verbose) {
-      err.println("lockctl exec: lock '" + lock.name() + "' is held; waiting up to " + Durations.format(wait));
+      err.println(
+          "lockctl exec: lock '"
+              + lock.name()
+              + "' is held; waiting up to "
+              + Durations.format(wait));
     }
     return lock.tryAcquire(wait).orElse(null);
   }
@@ -213,7 +258,11 @@ final class ExecCommand {
       } catch (IOException e) {
         lease.close();
         boolean missing = String.valueOf(e.getMessage()).contains("error=2,");
-        err.println("lockctl exec: cannot run '" + command.get(0) + "': " + (missing ? "no such file or command" : e.getMessage()));
+        err.println(
+            "lockctl exec: cannot run '"
+                + command.get(0)
+                + "': "
+                + (missing ? "no such file or command" : e.getMessage()));
         return missing ? Main.NOT_FOUND : Main.CANNOT_EXECUTE;
       }
       child = p;
@@ -233,7 +282,11 @@ final class ExecCommand {
     try {
       heldToTheEnd = lease.release();
     } catch (BackendUnavailableException e) {
-      err.println("lockctl exec: releasing lock '" + name + "' failed; it frees itself when its lease runs out: " + e.getMessage());
+      err.println(
+          "lockctl exec: releasing lock '"
+              + name
+              + "' failed; it frees itself when its lease runs out: "
+              + e.getMessage());
       return lost ? Main.LEASE_LOST : status;
     }
     if (lost) {
@@ -241,8 +294,13 @@ final class ExecCommand {
     }
     if (!heldToTheEnd) {
       // found only now; when it was lost cannot be told, so CMD may have overlapped another holder
-      err.println("lockctl exec: the lease on lock '" + name + "' (fencing token " + token
-          + ") was found lost when lockctl released it after CMD: another holder may have overlapped CMD");
+      err.println(
+          "lockctl exec: the lease on lock '"
+              + name
+              + "' (fencing token "
+              + token
+              + ") was found lost when lockctl released it after CMD: another holder may have"
+              + " overlapped CMD");
       return Main.LEASE_LOST;
     }
     if (verbose) {
@@ -251,7 +309,10 @@ final class ExecCommand {
     return status;
   }
 
-  /** Waits for CMD however many interrupts arrive: lockctl never exits while CMD runs under the lock. */
+  /**
+   * Waits for CMD however many interrupts arrive: lockctl never exits while CMD runs under the
+   * lock.
+   */
   private static int waitForChild(Process p) {
     boolean interrupted = false;
     try {
@@ -279,20 +340,37 @@ final class ExecCommand {
     } finally {
       state.unlock();
     }
-    // Say it before signalling: CMD may exit at once, and lockctl with it, before a later line is written.
+    // Say it before signalling: CMD may exit at once, and lockctl with it, before a later line is
+    // written.
     switch (policy) {
       case "kill":
-        err.println("lockctl exec: " + loss.getMessage() + "; sending SIGKILL to CMD (pid " + p.pid() + ")");
+        err.println(
+            "lockctl exec: "
+                + loss.getMessage()
+                + "; sending SIGKILL to CMD (pid "
+                + p.pid()
+                + ")");
         Signals.sendToTree(p, Signals.SIGKILL);
         break;
       case "term":
-        err.println("lockctl exec: " + loss.getMessage() + "; sent SIGTERM to CMD (pid " + p.pid() + "), SIGKILL follows in "
-            + Durations.format(grace) + " if it is still running");
+        err.println(
+            "lockctl exec: "
+                + loss.getMessage()
+                + "; sent SIGTERM to CMD (pid "
+                + p.pid()
+                + "), SIGKILL follows in "
+                + Durations.format(grace)
+                + " if it is still running");
         Signals.sendToTree(p, Signals.SIGTERM);
         killAfterGrace(p);
         break;
       default:
-        err.println("lockctl exec: " + loss.getMessage() + "; CMD (pid " + p.pid() + ") keeps running, as --on-loss none asks");
+        err.println(
+            "lockctl exec: "
+                + loss.getMessage()
+                + "; CMD (pid "
+                + p.pid()
+                + ") keeps running, as --on-loss none asks");
     }
   }
 
@@ -315,20 +393,33 @@ final class ExecCommand {
     }
     if (again) {
       if (p.isAlive()) {
-        err.println("lockctl exec: " + Signals.name(signal) + " again: sending SIGKILL to CMD (pid " + p.pid() + ")");
+        err.println(
+            "lockctl exec: "
+                + Signals.name(signal)
+                + " again: sending SIGKILL to CMD (pid "
+                + p.pid()
+                + ")");
         Signals.sendToTree(p, Signals.SIGKILL);
       }
       return;
     }
     if (Signals.sendToTree(p, signal)) {
       if (verbose) {
-        err.println("lockctl exec: forwarded " + Signals.name(signal) + " to CMD (pid " + p.pid() + "); releasing the lock once it exits");
+        err.println(
+            "lockctl exec: forwarded "
+                + Signals.name(signal)
+                + " to CMD (pid "
+                + p.pid()
+                + "); releasing the lock once it exits");
       }
       killAfterGrace(p);
     }
   }
 
-  /** Only for a JVM that could not catch the signal: forward SIGTERM and keep the lock until CMD is gone. */
+  /**
+   * Only for a JVM that could not catch the signal: forward SIGTERM and keep the lock until CMD is
+   * gone.
+   */
   private void onShutdown() {
     Process p;
     state.lock();
@@ -362,18 +453,25 @@ final class ExecCommand {
   }
 
   private void killAfterGrace(Process p) {
-    Thread t = new Thread(() -> {
-      try {
-        if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS) && p.isAlive()) {
-          // said first: once CMD is killed, lockctl may exit before a later line is written
-          err.println(String.format(Locale.ROOT, "lockctl exec: CMD (pid %d) still ran %s after SIGTERM: sending SIGKILL", p.pid(),
-              Durations.format(grace)));
-          Signals.sendToTree(p, Signals.SIGKILL);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "lockctl-exec-grace");
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS) && p.isAlive()) {
+                  // said first: once CMD is killed, lockctl may exit before a later line is written
+                  err.println(
+                      String.format(
+                          Locale.ROOT,
+                          "lockctl exec: CMD (pid %d) still ran %s after SIGTERM: sending SIGKILL",
+                          p.pid(),
+                          Durations.format(grace)));
+                  Signals.sendToTree(p, Signals.SIGKILL);
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "lockctl-exec-grace");
     t.setDaemon(true);
     t.start();
   }

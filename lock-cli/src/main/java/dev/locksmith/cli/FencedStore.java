@@ -3,8 +3,8 @@ package dev.locksmith.cli;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The demo's protected resource: a counter that accepts a write only with a fencing token at
- * least as high as any it has seen, the way a database column or a storage service would.
+ * The demo's protected resource: a counter that accepts a write only with a fencing token at least
+ * as high as any it has seen, the way a database column or a storage service would.
  */
 final class FencedStore {
   private final ReentrantLock mutex = new ReentrantLock();
@@ -22,7 +22,9 @@ final class FencedStore {
     }
   }
 
-  /** @return null if accepted, else the highest token seen, which refused it */
+  /**
+   * @return null if accepted, else the highest token seen, which refused it
+   */
   Long write(long token, long newValue) {
     mutex.lock();
     try {

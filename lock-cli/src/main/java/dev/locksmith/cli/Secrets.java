@@ -21,22 +21,37 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The secrets a lockctl command line may carry (the password of a backend URI, values under
- * keys that name a password, token or key), collected from the arguments, the {@code --config}
- * file and the {@code LOCKSMITH_*} environment before anything runs, and kept out of everything
- * lockctl prints. The library redacts what it parses; a password it misreads (one holding an
- * unencoded {@code /}, {@code ?}, {@code #} or {@code @}) or a value under a misspelt key can
- * still reach its messages, so lockctl replaces each secret wherever it appears.
+ * The secrets a lockctl command line may carry (the password of a backend URI, values under keys
+ * that name a password, token or key), collected from the arguments, the {@code --config} file and
+ * the {@code LOCKSMITH_*} environment before anything runs, and kept out of everything lockctl
+ * prints. The library redacts what it parses; a password it misreads (one holding an unencoded
+ * {@code /}, {@code ?}, {@code #} or {@code @}) or a value under a misspelt key can still reach its
+ * messages, so lockctl replaces each secret wherever it appears.
  */
 final class Secrets {
   static final String MASK = "****";
-  /** Keys whose values are taken for secrets, misspelt ones included ({@code pasword}, {@code pass}, {@code auth}). */
-  private static final Pattern SECRET_KEY = Pattern.compile("(?i)[a-z0-9_.\\-]*(pass|pasw|passw|pwd|psw|secret|token|cred|auth|key)[a-z0-9_.\\-]*");
-  /** {@code key=value} in a query, a {@code ;key=value} list or MySQL's {@code (key=value)} host forms. */
+
+  /**
+   * Keys whose values are taken for secrets, misspelt ones included ({@code pasword}, {@code pass},
+   * {@code auth}).
+   */
+  private static final Pattern SECRET_KEY =
+      Pattern.compile(
+          "(?i)[a-z0-9_.\\-]*(pass|pasw|passw|pwd|psw|secret|token|cred|auth|key)[a-z0-9_.\\-]*");
+
+  /**
+   * {@code key=value} in a query, a {@code ;key=value} list or MySQL's {@code (key=value)} host
+   * forms.
+   */
   private static final Pattern KEY_VALUE = Pattern.compile("([A-Za-z0-9_.\\-]+)=([^&;)]*)");
+
   /** The same, for MySQL's {@code (host=h,password=p)} form, where a comma ends the value. */
-  private static final Pattern KEY_VALUE_IN_LIST = Pattern.compile("([A-Za-z0-9_.\\-]+)=([^&;),]*)");
-  /** Shorter secrets are masked only as whole words, or every "a" of a one-letter password would go. */
+  private static final Pattern KEY_VALUE_IN_LIST =
+      Pattern.compile("([A-Za-z0-9_.\\-]+)=([^&;),]*)");
+
+  /**
+   * Shorter secrets are masked only as whole words, or every "a" of a one-letter password would go.
+   */
   private static final int MIN_SUBSTRING = 4;
 
   private final List<String> secrets;
@@ -48,7 +63,9 @@ final class Secrets {
     this.secrets = List.copyOf(list);
   }
 
-  /** @return no secrets: text passes unchanged */
+  /**
+   * @return no secrets: text passes unchanged
+   */
   static Secrets none() {
     return new Secrets(Set.of());
   }
@@ -71,7 +88,9 @@ final class Secrets {
       }
     }
     env.forEach((k, v) -> collectSetting(k, v, "LOCKSMITH_", found));
-    system.stringPropertyNames().forEach(k -> collectSetting(k, system.getProperty(k), "locksmith.", found));
+    system
+        .stringPropertyNames()
+        .forEach(k -> collectSetting(k, system.getProperty(k), "locksmith.", found));
     return new Secrets(found);
   }
 
@@ -95,7 +114,10 @@ final class Secrets {
     }
   }
 
-  /** Adds the secrets in one text that may hold a URI: its userinfo password and values under secret keys. */
+  /**
+   * Adds the secrets in one text that may hold a URI: its userinfo password and values under secret
+   * keys.
+   */
   private static void collect(String text, Set<String> found) {
     String password = password(text);
     if (password != null) {
@@ -145,7 +167,8 @@ final class Secrets {
 
   /**
    * @param uri a backend URI as given
-   * @return the URI to show: its password and every value under a secret key replaced by {@link #MASK}
+   * @return the URI to show: its password and every value under a secret key replaced by {@link
+   *     #MASK}
    */
   static String display(String uri) {
     String s = uri;
@@ -158,7 +181,10 @@ final class Secrets {
       Matcher m = p.matcher(s);
       StringBuilder b = new StringBuilder();
       while (m.find()) {
-        String replacement = SECRET_KEY.matcher(m.group(1)).matches() && !m.group(2).isEmpty() ? m.group(1) + "=" + MASK : m.group();
+        String replacement =
+            SECRET_KEY.matcher(m.group(1)).matches() && !m.group(2).isEmpty()
+                ? m.group(1) + "=" + MASK
+                : m.group();
         m.appendReplacement(b, Matcher.quoteReplacement(replacement));
       }
       m.appendTail(b);
@@ -180,7 +206,10 @@ final class Secrets {
       if (secret.length() >= MIN_SUBSTRING) {
         s = s.replace(secret, MASK);
       } else {
-        s = s.replaceAll("(?<![\\p{L}\\p{N}])" + Pattern.quote(secret) + "(?![\\p{L}\\p{N}])", Matcher.quoteReplacement(MASK));
+        s =
+            s.replaceAll(
+                "(?<![\\p{L}\\p{N}])" + Pattern.quote(secret) + "(?![\\p{L}\\p{N}])",
+                Matcher.quoteReplacement(MASK));
       }
     }
     return s;
@@ -188,14 +217,17 @@ final class Secrets {
 
   /**
    * @param target where the text goes
-   * @return a stream that passes whole lines to {@code target}, each scrubbed, and flushes it at each
-   *     line; closing it writes an unfinished last line
+   * @return a stream that passes whole lines to {@code target}, each scrubbed, and flushes it at
+   *     each line; closing it writes an unfinished last line
    */
   PrintStream scrubbing(PrintStream target) {
     return new PrintStream(new LineScrubber(target), true, StandardCharsets.UTF_8);
   }
 
-  /** Holds bytes until a line ends (or a flush), so that a secret is scrubbed whole, never split across writes. */
+  /**
+   * Holds bytes until a line ends (or a flush), so that a secret is scrubbed whole, never split
+   * across writes.
+   */
   private final class LineScrubber extends FilterOutputStream {
     private final ByteArrayOutputStream line = new ByteArrayOutputStream();
 
@@ -218,7 +250,9 @@ final class Secrets {
       }
     }
 
-    /** Flushes what is complete: a line cut short would let a secret split across two writes pass. */
+    /**
+     * Flushes what is complete: a line cut short would let a secret split across two writes pass.
+     */
     @Override
     public void flush() throws IOException {
       out.flush();

@@ -16,10 +16,10 @@ import org.slf4j.LoggerFactory;
  * forward them to its command and release the lock before it exits, and sending a signal to a
  * process and its descendants.
  *
- * <p>Catching goes through {@code sun.misc.Signal} (module jdk.unsupported), looked up
- * reflectively so that the build has no proprietary-API warning and a JVM without it falls back
- * to the shutdown hook alone. A signal that was ignored when the JVM started (a background job
- * of a non-interactive shell ignores SIGINT) stays ignored, as the JVM leaves it.
+ * <p>Catching goes through {@code sun.misc.Signal} (module jdk.unsupported), looked up reflectively
+ * so that the build has no proprietary-API warning and a JVM without it falls back to the shutdown
+ * hook alone. A signal that was ignored when the JVM started (a background job of a non-interactive
+ * shell ignores SIGINT) stays ignored, as the JVM leaves it.
  */
 final class Signals {
   private static final Logger LOG = LoggerFactory.getLogger(Signals.class);
@@ -60,22 +60,26 @@ final class Signals {
       Method getNumber = signalClass.getMethod("getNumber");
       Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
       Object ignored = handlerClass.getField("SIG_IGN").get(null);
-      Object proxy = Proxy.newProxyInstance(Signals.class.getClassLoader(), new Class<?>[] {handlerClass}, (p, m, a) -> {
-        if (m.getName().equals("handle") && a != null && a.length == 1) {
-          handler.accept((Integer) getNumber.invoke(a[0]));
-          return null;
-        }
-        if (m.getName().equals("toString")) {
-          return "lockctl signal handler";
-        }
-        if (m.getName().equals("hashCode")) {
-          return System.identityHashCode(p);
-        }
-        if (m.getName().equals("equals")) {
-          return p == a[0];
-        }
-        return null;
-      });
+      Object proxy =
+          Proxy.newProxyInstance(
+              Signals.class.getClassLoader(),
+              new Class<?>[] {handlerClass},
+              (p, m, a) -> {
+                if (m.getName().equals("handle") && a != null && a.length == 1) {
+                  handler.accept((Integer) getNumber.invoke(a[0]));
+                  return null;
+                }
+                if (m.getName().equals("toString")) {
+                  return "lockctl signal handler";
+                }
+                if (m.getName().equals("hashCode")) {
+                  return System.identityHashCode(p);
+                }
+                if (m.getName().equals("equals")) {
+                  return p == a[0];
+                }
+                return null;
+              });
       for (String name : List.of("INT", "TERM", "HUP")) {
         try {
           Object signal = signalClass.getConstructor(String.class).newInstance(name);
@@ -91,15 +95,17 @@ final class Signals {
         }
       }
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      LOG.debug("signals cannot be caught on this JVM ({}); the shutdown hook releases the lock", e.toString());
+      LOG.debug(
+          "signals cannot be caught on this JVM ({}); the shutdown hook releases the lock",
+          e.toString());
     }
     return caught;
   }
 
   /**
-   * Sends a signal to a process and to every descendant it has now (a shell's children too, so
-   * that {@code sh -c 'a; b'} cannot leave {@code a} running). Descendants are listed before
-   * the process is signalled, since they leave its tree once it dies.
+   * Sends a signal to a process and to every descendant it has now (a shell's children too, so that
+   * {@code sh -c 'a; b'} cannot leave {@code a} running). Descendants are listed before the process
+   * is signalled, since they leave its tree once it dies.
    *
    * @return whether the process was alive to be signalled
    */
@@ -119,11 +125,20 @@ final class Signals {
       process.destroy();
       return true;
     }
-    List<String> kill = new ArrayList<>(List.of("kill", "-s", name(signal).substring(3).toUpperCase(Locale.ROOT),
-        Long.toString(process.pid())));
+    List<String> kill =
+        new ArrayList<>(
+            List.of(
+                "kill",
+                "-s",
+                name(signal).substring(3).toUpperCase(Locale.ROOT),
+                Long.toString(process.pid())));
     targets.forEach(h -> kill.add(Long.toString(h.pid())));
     try {
-      Process k = new ProcessBuilder(kill).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      Process k =
+          new ProcessBuilder(kill)
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
       if (!k.waitFor(5, TimeUnit.SECONDS)) {
         k.destroyForcibly();
       }

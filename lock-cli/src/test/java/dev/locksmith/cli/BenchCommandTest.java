@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The ratio column of {@code lockctl bench} reads the same way on a row of times and on a row of rates. */
+/**
+ * The ratio column of {@code lockctl bench} reads the same way on a row of times and on a row of
+ * rates.
+ */
 class BenchCommandTest {
 
   @Test

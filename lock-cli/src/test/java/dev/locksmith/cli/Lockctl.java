@@ -49,10 +49,19 @@ final class Lockctl {
    * @param tmpDir its {@code java.io.tmpdir}, or null for the default
    * @param env variables to add to its environment ({@code LOCKSMITH_URI} is removed otherwise)
    */
-  static Lockctl start(Path workDir, Path tmpDir, Map<String, String> env, String... args) throws IOException {
+  static Lockctl start(Path workDir, Path tmpDir, Map<String, String> env, String... args)
+      throws IOException {
     assertThat(JAR).as("the runnable jar built by mvn package").exists();
-    List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT,TERM,HUP",
-        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "env",
+                "--default-signal=INT,TERM,HUP",
+                System.getProperty("java.home")
+                    + File.separator
+                    + "bin"
+                    + File.separator
+                    + "java"));
     if (tmpDir != null) {
       cmd.add("-Djava.io.tmpdir=" + tmpDir);
     }
@@ -60,7 +69,8 @@ final class Lockctl {
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile("lockctl", ".out");
     Path err = Files.createTempFile("lockctl", ".err");
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
     if (workDir != null) {
       pb.directory(workDir.toFile());
     }
@@ -84,12 +94,15 @@ final class Lockctl {
 
   /** Sends a signal (such as INT or TERM) to the lockctl JVM only, as {@code kill -s} would. */
   void signal(String name) throws Exception {
-    Process kill = new ProcessBuilder("kill", "-s", name, Long.toString(process.pid())).inheritIO().start();
+    Process kill =
+        new ProcessBuilder("kill", "-s", name, Long.toString(process.pid())).inheritIO().start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kill.exitValue()).as("kill -s %s %d", name, process.pid()).isZero();
   }
 
-  /** @return what lockctl has written to stderr so far */
+  /**
+   * @return what lockctl has written to stderr so far
+   */
   String stderrSoFar() {
     try {
       return Files.readString(err, StandardCharsets.UTF_8);
@@ -104,15 +117,22 @@ final class Lockctl {
       process.destroyForcibly();
       process.waitFor(10, TimeUnit.SECONDS);
     }
-    Result r = new Result(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    Result r =
+        new Result(
+            process.exitValue(),
+            Files.readString(out, StandardCharsets.UTF_8),
+            Files.readString(err, StandardCharsets.UTF_8));
     Files.deleteIfExists(out);
     Files.deleteIfExists(err);
-    assertThat(done).as("%s finished within %s; stdout: %s; stderr: %s", line, timeout, r.out, r.err).isTrue();
+    assertThat(done)
+        .as("%s finished within %s; stdout: %s; stderr: %s", line, timeout, r.out, r.err)
+        .isTrue();
     return r;
   }
 
   /** Waits, with a deadline, until {@code condition} holds; polls it every 20 ms. */
-  static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+  static void await(String what, Duration timeout, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
@@ -122,7 +142,9 @@ final class Lockctl {
     }
   }
 
-  /** @return the names of the files in a directory */
+  /**
+   * @return the names of the files in a directory
+   */
   static List<String> filesIn(Path dir) throws IOException {
     try (java.util.stream.Stream<Path> files = Files.list(dir)) {
       List<String> names = new ArrayList<>();

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code lockctl exec} as a user runs it: the real jar in its own JVM, its command a real shell
- * script, the lock on {@code local:} and on a real redis-server of the test's own, probed from
- * the test with the library.
+ * script, the lock on {@code local:} and on a real redis-server of the test's own, probed from the
+ * test with the library.
  */
 class LockctlExecIT {
   private static final Duration SOON = Duration.ofSeconds(20);
@@ -32,8 +32,7 @@ class LockctlExecIT {
   static RedisFixture redis;
   static LockClient probe;
 
-  @TempDir
-  Path dir;
+  @TempDir Path dir;
 
   @BeforeAll
   static void startRedis() {
@@ -57,7 +56,10 @@ class LockctlExecIT {
 
   /** One attempt from the test's own client; released at once. */
   static Optional<Long> probeToken(String name) {
-    Optional<Lease> lease = probe.lock(name, LockOptions.builder().autoRenew(false).reentrant(false).build()).tryAcquire();
+    Optional<Lease> lease =
+        probe
+            .lock(name, LockOptions.builder().autoRenew(false).reentrant(false).build())
+            .tryAcquire();
     lease.ifPresent(Lease::close);
     return lease.map(Lease::fencingToken);
   }
@@ -74,8 +76,17 @@ class LockctlExecIT {
   class OnLocal {
     @Test
     void exportsTheTokenAndNameAndExitsWithTheCommandsStatus() throws Exception {
-      Lockctl.Result r = Lockctl.run("exec", "--backend", "local:", "--name", "jobs/report", "--",
-          "sh", "-c", "echo \"name=$LOCKSMITH_LOCK_NAME token=$LOCKSMITH_FENCING_TOKEN\"; exit 7");
+      Lockctl.Result r =
+          Lockctl.run(
+              "exec",
+              "--backend",
+              "local:",
+              "--name",
+              "jobs/report",
+              "--",
+              "sh",
+              "-c",
+              "echo \"name=$LOCKSMITH_LOCK_NAME token=$LOCKSMITH_FENCING_TOKEN\"; exit 7");
       assertThat(r.exit).as("%s", r).isEqualTo(7);
       assertThat(r.out).matches("name=jobs/report token=[1-9][0-9]*\\n");
       assertThat(r.err).contains("local: locks are in-process");
@@ -83,37 +94,40 @@ class LockctlExecIT {
 
     @Test
     void aCommandThatDiesOfASignalGives128PlusTheSignal() throws Exception {
-      Lockctl.Result r = Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", "sh", "-c", "kill -9 $$");
+      Lockctl.Result r =
+          Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", "sh", "-c", "kill -9 $$");
       assertThat(r.exit).as("%s", r).isEqualTo(128 + 9);
     }
 
     @Test
     void aMissingCommandIs127AndANonExecutableOneIs126() throws Exception {
-      Lockctl.Result missing = Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", "no-such-command-here");
+      Lockctl.Result missing =
+          Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", "no-such-command-here");
       assertThat(missing.exit).as("%s", missing).isEqualTo(127);
       assertThat(missing.err).contains("cannot run 'no-such-command-here'");
       Path plain = Files.writeString(dir.resolve("not-executable.sh"), "echo hi\n");
-      Lockctl.Result denied = Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", plain.toString());
+      Lockctl.Result denied =
+          Lockctl.run("exec", "--backend", "local:", "--name", "x", "--", plain.toString());
       assertThat(denied.exit).as("%s", denied).isEqualTo(126);
     }
 
     @Test
     void badCommandLinesPrintOneLineAndTheSynopsisWithStatus2() throws Exception {
       String[][] cases = {
-          {"exec", "--backend", "local:", "--", "true"},
-          {"exec", "--backend", "local:", "--name", "x"},
-          {"exec", "--backend", "local:", "--name", "x", "--on-loss", "pray", "--", "true"},
-          {"exec", "--backend", "local:", "--name", "x", "--wait", "soon", "--", "true"},
-          {"exec", "--backend", "local:", "--name", "x", "true"},
-          {"exec", "--name", "x", "--", "true"},
+        {"exec", "--backend", "local:", "--", "true"},
+        {"exec", "--backend", "local:", "--name", "x"},
+        {"exec", "--backend", "local:", "--name", "x", "--on-loss", "pray", "--", "true"},
+        {"exec", "--backend", "local:", "--name", "x", "--wait", "soon", "--", "true"},
+        {"exec", "--backend", "local:", "--name", "x", "true"},
+        {"exec", "--name", "x", "--", "true"},
       };
       String[] messages = {
-          "lockctl exec: --name is required",
-          "lockctl exec: no command: give CMD [ARGS...] after --",
-          "lockctl exec: --on-loss was 'pray' but it must be term, kill or none",
-          "lockctl exec: --wait was 'soon' but it must be a duration from 0 to 7d",
-          "lockctl exec: unexpected argument 'true'; put the command after --",
-          "lockctl exec: no backend: give --backend URI, --config FILE, or set LOCKSMITH_URI",
+        "lockctl exec: --name is required",
+        "lockctl exec: no command: give CMD [ARGS...] after --",
+        "lockctl exec: --on-loss was 'pray' but it must be term, kill or none",
+        "lockctl exec: --wait was 'soon' but it must be a duration from 0 to 7d",
+        "lockctl exec: unexpected argument 'true'; put the command after --",
+        "lockctl exec: no backend: give --backend URI, --config FILE, or set LOCKSMITH_URI",
       };
       for (int i = 0; i < cases.length; i++) {
         Lockctl.Result r = Lockctl.run(cases[i]);
@@ -126,7 +140,8 @@ class LockctlExecIT {
     void helpDocumentsTheExitStatuses() throws Exception {
       Lockctl.Result r = Lockctl.run("exec", "--help");
       assertThat(r.exit).isZero();
-      assertThat(r.out).contains("usage: lockctl exec", "LOCKSMITH_FENCING_TOKEN", "75", "76", "69", "78");
+      assertThat(r.out)
+          .contains("usage: lockctl exec", "LOCKSMITH_FENCING_TOKEN", "75", "76", "69", "78");
       assertThat(Lockctl.run("--help").out).contains("exec", "status", "76");
     }
   }
@@ -136,29 +151,64 @@ class LockctlExecIT {
     @Test
     void holdsTheLockWhileTheCommandRunsAndReleasesItAfter(TestInfo info) throws Exception {
       String name = lockName(info);
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--lease", "2s", "--",
-          "sh", "-c", "cd '" + dir + "'; echo $LOCKSMITH_FENCING_TOKEN > token.tmp && mv token.tmp token; "
-              + "while [ ! -f go ]; do sleep 0.05; done; echo done");
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--lease",
+              "2s",
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; echo $LOCKSMITH_FENCING_TOKEN > token.tmp && mv token.tmp token; "
+                  + "while [ ! -f go ]; do sleep 0.05; done; echo done");
       Lockctl.await("the command has started", SOON, () -> exists("token"));
       long token = Long.parseLong(read("token").trim());
       assertThat(probeToken(name)).as("the lock is held while the command runs").isEmpty();
       Files.createFile(dir.resolve("go"));
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("%s", r).isZero();
-      assertThat(probeToken(name)).as("released after the command, with a higher token next").hasValueSatisfying(
-          next -> assertThat(next).isGreaterThan(token));
+      assertThat(probeToken(name))
+          .as("released after the command, with a higher token next")
+          .hasValueSatisfying(next -> assertThat(next).isGreaterThan(token));
     }
 
     @Test
     void notAcquiredInTimeIs75AndTheCommandDoesNotRun(TestInfo info) throws Exception {
       String name = lockName(info);
       try (Lease held = probe.lock(name).acquire(Duration.ofSeconds(5))) {
-        Lockctl.Result r = Lockctl.run("exec", "--backend", redis.uri(), "--name", name, "--wait", "300ms", "--",
-            "touch", dir.resolve("ran").toString());
+        Lockctl.Result r =
+            Lockctl.run(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                name,
+                "--wait",
+                "300ms",
+                "--",
+                "touch",
+                dir.resolve("ran").toString());
         assertThat(r.exit).as("%s", r).isEqualTo(75);
-        assertThat(r.err).contains("lock '" + name + "' is held by someone else; not acquired within 300ms");
-        Lockctl.Result once = Lockctl.run("exec", "--backend", redis.uri(), "--name", name, "--wait", "0", "--",
-            "touch", dir.resolve("ran").toString());
+        assertThat(r.err)
+            .contains("lock '" + name + "' is held by someone else; not acquired within 300ms");
+        Lockctl.Result once =
+            Lockctl.run(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                name,
+                "--wait",
+                "0",
+                "--",
+                "touch",
+                dir.resolve("ran").toString());
         assertThat(once.exit).as("%s", once).isEqualTo(75);
         assertThat(exists("ran")).isFalse();
         assertThat(held.isValid()).isTrue();
@@ -169,9 +219,24 @@ class LockctlExecIT {
     void waitsForTheHolderToRelease(TestInfo info) throws Exception {
       String name = lockName(info);
       Lease held = probe.lock(name).acquire(Duration.ofSeconds(5));
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--wait", "30s", "--verbose", "--",
-          "sh", "-c", "echo ran with $LOCKSMITH_FENCING_TOKEN");
-      Lockctl.await("lockctl is waiting", SOON, () -> lockctl.stderrSoFar().contains("is held; waiting up to 30s"));
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--wait",
+              "30s",
+              "--verbose",
+              "--",
+              "sh",
+              "-c",
+              "echo ran with $LOCKSMITH_FENCING_TOKEN");
+      Lockctl.await(
+          "lockctl is waiting",
+          SOON,
+          () -> lockctl.stderrSoFar().contains("is held; waiting up to 30s"));
       held.release();
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("%s", r).isZero();
@@ -182,38 +247,90 @@ class LockctlExecIT {
     @Test
     void losingTheLeaseSendsSigtermAndExits76(TestInfo info) throws Exception {
       String name = lockName(info);
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--lease", "1s", "--", "sh", "-c",
-          "cd '" + dir + "'; trap 'echo TERM > signalled; exit 9' TERM; touch started; while :; do sleep 0.05; done");
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--lease",
+              "1s",
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; trap 'echo TERM > signalled; exit 9' TERM; touch started; while :; do sleep"
+                  + " 0.05; done");
       Lockctl.await("the command has started", SOON, () -> exists("started"));
       redis.revoke(name);
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("%s", r).isEqualTo(76);
       assertThat(read("signalled")).isEqualTo("TERM\n");
-      assertThat(r.err).contains("lease on lock '" + name + "'", "was lost: TAKEN", "sent SIGTERM to CMD");
+      assertThat(r.err)
+          .contains("lease on lock '" + name + "'", "was lost: TAKEN", "sent SIGTERM to CMD");
     }
 
     @Test
     void aCommandThatIgnoresSigtermIsKilledAfterTheGrace(TestInfo info) throws Exception {
       String name = lockName(info);
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--lease", "1s", "--grace", "500ms", "--",
-          "sh", "-c", "cd '" + dir + "'; trap '' TERM; echo $$ > pid.tmp; mv pid.tmp pid; while :; do sleep 0.05; done");
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--lease",
+              "1s",
+              "--grace",
+              "500ms",
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; trap '' TERM; echo $$ > pid.tmp; mv pid.tmp pid; while :; do sleep 0.05;"
+                  + " done");
       Lockctl.await("the command has started", SOON, () -> exists("pid"));
       long pid = Long.parseLong(read("pid").trim());
       redis.revoke(name);
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("%s", r).isEqualTo(76);
-      assertThat(r.err).contains("sent SIGTERM to CMD", "still ran 500ms after SIGTERM: sending SIGKILL");
-      assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("the command's shell is gone").isFalse();
+      assertThat(r.err)
+          .contains("sent SIGTERM to CMD", "still ran 500ms after SIGTERM: sending SIGKILL");
+      assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+          .as("the command's shell is gone")
+          .isFalse();
     }
 
     @Test
     void withOnLossNoneTheCommandFinishesAndTheStatusStill76(TestInfo info) throws Exception {
       String name = lockName(info);
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--lease", "1s", "--on-loss", "none", "--",
-          "sh", "-c", "cd '" + dir + "'; touch started; while [ ! -f go ]; do sleep 0.05; done; echo finished");
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--lease",
+              "1s",
+              "--on-loss",
+              "none",
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; touch started; while [ ! -f go ]; do sleep 0.05; done; echo finished");
       Lockctl.await("the command has started", SOON, () -> exists("started"));
       redis.revoke(name);
-      Lockctl.await("lockctl reported the loss", SOON, () -> lockctl.stderrSoFar().contains("keeps running, as --on-loss none asks"));
+      Lockctl.await(
+          "lockctl reported the loss",
+          SOON,
+          () -> lockctl.stderrSoFar().contains("keeps running, as --on-loss none asks"));
       Files.createFile(dir.resolve("go"));
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("%s", r).isEqualTo(76);
@@ -233,24 +350,57 @@ class LockctlExecIT {
 
     private void signalIsForwardedAndTheLockReleased(String name, String signal) throws Exception {
       // a lease far longer than the test: the lock is free afterwards only if lockctl released it
-      Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--lease", "5m", "--", "sh", "-c",
-          "cd '" + dir + "'; trap 'echo " + signal + " > signalled; exit 5' " + signal + "; touch started; while :; do sleep 0.05; done");
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              name,
+              "--lease",
+              "5m",
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; trap 'echo "
+                  + signal
+                  + " > signalled; exit 5' "
+                  + signal
+                  + "; touch started; while :; do sleep 0.05; done");
       Lockctl.await("the command has started", SOON, () -> exists("started"));
       assertThat(probeToken(name)).isEmpty();
       lockctl.signal(signal);
       Lockctl.Result r = lockctl.finish(SOON);
       assertThat(r.exit).as("lockctl exits with the command's status; %s", r).isEqualTo(5);
       assertThat(read("signalled")).isEqualTo(signal + "\n");
-      assertThat(probeToken(name)).as("released by lockctl, not expired (the lease is 5m)").isPresent();
+      assertThat(probeToken(name))
+          .as("released by lockctl, not expired (the lease is 5m)")
+          .isPresent();
     }
 
     @Test
     void aSignalWhileWaitingWithdrawsAndTheCommandNeverRuns(TestInfo info) throws Exception {
       String name = lockName(info);
       try (Lease held = probe.lock(name).acquire(Duration.ofSeconds(5))) {
-        Lockctl lockctl = Lockctl.start("exec", "--backend", redis.uri(), "--name", name, "--wait", "60s", "--verbose", "--",
-            "touch", dir.resolve("ran").toString());
-        Lockctl.await("lockctl is waiting", SOON, () -> lockctl.stderrSoFar().contains("is held; waiting up to 1m"));
+        Lockctl lockctl =
+            Lockctl.start(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                name,
+                "--wait",
+                "60s",
+                "--verbose",
+                "--",
+                "touch",
+                dir.resolve("ran").toString());
+        Lockctl.await(
+            "lockctl is waiting",
+            SOON,
+            () -> lockctl.stderrSoFar().contains("is held; waiting up to 1m"));
         lockctl.signal("TERM");
         Lockctl.Result r = lockctl.finish(SOON);
         assertThat(r.exit).as("%s", r).isEqualTo(128 + 15);
@@ -262,10 +412,20 @@ class LockctlExecIT {
     @Test
     void anUnreachableBackendIs69AndABadSettingIs78() throws Exception {
       int closed = ServerProcess.freePort();
-      Lockctl.Result r = Lockctl.run("exec", "--backend", "redis://127.0.0.1:" + closed, "--name", "x", "--", "true");
+      Lockctl.Result r =
+          Lockctl.run(
+              "exec", "--backend", "redis://127.0.0.1:" + closed, "--name", "x", "--", "true");
       assertThat(r.exit).as("%s", r).isEqualTo(69);
       assertThat(r.err).contains("127.0.0.1:" + closed);
-      Lockctl.Result bad = Lockctl.run("exec", "--backend", "redis://127.0.0.1:" + closed + "?colour=blue", "--name", "x", "--", "true");
+      Lockctl.Result bad =
+          Lockctl.run(
+              "exec",
+              "--backend",
+              "redis://127.0.0.1:" + closed + "?colour=blue",
+              "--name",
+              "x",
+              "--",
+              "true");
       assertThat(bad.exit).as("%s", bad).isEqualTo(78);
       assertThat(bad.err).contains("`colour` was '****'");
     }

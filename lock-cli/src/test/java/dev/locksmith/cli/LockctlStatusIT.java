@@ -12,7 +12,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@code lockctl status} against a real redis-server, the lock held or not by the test's own client. */
+/**
+ * {@code lockctl status} against a real redis-server, the lock held or not by the test's own
+ * client.
+ */
 class LockctlStatusIT {
   static RedisFixture redis;
   static LockClient client;
@@ -41,9 +44,13 @@ class LockctlStatusIT {
     }
     Lockctl.Result r = Lockctl.run("status", "--backend", redis.uri(), "status/free");
     assertThat(r.exit).as("%s", r).isZero();
-    assertThat(r.out).contains("lock:            status/free", "state:           free").doesNotContain("probe");
+    assertThat(r.out)
+        .contains("lock:            status/free", "state:           free")
+        .doesNotContain("probe");
     try (Lease next = client.lock("status/free").acquire(Duration.ofSeconds(5))) {
-      assertThat(next.fencingToken()).as("the read advanced no fence counter").isEqualTo(before + 1);
+      assertThat(next.fencingToken())
+          .as("the read advanced no fence counter")
+          .isEqualTo(before + 1);
     }
   }
 
@@ -52,8 +59,13 @@ class LockctlStatusIT {
     try (Lease lease = client.lock("status/held").acquire(Duration.ofSeconds(5))) {
       Lockctl.Result r = Lockctl.run("status", "--backend", redis.uri(), "status/held");
       assertThat(r.exit).as("%s", r).isEqualTo(75);
-      assertThat(r.out).contains("state:           held", "fencing token:   " + lease.fencingToken(), "holder:          ");
-      Matcher left = Pattern.compile("remaining lease: ([0-9.]+)(ms|s) unless renewed").matcher(r.out);
+      assertThat(r.out)
+          .contains(
+              "state:           held",
+              "fencing token:   " + lease.fencingToken(),
+              "holder:          ");
+      Matcher left =
+          Pattern.compile("remaining lease: ([0-9.]+)(ms|s) unless renewed").matcher(r.out);
       assertThat(left.find()).as("%s", r).isTrue();
       double ms = Double.parseDouble(left.group(1)) * (left.group(2).equals("s") ? 1000 : 1);
       assertThat(ms).as("the rest of a 30 s lease").isPositive().isLessThanOrEqualTo(30_000);
@@ -64,9 +76,17 @@ class LockctlStatusIT {
 
   @Test
   void onABackendThatCannotReadStateAProbeAnswers() throws Exception {
-    // Redlock reads no lock state (a majority read would be needed): status probes with one acquire.
-    try (RedisFixture second = RedisFixture.start(); RedisFixture third = RedisFixture.start()) {
-      probe("redlock://127.0.0.1:" + redis.port + ",127.0.0.1:" + second.port + ",127.0.0.1:" + third.port);
+    // Redlock reads no lock state (a majority read would be needed): status probes with one
+    // acquire.
+    try (RedisFixture second = RedisFixture.start();
+        RedisFixture third = RedisFixture.start()) {
+      probe(
+          "redlock://127.0.0.1:"
+              + redis.port
+              + ",127.0.0.1:"
+              + second.port
+              + ",127.0.0.1:"
+              + third.port);
     }
   }
 
@@ -78,10 +98,14 @@ class LockctlStatusIT {
       assertThat(m.find()).as("%s", free).isTrue();
       long probe = Long.parseLong(m.group(1));
       try (Lease lease = other.lock("status/probed").acquire(Duration.ofSeconds(5))) {
-        assertThat(lease.fencingToken()).as("the next holder's token is greater than the probe's").isGreaterThan(probe);
+        assertThat(lease.fencingToken())
+            .as("the next holder's token is greater than the probe's")
+            .isGreaterThan(probe);
         Lockctl.Result held = Lockctl.run("status", "--backend", redlock, "status/probed");
         assertThat(held.exit).as("%s", held).isEqualTo(75);
-        assertThat(held.out).contains("state:           held (probed", "fencing token:   not readable on this backend");
+        assertThat(held.out)
+            .contains(
+                "state:           held (probed", "fencing token:   not readable on this backend");
         assertThat(lease.release()).as("the probe took nothing of ours").isTrue();
       }
     }
@@ -94,7 +118,9 @@ class LockctlStatusIT {
     assertThat(local.out).contains("state:           free", "in-process");
     Lockctl.Result none = Lockctl.run("status", "--backend", redis.uri());
     assertThat(none.exit).isEqualTo(2);
-    assertThat(none.err).startsWith("lockctl status: no lock name").contains("usage: lockctl status");
+    assertThat(none.err)
+        .startsWith("lockctl status: no lock name")
+        .contains("usage: lockctl status");
     Lockctl.Result two = Lockctl.run("status", "--backend", redis.uri(), "a", "b");
     assertThat(two.exit).isEqualTo(2);
     assertThat(Lockctl.run("status", "--help").out).contains("usage: lockctl status", "75 held");

@@ -27,9 +27,27 @@ final class RedisFixture implements AutoCloseable {
     Path cli = ServerProcess.requireBinary("redis-cli", "apt-get install redis-tools");
     int port = ServerProcess.freePort();
     Path dir = Path.of("target", "redis-servers", "lockctl-" + port).toAbsolutePath();
-    ServerProcess server = ServerProcess.start("redis-lockctl", List.of(binary.toString(), "--port", Integer.toString(port),
-        "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir", dir.toString()),
-        dir, Map.of(), Duration.ofSeconds(20), ServerProcess.portOpen(port));
+    ServerProcess server =
+        ServerProcess.start(
+            "redis-lockctl",
+            List.of(
+                binary.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+                "--dir",
+                dir.toString()),
+            dir,
+            Map.of(),
+            Duration.ofSeconds(20),
+            ServerProcess.portOpen(port));
     return new RedisFixture(server, cli, port);
   }
 
@@ -37,19 +55,26 @@ final class RedisFixture implements AutoCloseable {
     return "redis://127.0.0.1:" + port;
   }
 
-  /** Deletes the lock's owner key on the server, as an expiry or an operator would: its holder's lease is lost. */
+  /**
+   * Deletes the lock's owner key on the server, as an expiry or an operator would: its holder's
+   * lease is lost.
+   */
   void revoke(String lockName) throws Exception {
     String reply = redisCli("DEL", "{locksmith:" + lockName + "}:owner");
     assertThat(reply.trim()).as("DEL of the owner key of '%s'", lockName).isEqualTo("1");
   }
 
-  /** @return the keys on the server, sorted */
+  /**
+   * @return the keys on the server, sorted
+   */
   List<String> keys() throws Exception {
     return redisCli("KEYS", "*").lines().filter(l -> !l.isBlank()).sorted().toList();
   }
 
   private String redisCli(String... args) throws Exception {
-    List<String> cmd = new java.util.ArrayList<>(List.of(cli.toString(), "-h", "127.0.0.1", "-p", Integer.toString(port)));
+    List<String> cmd =
+        new java.util.ArrayList<>(
+            List.of(cli.toString(), "-h", "127.0.0.1", "-p", Integer.toString(port)));
     cmd.addAll(List.of(args));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();

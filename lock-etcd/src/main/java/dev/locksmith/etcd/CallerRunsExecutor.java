@@ -10,12 +10,12 @@ import java.util.function.Supplier;
 
 /**
  * The executor jetcd starts each call on. jetcd hands every call to its executor (through
- * Failsafe's retry policy), and a pool thread then sends it: with its own pool, a caller that
- * waits for the answer pays a wake-up of that thread on every request, on top of the wake-up by
- * the answer. A call started by {@link #send} runs that step on the calling thread instead; it
- * only hands the request to gRPC, which never blocks. Everything else jetcd runs on its executor
- * (a retry after a delay, started from Failsafe's timer; watch and keep-alive work) goes to the
- * pool as before.
+ * Failsafe's retry policy), and a pool thread then sends it: with its own pool, a caller that waits
+ * for the answer pays a wake-up of that thread on every request, on top of the wake-up by the
+ * answer. A call started by {@link #send} runs that step on the calling thread instead; it only
+ * hands the request to gRPC, which never blocks. Everything else jetcd runs on its executor (a
+ * retry after a delay, started from Failsafe's timer; watch and keep-alive work) goes to the pool
+ * as before.
  */
 final class CallerRunsExecutor extends AbstractExecutorService {
   private static final ThreadLocal<Boolean> SENDING = new ThreadLocal<>();
@@ -23,11 +23,13 @@ final class CallerRunsExecutor extends AbstractExecutorService {
   private final ExecutorService pool;
 
   CallerRunsExecutor(String clientId) {
-    this.pool = Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, "locksmith-etcd-calls-" + clientId);
-      t.setDaemon(true);
-      return t;
-    });
+    this.pool =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "locksmith-etcd-calls-" + clientId);
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /** Starts a jetcd call, sending it from this thread. */

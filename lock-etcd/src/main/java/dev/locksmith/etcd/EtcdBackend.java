@@ -20,11 +20,11 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
-import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.etcd.jetcd.watch.WatchEvent;
@@ -47,93 +47,167 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Locks on etcd. One etcd lease per client, kept alive by one thread, carries every key of the
- * client, so keeping 10,000 locks costs the same as keeping one. A lock is a key
- * {@code <prefix>/<name>/<lease>-<n>} created with that lease; the key with the lowest create
- * revision holds the lock, each waiter watches only the key just before its own (FIFO, no herd),
- * and the create revision is the fencing token. A lock held without auto-renew, and a hold after
- * release, move their key onto an etcd lease of its own ({@link EtcdLeaseControl}), so that etcd
- * ends them on its own clock even when this client is gone. Semaphores and read-write locks queue
- * keys the same way under ranges of their own ({@link KeyNames}, {@link QueueRule}): a permit is
- * granted while fewer keys than its permits are ahead of it, a writer when no key is, a reader
- * when no writer's key is (arrival order). Their token is the revision of the grant's write.
+ * client, so keeping 10,000 locks costs the same as keeping one. A lock is a key {@code
+ * <prefix>/<name>/<lease>-<n>} created with that lease; the key with the lowest create revision
+ * holds the lock, each waiter watches only the key just before its own (FIFO, no herd), and the
+ * create revision is the fencing token. A lock held without auto-renew, and a hold after release,
+ * move their key onto an etcd lease of its own ({@link EtcdLeaseControl}), so that etcd ends them
+ * on its own clock even when this client is gone. Semaphores and read-write locks queue keys the
+ * same way under ranges of their own ({@link KeyNames}, {@link QueueRule}): a permit is granted
+ * while fewer keys than its permits are ahead of it, a writer when no key is, a reader when no
+ * writer's key is (arrival order). Their token is the revision of the grant's write.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
 
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION,
-          Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS,
-          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
-      // FIFO is declared, and checked by the kit, for locks only
-      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
-          "a holder paused past the lease TTL loses its key when etcd expires the lease; the next holder's key has a higher create revision")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs out,"
-          + " and a lock held without renewal (or a hold after release) when its own etcd lease does")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
-          "our key is re-checked by a linearizable read after every wait (etcd issue 11456), and its create revision fences a late holder")
-      .promise(Fault.SERVER_RESTART, Promise.SAFE, "etcd writes keys and revisions to its WAL before answering, so a restarted member keeps them")
-      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE,
-          "nothing can be acquired while etcd does not answer; holders are told their leases are lost once keep-alive fails past the TTL")
-      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
-          "a cut-off holder is reported lost when keep-alive fails past the TTL, about when etcd frees its keys; fence with the token")
-      .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "Raft keeps every acknowledged write, and a new leader extends leases rather than dropping them")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE,
-          "etcd times leases with its monotonic clock and the client times keep-alive with System.nanoTime")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own key: its name carries our lease and is not reused before it is deleted; a new holder has a key of its own")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "an abandoned attempt deletes its own key whether or not its create reached etcd")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "the token is the key's create revision (for a permit or a read-write"
-          + " side, the revision of the grant's write), from etcd's cluster-wide revision counter, which never goes back")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.FIFO_FAIRNESS,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.SHARED_ACROSS_PROCESSES,
+              Feature.STATE_READS,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE,
+              Feature.SEMAPHORES,
+              Feature.READ_WRITE_LOCKS)
+          // FIFO is declared, and checked by the kit, for locks only
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+          .promise(
+              Fault.HOLDER_PAUSE,
+              Promise.SAFE_WITH_FENCING,
+              "a holder paused past the lease TTL loses its key when etcd expires the lease; the"
+                  + " next holder's key has a higher create revision")
+          .promise(
+              Fault.HOLDER_CRASH,
+              Promise.SAFE,
+              "a crashed client stops its keep-alive; etcd deletes its keys when the lease TTL runs"
+                  + " out, and a lock held without renewal (or a hold after release) when its own"
+                  + " etcd lease does")
+          .promise(
+              Fault.PAUSE_DURING_ACQUIRE,
+              Promise.SAFE_WITH_FENCING,
+              "our key is re-checked by a linearizable read after every wait (etcd issue 11456),"
+                  + " and its create revision fences a late holder")
+          .promise(
+              Fault.SERVER_RESTART,
+              Promise.SAFE,
+              "etcd writes keys and revisions to its WAL before answering, so a restarted member"
+                  + " keeps them")
+          .promise(
+              Fault.SERVER_PAUSE,
+              Promise.UNAVAILABLE,
+              "nothing can be acquired while etcd does not answer; holders are told their leases"
+                  + " are lost once keep-alive fails past the TTL")
+          .promise(
+              Fault.PARTITION,
+              Promise.SAFE_WITH_FENCING,
+              "a cut-off holder is reported lost when keep-alive fails past the TTL, about when"
+                  + " etcd frees its keys; fence with the token")
+          .promise(
+              Fault.LEADER_FAILOVER,
+              Promise.SAFE,
+              "Raft keeps every acknowledged write, and a new leader extends leases rather than"
+                  + " dropping them")
+          .promise(
+              Fault.CLOCK_JUMP,
+              Promise.SAFE,
+              "etcd times leases with its monotonic clock and the client times keep-alive with"
+                  + " System.nanoTime")
+          .promise(
+              Fault.RELEASE_AFTER_EXPIRY,
+              Promise.SAFE,
+              "release deletes only our own key: its name carries our lease and is not reused"
+                  + " before it is deleted; a new holder has a key of its own")
+          .promise(
+              Fault.AMBIGUOUS_ACQUIRE,
+              Promise.SAFE,
+              "an abandoned attempt deletes its own key whether or not its create reached etcd")
+          .promise(
+              Fault.TOKEN_MONOTONICITY,
+              Promise.SAFE,
+              "the token is the key's create revision (for a permit or a read-write side, the"
+                  + " revision of the grant's write), from etcd's cluster-wide revision counter,"
+                  + " which never goes back")
+          .build();
 
   final EtcdSettings settings;
   final BackendContext context;
   final Client client;
-  /** The executor jetcd starts calls on ({@link CallerRunsExecutor}); jetcd leaves it running when closed. */
+
+  /**
+   * The executor jetcd starts calls on ({@link CallerRunsExecutor}); jetcd leaves it running when
+   * closed.
+   */
   private final ExecutorService jetcdExecutor;
+
   final EtcdCalls calls;
   final EtcdLeaseControl leaseControl = new EtcdLeaseControl(this);
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
   private volatile Session session;
+
   /**
-   * The highest etcd revision this client has seen in an answer or a watch event. A key about to
-   * be created gets a revision above it, so a delete event at or below it is of an earlier key
-   * of the same name (key names are used again, see {@link Session#takeSlot}).
+   * The highest etcd revision this client has seen in an answer or a watch event. A key about to be
+   * created gets a revision above it, so a delete event at or below it is of an earlier key of the
+   * same name (key names are used again, see {@link Session#takeSlot}).
    */
   private final AtomicLong seenRevision = new AtomicLong();
+
   private final AtomicBoolean closed = new AtomicBoolean();
+
   /** Every key this client created and has not deleted, for loss detection. */
   final Map<ByteSequence, KeyEntry> keys = new ConcurrentHashMap<>();
-  /** The watch for deleted keys; open only while a key of ours has been held for {@link #WATCH_DELAY} or longer. */
+
+  /**
+   * The watch for deleted keys; open only while a key of ours has been held for {@link
+   * #WATCH_DELAY} or longer.
+   */
   private volatile Watch.Watcher deleteWatcher;
+
   /** The revision {@link #deleteWatcher} started at. */
   private volatile long watchFrom;
+
   private volatile long watchedRevision;
+
   /** Keys granted since the last {@link #watchHeldKeys} run, about in grant order. */
-  private final java.util.Queue<KeyEntry> granted = new java.util.concurrent.ConcurrentLinkedQueue<>();
-  /** How many delete events the watch delivered (for tests and the bench: each costs the server and us a message). */
+  private final java.util.Queue<KeyEntry> granted =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  /**
+   * How many delete events the watch delivered (for tests and the bench: each costs the server and
+   * us a message).
+   */
   final AtomicLong deleteEvents = new AtomicLong();
+
   /**
    * How long a key is held before the watch for deleted keys covers it. Most locks are given back
    * sooner, and a watch open all the time receives an event for every release under the prefix,
    * this client's own included (one message per release, to every client, measured in lock-bench
-   * FINDINGS 11); a release tells by itself whether the key was still ours. A key deleted behind
-   * a holder's back is reported at most about this long plus etcd's catch-up of an older start
+   * FINDINGS 11); a release tells by itself whether the key was still ours. A key deleted behind a
+   * holder's back is reported at most about this long plus etcd's catch-up of an older start
    * revision (100 ms) later than with a watch always open.
    */
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
 
   /**
-   * How long a queue watch ({@link #listen}) stays open once no attempt of this client waits on
-   * its range. A client that waits on a lock again and again (its threads contend for it) keeps
-   * one watch open instead of creating one per wait: etcd registers a new watch "from now" with
-   * the revision it read just before, so a write committed in between puts the watch in its
-   * unsynced group, whose events a loop delivers only every 100 ms (lock-bench FINDINGS 15).
+   * How long a queue watch ({@link #listen}) stays open once no attempt of this client waits on its
+   * range. A client that waits on a lock again and again (its threads contend for it) keeps one
+   * watch open instead of creating one per wait: etcd registers a new watch "from now" with the
+   * revision it read just before, so a write committed in between puts the watch in its unsynced
+   * group, whose events a loop delivers only every 100 ms (lock-bench FINDINGS 15).
    */
   static final Duration QUEUE_WATCH_LINGER = Duration.ofSeconds(1);
 
-  /** What an attempt waiting on a range hears from the range's queue watch; called on jetcd's threads, must not block. */
+  /**
+   * What an attempt waiting on a range hears from the range's queue watch; called on jetcd's
+   * threads, must not block.
+   */
   interface QueueListener {
     /** A key of the range was deleted. */
     void deleted(KeyValue kv);
@@ -149,12 +223,18 @@ final class EtcdBackend implements LockBackend {
   static final class QueueWatch {
     final ByteSequence range;
     final Set<QueueListener> listeners = ConcurrentHashMap.newKeySet();
-    /** etcd confirmed the watch: every delete after a read sent from now on reaches the listeners. */
+
+    /**
+     * etcd confirmed the watch: every delete after a read sent from now on reaches the listeners.
+     */
     volatile boolean created;
+
     /** The watch failed: listeners move to a new one. */
     volatile boolean broken;
+
     /** {@link System#nanoTime()} since when no attempt listens; 0 while one does. */
     volatile long idleSince;
+
     volatile Watch.Watcher watcher;
 
     QueueWatch(ByteSequence range) {
@@ -164,7 +244,11 @@ final class EtcdBackend implements LockBackend {
 
   /** The queue watches open, by range. */
   private final Map<ByteSequence, QueueWatch> queueWatches = new ConcurrentHashMap<>();
-  /** How many queue watches this client opened (for tests and the bench: each costs etcd a watch and a created notice). */
+
+  /**
+   * How many queue watches this client opened (for tests and the bench: each costs etcd a watch and
+   * a created notice).
+   */
   final AtomicLong queueWatchesOpened = new AtomicLong();
 
   /** One etcd lease and the keep-alive state of it. */
@@ -175,6 +259,7 @@ final class EtcdBackend implements LockBackend {
     volatile boolean inDoubt;
     volatile boolean dead;
     final Set<Runnable> waiters = ConcurrentHashMap.newKeySet();
+
     /** Per lock name, the key suffixes in use by this lease's attempts. */
     private final Map<String, java.util.BitSet> slots = new ConcurrentHashMap<>();
 
@@ -185,21 +270,23 @@ final class EtcdBackend implements LockBackend {
     }
 
     /**
-     * Picks the lowest key suffix of this lease for a lock name that no attempt uses. Key names
-     * are used again once their key is known to be deleted: etcd keeps every key name ever
-     * written in its in-memory index until the history is compacted, and a lock's prefix range
-     * walks all of them, so a new name per acquisition made every acquire slower (measured:
-     * p50 1.6 ms to 2.8 ms over 16,000 acquisitions). etcd's own lock service uses one key per
-     * lease for the same reason. A suffix whose delete failed stays taken until it succeeds.
+     * Picks the lowest key suffix of this lease for a lock name that no attempt uses. Key names are
+     * used again once their key is known to be deleted: etcd keeps every key name ever written in
+     * its in-memory index until the history is compacted, and a lock's prefix range walks all of
+     * them, so a new name per acquisition made every acquire slower (measured: p50 1.6 ms to 2.8 ms
+     * over 16,000 acquisitions). etcd's own lock service uses one key per lease for the same
+     * reason. A suffix whose delete failed stays taken until it succeeds.
      */
     Slot takeSlot(String name) {
       int[] taken = new int[1];
-      slots.compute(name, (n, used) -> {
-        java.util.BitSet u = used == null ? new java.util.BitSet() : used;
-        taken[0] = u.nextClearBit(0);
-        u.set(taken[0]);
-        return u;
-      });
+      slots.compute(
+          name,
+          (n, used) -> {
+            java.util.BitSet u = used == null ? new java.util.BitSet() : used;
+            taken[0] = u.nextClearBit(0);
+            u.set(taken[0]);
+            return u;
+          });
       return new Slot(this, name, taken[0]);
     }
   }
@@ -220,10 +307,12 @@ final class EtcdBackend implements LockBackend {
     /** The key with this suffix is deleted (or was never created): another attempt may use it. */
     void free() {
       if (freed.compareAndSet(false, true)) {
-        session.slots.computeIfPresent(name, (n, used) -> {
-          used.clear(index);
-          return used.isEmpty() ? null : used;
-        });
+        session.slots.computeIfPresent(
+            name,
+            (n, used) -> {
+              used.clear(index);
+              return used.isEmpty() ? null : used;
+            });
       }
     }
   }
@@ -232,19 +321,24 @@ final class EtcdBackend implements LockBackend {
   static final class KeyEntry {
     final String ownerId;
     final Session session;
+
     /**
-     * Create revision once known, before that a revision seen before the create was sent: a
-     * delete at or below it was of an earlier key of the same name.
+     * Create revision once known, before that a revision seen before the create was sent: a delete
+     * at or below it was of an earlier key of the same name.
      */
     volatile long createRevision;
+
     volatile boolean held;
+
     /** {@link System#nanoTime()} of the grant. */
     volatile long heldSince;
+
     volatile boolean deleted;
+
     /**
-     * The etcd lease of its own that the key was moved to by {@link #extend}, 0 while it hangs
-     * on the session's lease, {@link #ENDED} once released or given up (a lease moved in after
-     * that is revoked at once).
+     * The etcd lease of its own that the key was moved to by {@link #extend}, 0 while it hangs on
+     * the session's lease, {@link #ENDED} once released or given up (a lease moved in after that is
+     * revoked at once).
      */
     final AtomicLong ownLease = new AtomicLong();
 
@@ -254,14 +348,19 @@ final class EtcdBackend implements LockBackend {
     }
   }
 
-  /** {@link KeyEntry#ownLease} of a key released or given up: no lease of its own is wanted any more. */
+  /**
+   * {@link KeyEntry#ownLease} of a key released or given up: no lease of its own is wanted any
+   * more.
+   */
   static final long ENDED = -1;
 
   /** What a grant hands back to the core, for release. */
   static final class Held {
     final ByteSequence key;
+
     /** The key's suffix, and with it the session (etcd lease) the key hangs on. */
     final Slot slot;
+
     /** The key's entry, also after it left {@link #keys}: it knows the key's own etcd lease. */
     final KeyEntry entry;
 
@@ -272,30 +371,39 @@ final class EtcdBackend implements LockBackend {
     }
   }
 
-  EtcdBackend(EtcdSettings settings, BackendContext context, Client client, ExecutorService jetcdExecutor) {
+  EtcdBackend(
+      EtcdSettings settings, BackendContext context, Client client, ExecutorService jetcdExecutor) {
     this.settings = settings;
     this.context = context;
     this.client = client;
     this.jetcdExecutor = jetcdExecutor;
     this.calls = new EtcdCalls(settings);
-    this.keeper = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "locksmith-etcd-keepalive-" + context.clientId());
-      t.setDaemon(true);
-      return t;
-    });
+    this.keeper =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "locksmith-etcd-keepalive-" + context.clientId());
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
-   * Grants the client's lease and starts the watch and the keep-alive: the connectivity check of open().
+   * Grants the client's lease and starts the watch and the keep-alive: the connectivity check of
+   * open().
    *
-   * @param openedAt when open() began ({@link System#nanoTime()}): building the client counts against the connect
-   *     timeout too, so that a failed connect takes what its message states
+   * @param openedAt when open() began ({@link System#nanoTime()}): building the client counts
+   *     against the connect timeout too, so that a failed connect takes what its message states
    */
   void start(long openedAt) throws InterruptedException {
     long t0 = System.nanoTime();
     long left = Durations.toNanosSaturated(settings.connectTimeout) - (t0 - openedAt);
-    var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), left, settings.connectTimeout,
-        "granting a lease", EtcdSettings.CONNECT_TIMEOUT);
+    var grant =
+        calls.await(
+            () -> client.getLeaseClient().grant(settings.ttlSeconds()),
+            left,
+            settings.connectTimeout,
+            "granting a lease",
+            EtcdSettings.CONNECT_TIMEOUT);
     session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
     watchedRevision = grant.getHeader().getRevision();
     long delay = WATCH_DELAY.toNanos();
@@ -317,7 +425,9 @@ final class EtcdBackend implements LockBackend {
 
   // ------------------------------------------------------------------ the lease
 
-  /** @return the live session, granting a new lease if the last one was lost */
+  /**
+   * @return the live session, granting a new lease if the last one was lost
+   */
   Session session() throws InterruptedException {
     Session s = session;
     if (s != null && !s.dead) {
@@ -330,11 +440,16 @@ final class EtcdBackend implements LockBackend {
         return s;
       }
       if (closed.get()) {
-        throw new BackendUnavailableException("the etcd backend for " + settings.describe() + " is closed");
+        throw new BackendUnavailableException(
+            "the etcd backend for " + settings.describe() + " is closed");
       }
       long t0 = System.nanoTime();
-      var grant = calls.await(() -> client.getLeaseClient().grant(settings.ttlSeconds()), settings.requestTimeout,
-          "granting a new lease", EtcdSettings.REQUEST_TIMEOUT);
+      var grant =
+          calls.await(
+              () -> client.getLeaseClient().grant(settings.ttlSeconds()),
+              settings.requestTimeout,
+              "granting a new lease",
+              EtcdSettings.REQUEST_TIMEOUT);
       s = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
       session = s;
       LOG.info("{}: granted {} after the previous lease was lost", settings.describe(), s);
@@ -361,12 +476,16 @@ final class EtcdBackend implements LockBackend {
     }
     long sent = System.nanoTime();
     // Whatever etcd would answer now, the core has reported this lease's locks lost at its
-    // deadline (the same deadline it got from us): keeping the lease would keep keys nobody releases.
+    // deadline (the same deadline it got from us): keeping the lease would keep keys nobody
+    // releases.
     if (endIfPastTtl(s, sent)) {
       return;
     }
-    Duration timeout = Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(100), Math.min(s.ttlNanos / 3,
-        settings.requestTimeout.toNanos())));
+    Duration timeout =
+        Duration.ofNanos(
+            Math.max(
+                TimeUnit.MILLISECONDS.toNanos(100),
+                Math.min(s.ttlNanos / 3, settings.requestTimeout.toNanos())));
     var call = client.getLeaseClient().keepAliveOnce(s.leaseId);
     try {
       LeaseKeepAliveResponse r = call.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -395,14 +514,27 @@ final class EtcdBackend implements LockBackend {
       }
       long validUntil = s.lastOkNanos + s.ttlNanos;
       if (System.nanoTime() - validUntil >= 0) {
-        lose(s, "keep-alive of " + s + " failed for longer than its TTL of " + Durations.format(Duration.ofNanos(s.ttlNanos))
-            + ": " + (cause instanceof java.util.concurrent.TimeoutException ? "no answer" : EtcdCalls.describe(cause)));
+        lose(
+            s,
+            "keep-alive of "
+                + s
+                + " failed for longer than its TTL of "
+                + Durations.format(Duration.ofNanos(s.ttlNanos))
+                + ": "
+                + (cause instanceof java.util.concurrent.TimeoutException
+                    ? "no answer"
+                    : EtcdCalls.describe(cause)));
         return;
       }
       if (!s.inDoubt) {
-        LOG.warn("{}: keep-alive of {} failed; its locks count as held for at most {} more: {}", settings.describe(), s,
+        LOG.warn(
+            "{}: keep-alive of {} failed; its locks count as held for at most {} more: {}",
+            settings.describe(),
+            s,
             Durations.format(Duration.ofNanos(validUntil - System.nanoTime())),
-            cause instanceof java.util.concurrent.TimeoutException ? "no answer" : EtcdCalls.describe(cause));
+            cause instanceof java.util.concurrent.TimeoutException
+                ? "no answer"
+                : EtcdCalls.describe(cause));
       }
       s.inDoubt = true;
       for (KeyEntry entry : keys.values()) {
@@ -419,18 +551,18 @@ final class EtcdBackend implements LockBackend {
   }
 
   /**
-   * @return whether the lease went a whole TTL without a successful keep-alive: the moment the
-   *     core stops counting its locks as held, and after which etcd may expire it at any time
+   * @return whether the lease went a whole TTL without a successful keep-alive: the moment the core
+   *     stops counting its locks as held, and after which etcd may expire it at any time
    */
   private static boolean pastTtl(Session s, long now) {
     return now - (s.lastOkNanos + s.ttlNanos) >= 0;
   }
 
   /**
-   * Ends the client's lease if it went a TTL without a successful keep-alive. The core has
-   * already reported its locks lost, and etcd may drop it at any moment: a key created on it
-   * now could be taken away right after it was granted. Called before each poll; the keep-alive
-   * thread would notice too, but only at its next turn.
+   * Ends the client's lease if it went a TTL without a successful keep-alive. The core has already
+   * reported its locks lost, and etcd may drop it at any moment: a key created on it now could be
+   * taken away right after it was granted. Called before each poll; the keep-alive thread would
+   * notice too, but only at its next turn.
    *
    * @return whether it ended the lease (the poll must then start over: the core discards a grant
    *     made while the client's session changed)
@@ -444,12 +576,18 @@ final class EtcdBackend implements LockBackend {
     if (s.dead || !pastTtl(s, now)) {
       return false;
     }
-    lose(s, "keep-alive of " + s + " has not succeeded for longer than its TTL of "
-        + Durations.format(Duration.ofNanos(s.ttlNanos)));
+    lose(
+        s,
+        "keep-alive of "
+            + s
+            + " has not succeeded for longer than its TTL of "
+            + Durations.format(Duration.ofNanos(s.ttlNanos)));
     return true;
   }
 
-  /** The lease is lost: every lock on it is reported lost, and the next attempt grants a new lease. */
+  /**
+   * The lease is lost: every lock on it is reported lost, and the next attempt grants a new lease.
+   */
   private void lose(Session s, String detail) {
     synchronized (s) { // the keep-alive thread and an acquiring thread may both find it lost
       if (s.dead) {
@@ -464,25 +602,35 @@ final class EtcdBackend implements LockBackend {
         context.leaseLost(e.ownerId, LeaseLostException.Reason.SESSION_LOST, detail);
       }
     }
-    // The core has forgotten these leases: nothing will release them, and etcd drops the keys with the lease,
+    // The core has forgotten these leases: nothing will release them, and etcd drops the keys with
+    // the lease,
     // or with the lease of their own that extend gave them.
-    keys.values().removeIf(e -> {
-      if (e.session == s && e.held) {
-        leaseControl.endOwnLease(e);
-        return true;
-      }
-      return false;
-    });
+    keys.values()
+        .removeIf(
+            e -> {
+              if (e.session == s && e.held) {
+                leaseControl.endOwnLease(e);
+                return true;
+              }
+              return false;
+            });
     s.waiters.forEach(Runnable::run);
-    // A grant returned just before the loss but registered after it is caught by the core's session epoch.
-    // If etcd still has the lease (a long pause on our side), free its keys now rather than after the TTL.
-    client.getLeaseClient().revoke(s.leaseId).orTimeout(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
+    // A grant returned just before the loss but registered after it is caught by the core's session
+    // epoch.
+    // If etcd still has the lease (a long pause on our side), free its keys now rather than after
+    // the TTL.
+    client
+        .getLeaseClient()
+        .revoke(s.leaseId)
+        .orTimeout(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS)
         .exceptionally(e -> null);
   }
 
   // ------------------------------------------------------------------ watching for deleted keys
 
-  /** Notes a grant: the key is watched for deletion once it has been held for {@link #WATCH_DELAY}. */
+  /**
+   * Notes a grant: the key is watched for deletion once it has been held for {@link #WATCH_DELAY}.
+   */
   void granted(KeyEntry entry) {
     entry.heldSince = System.nanoTime();
     entry.held = true;
@@ -491,10 +639,10 @@ final class EtcdBackend implements LockBackend {
 
   /**
    * Opens the watch for deleted keys once a key has been held for {@link #WATCH_DELAY}, from the
-   * lowest create revision of the keys held then (+ 1), so that no deletion of a held key since
-   * its creation is missed, and closes it once no key has been held that long (run on the
-   * keep-alive thread every {@link #WATCH_DELAY}). A key granted while the watch is open, but
-   * created before it started (a waiter that waited long), starts it again from its revision.
+   * lowest create revision of the keys held then (+ 1), so that no deletion of a held key since its
+   * creation is missed, and closes it once no key has been held that long (run on the keep-alive
+   * thread every {@link #WATCH_DELAY}). A key granted while the watch is open, but created before
+   * it started (a waiter that waited long), starts it again from its revision.
    */
   private void watchHeldKeys() {
     try {
@@ -547,32 +695,40 @@ final class EtcdBackend implements LockBackend {
   /**
    * Makes {@code listener} hear the deletes of {@code range}, through this client's queue watch of
    * that range, opened now if none is open ({@code open}); a delete reaches it only if etcd
-   * registered the watch ({@link QueueWatch#created}) before the read that found the key waited
-   * for was served.
+   * registered the watch ({@link QueueWatch#created}) before the read that found the key waited for
+   * was served.
    *
    * @return the watch listened to, or null if none was open and {@code open} is false
    */
   QueueWatch listen(ByteSequence range, QueueListener listener, boolean open) {
-    QueueWatch listened = queueWatches.compute(range, (r, current) -> {
-      QueueWatch q = current;
-      if (q == null || q.broken) {
-        if (!open || closed.get()) {
-          return current;
-        }
-        if (q != null) {
-          closeQueueWatchLater(q);
-        }
-        q = openQueueWatch(r);
-      }
-      q.listeners.add(listener);
-      q.idleSince = 0;
-      return q;
-    });
+    QueueWatch listened =
+        queueWatches.compute(
+            range,
+            (r, current) -> {
+              QueueWatch q = current;
+              if (q == null || q.broken) {
+                if (!open || closed.get()) {
+                  return current;
+                }
+                if (q != null) {
+                  closeQueueWatchLater(q);
+                }
+                q = openQueueWatch(r);
+              }
+              q.listeners.add(listener);
+              q.idleSince = 0;
+              return q;
+            });
     // none open (or a broken one left in place, not opened again): not listening
-    return listened == null || listened.broken || !listened.listeners.contains(listener) ? null : listened;
+    return listened == null || listened.broken || !listened.listeners.contains(listener)
+        ? null
+        : listened;
   }
 
-  /** Stops {@code listener} hearing from {@code watch}; the watch closes after {@link #QUEUE_WATCH_LINGER} with nobody listening. */
+  /**
+   * Stops {@code listener} hearing from {@code watch}; the watch closes after {@link
+   * #QUEUE_WATCH_LINGER} with nobody listening.
+   */
   void unlisten(QueueWatch watch, QueueListener listener) {
     watch.listeners.remove(listener);
     if (watch.listeners.isEmpty()) {
@@ -583,29 +739,42 @@ final class EtcdBackend implements LockBackend {
   /** Opens the watch: a call that does not block (jetcd sends the request from its own threads). */
   private QueueWatch openQueueWatch(ByteSequence range) {
     QueueWatch q = new QueueWatch(range);
-    WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build();
-    q.watcher = client.getWatchClient().watch(range, option, Watch.listener(response -> {
-      if (response.isCreatedNotify()) {
-        q.created = true;
-        q.listeners.forEach(QueueListener::recheck);
-        return;
-      }
-      for (WatchEvent event : response.getEvents()) {
-        if (event.getEventType() == WatchEvent.EventType.DELETE) {
-          saw(event.getKeyValue().getModRevision());
-          for (QueueListener l : q.listeners) {
-            l.deleted(event.getKeyValue());
-          }
-        }
-      }
-    }, error -> {
-      if (!q.broken) {
-        q.broken = true;
-        LOG.debug("{}: the watch of {} for waiters failed: {}", settings.describe(), range, EtcdCalls.describe(error));
-        q.listeners.forEach(QueueListener::recheck);
-        closeQueueWatchLater(q);
-      }
-    }));
+    WatchOption option =
+        WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build();
+    q.watcher =
+        client
+            .getWatchClient()
+            .watch(
+                range,
+                option,
+                Watch.listener(
+                    response -> {
+                      if (response.isCreatedNotify()) {
+                        q.created = true;
+                        q.listeners.forEach(QueueListener::recheck);
+                        return;
+                      }
+                      for (WatchEvent event : response.getEvents()) {
+                        if (event.getEventType() == WatchEvent.EventType.DELETE) {
+                          saw(event.getKeyValue().getModRevision());
+                          for (QueueListener l : q.listeners) {
+                            l.deleted(event.getKeyValue());
+                          }
+                        }
+                      }
+                    },
+                    error -> {
+                      if (!q.broken) {
+                        q.broken = true;
+                        LOG.debug(
+                            "{}: the watch of {} for waiters failed: {}",
+                            settings.describe(),
+                            range,
+                            EtcdCalls.describe(error));
+                        q.listeners.forEach(QueueListener::recheck);
+                        closeQueueWatchLater(q);
+                      }
+                    }));
     queueWatchesOpened.incrementAndGet();
     if (q.broken) {
       closeQueueWatchLater(q); // failed before the watcher was known
@@ -613,16 +782,21 @@ final class EtcdBackend implements LockBackend {
     return q;
   }
 
-  /** Drops a broken queue watch from the map and closes it, on the keep-alive thread (not inside a map update or a jetcd callback). */
+  /**
+   * Drops a broken queue watch from the map and closes it, on the keep-alive thread (not inside a
+   * map update or a jetcd callback).
+   */
   private void closeQueueWatchLater(QueueWatch q) {
     q.broken = true;
-    schedule(() -> {
-      queueWatches.remove(q.range, q);
-      Watch.Watcher w = q.watcher;
-      if (w != null) {
-        closeQuietly(w);
-      }
-    }, 0);
+    schedule(
+        () -> {
+          queueWatches.remove(q.range, q);
+          Watch.Watcher w = q.watcher;
+          if (w != null) {
+            closeQuietly(w);
+          }
+        },
+        0);
   }
 
   /** Closes the queue watches nobody has listened to for {@link #QUEUE_WATCH_LINGER}. */
@@ -637,20 +811,24 @@ final class EtcdBackend implements LockBackend {
         continue;
       }
       boolean[] dropped = new boolean[1];
-      queueWatches.computeIfPresent(q.range, (r, current) -> {
-        if (current == q && q.listeners.isEmpty()) {
-          dropped[0] = true;
-          return null;
-        }
-        return current;
-      });
+      queueWatches.computeIfPresent(
+          q.range,
+          (r, current) -> {
+            if (current == q && q.listeners.isEmpty()) {
+              dropped[0] = true;
+              return null;
+            }
+            return current;
+          });
       if (dropped[0]) {
         closeQuietly(q.watcher);
       }
     }
   }
 
-  /** @return whether this client has a queue watch open on {@code range} (for tests) */
+  /**
+   * @return whether this client has a queue watch open on {@code range} (for tests)
+   */
   boolean queueWatchOpen(ByteSequence range) {
     QueueWatch q = queueWatches.get(range);
     return q != null && !q.broken;
@@ -661,15 +839,25 @@ final class EtcdBackend implements LockBackend {
       return;
     }
     ByteSequence prefix = KeyNames.bytes(settings.prefix + "/");
-    WatchOption option = WatchOption.builder().isPrefix(true).withNoPut(true).withRevision(fromRevision).build();
+    WatchOption option =
+        WatchOption.builder().isPrefix(true).withNoPut(true).withRevision(fromRevision).build();
     watchFrom = fromRevision;
     Watch.Watcher[] self = new Watch.Watcher[1];
-    // the error handler acts only for the watch that is open: one closed on purpose must not start again
-    self[0] = client.getWatchClient().watch(prefix, option, Watch.listener(this::onDeletes, error -> {
-      if (deleteWatcher == self[0]) {
-        onWatchError(error);
-      }
-    }));
+    // the error handler acts only for the watch that is open: one closed on purpose must not start
+    // again
+    self[0] =
+        client
+            .getWatchClient()
+            .watch(
+                prefix,
+                option,
+                Watch.listener(
+                    this::onDeletes,
+                    error -> {
+                      if (deleteWatcher == self[0]) {
+                        onWatchError(error);
+                      }
+                    }));
     deleteWatcher = self[0];
   }
 
@@ -685,8 +873,12 @@ final class EtcdBackend implements LockBackend {
       if (entry != null && event.getKeyValue().getModRevision() > entry.createRevision) {
         entry.deleted = true;
         if (entry.held && keys.remove(event.getKeyValue().getKey(), entry)) {
-          context.leaseLost(entry.ownerId, LeaseLostException.Reason.TAKEN, "its key " + event.getKeyValue().getKey()
-              + " was deleted from etcd (revoked, or its lease expired)");
+          context.leaseLost(
+              entry.ownerId,
+              LeaseLostException.Reason.TAKEN,
+              "its key "
+                  + event.getKeyValue().getKey()
+                  + " was deleted from etcd (revoked, or its lease expired)");
         }
       }
     }
@@ -698,27 +890,33 @@ final class EtcdBackend implements LockBackend {
     }
     String text = EtcdCalls.describe(error);
     boolean compacted = text.toLowerCase(java.util.Locale.ROOT).contains("compact");
-    LOG.warn("{}: the watch for deleted keys failed ({}); restarting it", settings.describe(), text);
-    later(() -> {
-      Watch.Watcher failed = deleteWatcher;
-      deleteWatcher = null;
-      if (failed != null) {
-        closeQuietly(failed);
-      }
-      if (compacted) {
-        startDeleteWatch(0);
-        checkHeldKeys();
-      } else {
-        startDeleteWatch(Math.max(watchFrom, watchedRevision + 1));
-      }
-    }, 200);
+    LOG.warn(
+        "{}: the watch for deleted keys failed ({}); restarting it", settings.describe(), text);
+    later(
+        () -> {
+          Watch.Watcher failed = deleteWatcher;
+          deleteWatcher = null;
+          if (failed != null) {
+            closeQuietly(failed);
+          }
+          if (compacted) {
+            startDeleteWatch(0);
+            checkHeldKeys();
+          } else {
+            startDeleteWatch(Math.max(watchFrom, watchedRevision + 1));
+          }
+        },
+        200);
   }
 
   private void later(Runnable task, long delayMs) {
     schedule(task, TimeUnit.MILLISECONDS.toNanos(delayMs));
   }
 
-  /** Runs a task that does not block on the keep-alive thread after a delay; dropped on close and abandon. */
+  /**
+   * Runs a task that does not block on the keep-alive thread after a delay; dropped on close and
+   * abandon.
+   */
   void schedule(Runnable task, long delayNanos) {
     try {
       keeper.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
@@ -734,10 +932,16 @@ final class EtcdBackend implements LockBackend {
         continue;
       }
       try {
-        var r = client.getKVClient().get(e.getKey(), GetOption.builder().withCountOnly(true).build())
-            .get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        var r =
+            client
+                .getKVClient()
+                .get(e.getKey(), GetOption.builder().withCountOnly(true).build())
+                .get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
         if (r.getCount() == 0 && keys.remove(e.getKey(), e.getValue())) {
-          context.leaseLost(e.getValue().ownerId, LeaseLostException.Reason.TAKEN, "its key " + e.getKey() + " is gone from etcd");
+          context.leaseLost(
+              e.getValue().ownerId,
+              LeaseLostException.Reason.TAKEN,
+              "its key " + e.getKey() + " is gone from etcd");
         }
       } catch (InterruptedException ie) {
         Thread.currentThread().interrupt();
@@ -756,12 +960,13 @@ final class EtcdBackend implements LockBackend {
   }
 
   /**
-   * A semaphore permit or a side of a read-write lock queues a key like a lock's, under a range
-   * of its own ({@link KeyNames}), and waits while a key it must not pass is ahead of it
-   * ({@link QueueRule}); its lease then lives, is lost, extended and released as a lock's.
+   * A semaphore permit or a side of a read-write lock queues a key like a lock's, under a range of
+   * its own ({@link KeyNames}), and waits while a key it must not pass is ahead of it ({@link
+   * QueueRule}); its lease then lives, is lost, extended and released as a lock's.
    */
   @Override
-  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  public LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     return new EtcdAttempt(this, name, claim, ownerId, wake);
   }
 
@@ -770,7 +975,9 @@ final class EtcdBackend implements LockBackend {
     seenRevision.accumulateAndGet(revision, Math::max);
   }
 
-  /** @return a revision below that of any key created from now on */
+  /**
+   * @return a revision below that of any key created from now on
+   */
   long seenRevision() {
     return seenRevision.get();
   }
@@ -784,8 +991,8 @@ final class EtcdBackend implements LockBackend {
   }
 
   /**
-   * Moves the key onto an etcd lease of its own with the new lease rounded up to whole seconds,
-   * if it is still ours; see {@link EtcdLeaseControl}.
+   * Moves the key onto an etcd lease of its own with the new lease rounded up to whole seconds, if
+   * it is still ours; see {@link EtcdLeaseControl}.
    */
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
@@ -794,13 +1001,14 @@ final class EtcdBackend implements LockBackend {
 
   /**
    * Moves the key onto an etcd lease of {@code keep} rounded up to whole seconds, under a value
-   * that is nobody's owner id, if it is still ours; this client deletes it after {@code keep}
-   * while it lives. See {@link EtcdLeaseControl}.
+   * that is nobody's owner id, if it is still ours; this client deletes it after {@code keep} while
+   * it lives. See {@link EtcdLeaseControl}.
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
     if (!lease.claim().isExclusive()) {
-      throw new UnsupportedOperationException("releaseAfter is for exclusive locks; " + lease + " is not one");
+      throw new UnsupportedOperationException(
+          "releaseAfter is for exclusive locks; " + lease + " is not one");
     }
     return leaseControl.releaseAfter(lease, keep);
   }
@@ -818,22 +1026,37 @@ final class EtcdBackend implements LockBackend {
     try {
       boolean deleted;
       if (lease.claim().isExclusive()) {
-        DeleteResponse r = calls.awaitUninterruptibly(() -> client.getKVClient().delete(held.key), settings.requestTimeout,
-            "releasing lock '" + lease.name() + "'");
+        DeleteResponse r =
+            calls.awaitUninterruptibly(
+                () -> client.getKVClient().delete(held.key),
+                settings.requestTimeout,
+                "releasing lock '" + lease.name() + "'");
         saw(r.getHeader().getRevision());
         deleted = r.getDeleted() > 0;
       } else {
         // A permit's or a side's is compared with its create revision: a release delayed or sent
         // twice must free nothing once the key's name is in use again (kit rules 18.2, 19.9), and
         // the permit it would free is one any waiter may take at once.
-        TxnResponse r = calls.awaitUninterruptibly(() -> client.getKVClient().txn()
-            .If(new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)))
-            .Then(Op.delete(held.key, DeleteOption.DEFAULT))
-            .commit(), settings.requestTimeout, "releasing " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
+        TxnResponse r =
+            calls.awaitUninterruptibly(
+                () ->
+                    client
+                        .getKVClient()
+                        .txn()
+                        .If(
+                            new Cmp(
+                                held.key,
+                                Cmp.Op.EQUAL,
+                                CmpTarget.createRevision(held.entry.createRevision)))
+                        .Then(Op.delete(held.key, DeleteOption.DEFAULT))
+                        .commit(),
+                settings.requestTimeout,
+                "releasing " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
         saw(r.getHeader().getRevision());
         deleted = r.isSucceeded() && r.getDeleteResponses().get(0).getDeleted() > 0;
       }
-      // Deleted now, or gone before (expired, revoked): either way no key of ours is left under this name.
+      // Deleted now, or gone before (expired, revoked): either way no key of ours is left under
+      // this name.
       held.slot.free();
       return deleted;
     } catch (RuntimeException e) {
@@ -841,31 +1064,42 @@ final class EtcdBackend implements LockBackend {
       retryLater(held.key, held.slot.session, held.slot::free);
       throw e;
     } finally {
-      // A lease of its own that extend gave the key: revoking it also deletes a key the delete missed.
+      // A lease of its own that extend gave the key: revoking it also deletes a key the delete
+      // missed.
       leaseControl.endOwnLease(held.entry);
     }
   }
 
   /**
-   * The holder is the key under the lock's prefix with the lowest create revision (the token);
-   * its value is the holder's owner id, or a hold's value during a hold after release (held). One
-   * range read. The rest of the holder's lease is not reported: a renewed lock's key lives on the
-   * holding client's etcd lease, which that client keeps alive whatever the lock's own lease, so
-   * its TTL says how long the lock would outlive a vanished client, not when the holder's lease
-   * ends (kit rule 16.4); a key on a lease of its own would be told in whole seconds only.
+   * The holder is the key under the lock's prefix with the lowest create revision (the token); its
+   * value is the holder's owner id, or a hold's value during a hold after release (held). One range
+   * read. The rest of the holder's lease is not reported: a renewed lock's key lives on the holding
+   * client's etcd lease, which that client keeps alive whatever the lock's own lease, so its TTL
+   * says how long the lock would outlive a vanished client, not when the holder's lease ends (kit
+   * rule 16.4); a key on a lease of its own would be told in whole seconds only.
    */
   @Override
   public LockState inspect(String name) {
     ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
-    GetOption oldest = GetOption.builder().isPrefix(true).withSortField(GetOption.SortTarget.CREATE)
-        .withSortOrder(GetOption.SortOrder.ASCEND).withLimit(1).build();
-    var got = calls.awaitUninterruptibly(() -> client.getKVClient().get(prefix, oldest), settings.requestTimeout,
-        "reading lock '" + name + "'");
+    GetOption oldest =
+        GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(1)
+            .build();
+    var got =
+        calls.awaitUninterruptibly(
+            () -> client.getKVClient().get(prefix, oldest),
+            settings.requestTimeout,
+            "reading lock '" + name + "'");
     if (got.getKvs().isEmpty()) {
       return LockState.free();
     }
     var kv = got.getKvs().get(0);
-    return LockState.held().withFencingToken(kv.getCreateRevision()).withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+    return LockState.held()
+        .withFencingToken(kv.getCreateRevision())
+        .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
   }
 
   /**
@@ -876,10 +1110,20 @@ final class EtcdBackend implements LockBackend {
   void deleteQuietly(ByteSequence key, Session session, String why, Runnable deleted) {
     keys.remove(key);
     try {
-      saw(calls.awaitUninterruptibly(() -> client.getKVClient().delete(key), settings.requestTimeout, why).getHeader().getRevision());
+      saw(
+          calls
+              .awaitUninterruptibly(
+                  () -> client.getKVClient().delete(key), settings.requestTimeout, why)
+              .getHeader()
+              .getRevision());
       deleted.run();
     } catch (RuntimeException e) {
-      LOG.warn("{}: deleting key {} ({}) failed; retrying in the background: {}", settings.describe(), key, why, e.getMessage());
+      LOG.warn(
+          "{}: deleting key {} ({}) failed; retrying in the background: {}",
+          settings.describe(),
+          key,
+          why,
+          e.getMessage());
       retryLater(key, session, deleted);
     }
   }
@@ -897,7 +1141,10 @@ final class EtcdBackend implements LockBackend {
 
   private final Map<ByteSequence, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
 
-  /** Deletes a key of ours in the background, with every keep-alive until it succeeds or its session is gone. */
+  /**
+   * Deletes a key of ours in the background, with every keep-alive until it succeeds or its session
+   * is gone.
+   */
   void deleteLater(ByteSequence key, Session s, Runnable deleted) {
     retryLater(key, s, deleted);
   }
@@ -944,9 +1191,16 @@ final class EtcdBackend implements LockBackend {
     if (s != null && !s.dead) {
       try {
         // Revoking deletes every key still on the lease: waiters' keys too, at once.
-        calls.awaitUninterruptibly(() -> client.getLeaseClient().revoke(s.leaseId), settings.requestTimeout, "revoking the lease");
+        calls.awaitUninterruptibly(
+            () -> client.getLeaseClient().revoke(s.leaseId),
+            settings.requestTimeout,
+            "revoking the lease");
       } catch (RuntimeException e) {
-        LOG.warn("{}: revoking {} on close failed; its keys go when its TTL ends: {}", settings.describe(), s, e.getMessage());
+        LOG.warn(
+            "{}: revoking {} on close failed; its keys go when its TTL ends: {}",
+            settings.describe(),
+            s,
+            e.getMessage());
       }
     }
     closeClient();
@@ -973,9 +1227,9 @@ final class EtcdBackend implements LockBackend {
   }
 
   /**
-   * After a failed connect: shuts down as {@link #abandon()}, but closes jetcd's client on a thread of its own, so that
-   * the caller's failure is not held up by the channels' shutdown (on a loaded machine that took a few hundred ms more
-   * than the connect timeout the message states).
+   * After a failed connect: shuts down as {@link #abandon()}, but closes jetcd's client on a thread
+   * of its own, so that the caller's failure is not held up by the channels' shutdown (on a loaded
+   * machine that took a few hundred ms more than the connect timeout the message states).
    */
   void abandonAfterFailedConnect() {
     if (!closed.compareAndSet(false, true)) {
@@ -1010,7 +1264,9 @@ final class EtcdBackend implements LockBackend {
     }
   }
 
-  /** @return whether the watch for deleted keys is open (for tests) */
+  /**
+   * @return whether the watch for deleted keys is open (for tests)
+   */
   boolean deleteWatchOpen() {
     return deleteWatcher != null;
   }

@@ -9,7 +9,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
-/** Waits for jetcd's futures with a deadline, and turns failures into messages that name the server. */
+/**
+ * Waits for jetcd's futures with a deadline, and turns failures into messages that name the server.
+ */
 final class EtcdCalls {
   private final EtcdSettings settings;
 
@@ -24,15 +26,23 @@ final class EtcdCalls {
    * @param what what was asked, such as "granting a lease"
    * @param timeoutOption the option that set the deadline, for the message
    */
-  <T> T await(Supplier<CompletableFuture<T>> call, Duration timeout, String what, String timeoutOption) throws InterruptedException {
+  <T> T await(
+      Supplier<CompletableFuture<T>> call, Duration timeout, String what, String timeoutOption)
+      throws InterruptedException {
     return await(call, Durations.toNanosSaturated(timeout), timeout, what, timeoutOption);
   }
 
   /**
-   * As {@link #await(Supplier, Duration, String, String)}, waiting {@code waitNanos}: what is left of {@code timeout}
-   * once the caller spent some of it (building the client, before a connect's first call), which the message states.
+   * As {@link #await(Supplier, Duration, String, String)}, waiting {@code waitNanos}: what is left
+   * of {@code timeout} once the caller spent some of it (building the client, before a connect's
+   * first call), which the message states.
    */
-  <T> T await(Supplier<CompletableFuture<T>> call, long waitNanos, Duration timeout, String what, String timeoutOption)
+  <T> T await(
+      Supplier<CompletableFuture<T>> call,
+      long waitNanos,
+      Duration timeout,
+      String what,
+      String timeoutOption)
       throws InterruptedException {
     CompletableFuture<T> future = CallerRunsExecutor.send(call);
     try {
@@ -48,7 +58,10 @@ final class EtcdCalls {
     }
   }
 
-  /** As {@link #await}, but an interrupt neither ends the wait early nor is lost: the flag is set again afterwards. */
+  /**
+   * As {@link #await}, but an interrupt neither ends the wait early nor is lost: the flag is set
+   * again afterwards.
+   */
   <T> T awaitUninterruptibly(Supplier<CompletableFuture<T>> call, Duration timeout, String what) {
     CompletableFuture<T> future = CallerRunsExecutor.send(call);
     boolean interrupted = Thread.interrupted();
@@ -74,25 +87,42 @@ final class EtcdCalls {
   }
 
   BackendUnavailableException timedOut(String what, Duration timeout, String timeoutOption) {
-    return new BackendUnavailableException(settings.describe() + " did not answer " + what + " within "
-        + Durations.format(timeout) + " (`" + timeoutOption + "`); check that etcd runs there and is reachable, and that `tls` ("
-        + settings.tls + ") matches the server");
+    return new BackendUnavailableException(
+        settings.describe()
+            + " did not answer "
+            + what
+            + " within "
+            + Durations.format(timeout)
+            + " (`"
+            + timeoutOption
+            + "`); check that etcd runs there and is reachable, and that `tls` ("
+            + settings.tls
+            + ") matches the server");
   }
 
   BackendUnavailableException failed(String what, Throwable cause) {
     String detail = describe(cause);
     String hint = "";
     String lower = detail.toLowerCase(java.util.Locale.ROOT);
-    if (lower.contains("authentication failed") || lower.contains("invalid user") || lower.contains("user name is empty")
-        || lower.contains("unauthenticated") || lower.contains("permission denied")) {
+    if (lower.contains("authentication failed")
+        || lower.contains("invalid user")
+        || lower.contains("user name is empty")
+        || lower.contains("unauthenticated")
+        || lower.contains("permission denied")) {
       hint = "; check the user and password in the URI (etcd://user:password@host:port)";
-    } else if (lower.contains("ssl") || lower.contains("tls") || lower.contains("handshake") || lower.contains("certificate")) {
+    } else if (lower.contains("ssl")
+        || lower.contains("tls")
+        || lower.contains("handshake")
+        || lower.contains("certificate")) {
       hint = "; check that `tls` (" + settings.tls + ") and the certificates match the server";
     }
-    return new BackendUnavailableException(settings.describe() + " failed " + what + ": " + detail + hint, cause);
+    return new BackendUnavailableException(
+        settings.describe() + " failed " + what + ": " + detail + hint, cause);
   }
 
-  /** @return the most telling message in a cause chain, without stack noise */
+  /**
+   * @return the most telling message in a cause chain, without stack noise
+   */
   static String describe(Throwable cause) {
     Throwable t = cause;
     String best = null;
@@ -108,7 +138,9 @@ final class EtcdCalls {
     return best.length() > 300 ? best.substring(0, 300) + "..." : best;
   }
 
-  /** @return whether a failure says the lease does not exist on the server */
+  /**
+   * @return whether a failure says the lease does not exist on the server
+   */
   static boolean leaseNotFound(Throwable cause) {
     for (Throwable t = cause; t != null; t = t.getCause()) {
       String m = t.getMessage();

@@ -21,20 +21,20 @@ import org.slf4j.LoggerFactory;
  * under a value that is nobody's owner id, so that only time (or this client, on time) frees it.
  * Either way etcd's own lease clock ends the key when this client is gone.
  *
- * <p>Both move the key by a put in a transaction that first compares the key's create revision
- * and value with ours: a put keeps the create revision, so the fencing token and the waiters'
- * order stay as they were, and a key that is no longer ours is never touched. etcd counts TTLs
- * in whole seconds, so a lease of its own gets the duration rounded up (and at least the server's
- * minimum TTL); etcd then expires it on a sweep of about 500 ms. The server's end is therefore
- * late by up to a second plus the sweep, never early; a live client ends it on time itself (the
- * core releases an unrenewed lease at its expiry, and a hold is deleted here exactly at its end).
+ * <p>Both move the key by a put in a transaction that first compares the key's create revision and
+ * value with ours: a put keeps the create revision, so the fencing token and the waiters' order
+ * stay as they were, and a key that is no longer ours is never touched. etcd counts TTLs in whole
+ * seconds, so a lease of its own gets the duration rounded up (and at least the server's minimum
+ * TTL); etcd then expires it on a sweep of about 500 ms. The server's end is therefore late by up
+ * to a second plus the sweep, never early; a live client ends it on time itself (the core releases
+ * an unrenewed lease at its expiry, and a hold is deleted here exactly at its end).
  */
 final class EtcdLeaseControl {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdLeaseControl.class);
 
   /**
-   * Start of the value of a key held after release: {@code hold-after-release/<keep in ns>/<owner id>}.
-   * No lease has it as owner id, so no release, extend or hold of ours matches it.
+   * Start of the value of a key held after release: {@code hold-after-release/<keep in ns>/<owner
+   * id>}. No lease has it as owner id, so no release, extend or hold of ours matches it.
    */
   static final String HOLD_PREFIX = "hold-after-release/";
 
@@ -44,7 +44,9 @@ final class EtcdLeaseControl {
     this.backend = backend;
   }
 
-  /** @return etcd's TTL for a duration: whole seconds, rounded up, at least 1 */
+  /**
+   * @return etcd's TTL for a duration: whole seconds, rounded up, at least 1
+   */
   static long ttlSeconds(Duration d) {
     long s = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
     return Math.max(1, s);
@@ -52,15 +54,32 @@ final class EtcdLeaseControl {
 
   boolean extend(BackendLease lease, Duration newLease) {
     EtcdBackend.Held held = (EtcdBackend.Held) lease.state();
-    String what = "extending " + dev.locksmith.spi.Claim.noun(lease.claim().kind()) + " '" + lease.name() + "' to "
-        + dev.locksmith.spi.Durations.format(newLease);
+    String what =
+        "extending "
+            + dev.locksmith.spi.Claim.noun(lease.claim().kind())
+            + " '"
+            + lease.name()
+            + "' to "
+            + dev.locksmith.spi.Durations.format(newLease);
     long leaseId = grant(newLease, what);
     TxnResponse r;
     try {
-      r = backend.calls.awaitUninterruptibly(() -> backend.client.getKVClient().txn()
-          .If(stillOurs(held, lease))
-          .Then(Op.put(held.key, KeyNames.bytes(lease.ownerId()), PutOption.builder().withLeaseId(leaseId).build()))
-          .commit(), backend.settings.requestTimeout, what);
+      r =
+          backend.calls.awaitUninterruptibly(
+              () ->
+                  backend
+                      .client
+                      .getKVClient()
+                      .txn()
+                      .If(stillOurs(held, lease))
+                      .Then(
+                          Op.put(
+                              held.key,
+                              KeyNames.bytes(lease.ownerId()),
+                              PutOption.builder().withLeaseId(leaseId).build()))
+                      .commit(),
+              backend.settings.requestTimeout,
+              what);
     } catch (RuntimeException e) {
       // Whether the key moved is unknown. Revoking the new lease keeps the old expiry or ends the
       // key now (the delete watch then reports the loss): never later than the caller was told.
@@ -90,15 +109,32 @@ final class EtcdLeaseControl {
 
   boolean releaseAfter(BackendLease lease, Duration keep) {
     EtcdBackend.Held held = (EtcdBackend.Held) lease.state();
-    String what = "holding lock '" + lease.name() + "' for " + dev.locksmith.spi.Durations.format(keep) + " after release";
+    String what =
+        "holding lock '"
+            + lease.name()
+            + "' for "
+            + dev.locksmith.spi.Durations.format(keep)
+            + " after release";
     long holdLease = grant(keep, what);
     ByteSequence holdValue = KeyNames.bytes(HOLD_PREFIX + keep.toNanos() + "/" + lease.ownerId());
     TxnResponse r;
     try {
-      r = backend.calls.awaitUninterruptibly(() -> backend.client.getKVClient().txn()
-          .If(stillOurs(held, lease))
-          .Then(Op.put(held.key, holdValue, PutOption.builder().withLeaseId(holdLease).build()))
-          .commit(), backend.settings.requestTimeout, what);
+      r =
+          backend.calls.awaitUninterruptibly(
+              () ->
+                  backend
+                      .client
+                      .getKVClient()
+                      .txn()
+                      .If(stillOurs(held, lease))
+                      .Then(
+                          Op.put(
+                              held.key,
+                              holdValue,
+                              PutOption.builder().withLeaseId(holdLease).build()))
+                      .commit(),
+              backend.settings.requestTimeout,
+              what);
     } catch (RuntimeException e) {
       // Unknown whether the hold was set: revoking its lease ends it if it was; if it was not, the
       // key is still on the session's lease, which we keep alive, so it must go too.
@@ -119,45 +155,62 @@ final class EtcdLeaseControl {
     backend.keys.remove(held.key, held.entry);
     held.entry.held = false;
     endOwnLease(held.entry); // the key left it for the hold's lease
-    // A live client ends the hold on time; closed, abandoned or killed, etcd ends it with its lease.
+    // A live client ends the hold on time; closed, abandoned or killed, etcd ends it with its
+    // lease.
     backend.schedule(() -> endHold(held, holdValue, holdRevision, holdLease), keep.toNanos());
     return true;
   }
 
-  /** Deletes a hold's key if it is still that hold (value and mod revision), then its lease. Never blocks. */
-  private void endHold(EtcdBackend.Held held, ByteSequence holdValue, long holdRevision, long holdLease) {
+  /**
+   * Deletes a hold's key if it is still that hold (value and mod revision), then its lease. Never
+   * blocks.
+   */
+  private void endHold(
+      EtcdBackend.Held held, ByteSequence holdValue, long holdRevision, long holdLease) {
     if (backend.isClosed()) {
       return;
     }
-    backend.client.getKVClient().txn()
-        .If(new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.value(holdValue)),
+    backend
+        .client
+        .getKVClient()
+        .txn()
+        .If(
+            new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.value(holdValue)),
             new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.modRevision(holdRevision)))
         .Then(Op.delete(held.key, DeleteOption.DEFAULT))
         .commit()
         .orTimeout(backend.settings.requestTimeout.toNanos(), TimeUnit.NANOSECONDS)
-        .whenComplete((r, error) -> {
-          if (error == null) {
-            backend.saw(r.getHeader().getRevision());
-            held.slot.free(); // deleted now, or gone with its lease before
-          } else {
-            LOG.debug("{}: ending the hold on {} failed; revoking its lease instead: {}", backend.settings.describe(),
-                held.key, EtcdCalls.describe(error));
-          }
-          // no key on it any more, or (after an error) its key goes with it
-          backend.client.getLeaseClient().revoke(holdLease)
-              .orTimeout(backend.settings.requestTimeout.toNanos(), TimeUnit.NANOSECONDS)
-              .whenComplete((ok, e) -> {
-                if (e == null) {
-                  held.slot.free();
-                }
-              });
-        });
+        .whenComplete(
+            (r, error) -> {
+              if (error == null) {
+                backend.saw(r.getHeader().getRevision());
+                held.slot.free(); // deleted now, or gone with its lease before
+              } else {
+                LOG.debug(
+                    "{}: ending the hold on {} failed; revoking its lease instead: {}",
+                    backend.settings.describe(),
+                    held.key,
+                    EtcdCalls.describe(error));
+              }
+              // no key on it any more, or (after an error) its key goes with it
+              backend
+                  .client
+                  .getLeaseClient()
+                  .revoke(holdLease)
+                  .orTimeout(backend.settings.requestTimeout.toNanos(), TimeUnit.NANOSECONDS)
+                  .whenComplete(
+                      (ok, e) -> {
+                        if (e == null) {
+                          held.slot.free();
+                        }
+                      });
+            });
   }
 
   /**
-   * How long a waiter behind {@code holder} may sleep without polling: at most until the
-   * holder's key ends. A key on an etcd lease of its own ends with that lease, whose rest etcd
-   * tells in whole seconds rounded down; a hold ends earlier by what its TTL was rounded up.
+   * How long a waiter behind {@code holder} may sleep without polling: at most until the holder's
+   * key ends. A key on an etcd lease of its own ends with that lease, whose rest etcd tells in
+   * whole seconds rounded down; a hold ends earlier by what its TTL was rounded up.
    *
    * @param holder the key just before the waiter's, as read
    * @param recheck the longest sleep otherwise
@@ -169,8 +222,19 @@ final class EtcdLeaseControl {
     }
     long left;
     try {
-      left = backend.calls.await(() -> backend.client.getLeaseClient().timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT),
-          backend.settings.requestTimeout, "reading the rest of a lock holder's lease", EtcdSettings.REQUEST_TIMEOUT).getTTL();
+      left =
+          backend
+              .calls
+              .await(
+                  () ->
+                      backend
+                          .client
+                          .getLeaseClient()
+                          .timeToLive(lease, io.etcd.jetcd.options.LeaseOption.DEFAULT),
+                  backend.settings.requestTimeout,
+                  "reading the rest of a lock holder's lease",
+                  EtcdSettings.REQUEST_TIMEOUT)
+              .getTTL();
     } catch (RuntimeException e) {
       // gone already (expired, not yet swept): poll again soon; else fall back to the recheck
       return EtcdCalls.leaseNotFound(e) ? Duration.ofMillis(50) : recheck;
@@ -191,7 +255,9 @@ final class EtcdLeaseControl {
     return d.compareTo(recheck) < 0 ? d : recheck;
   }
 
-  /** @return the session lease id a key's name carries ({@code ...<lease hex>-<slot hex>}), or 0 */
+  /**
+   * @return the session lease id a key's name carries ({@code ...<lease hex>-<slot hex>}), or 0
+   */
   private static long sessionLeaseOf(ByteSequence key) {
     String k = key.toString(StandardCharsets.UTF_8);
     int dash = k.lastIndexOf('-');
@@ -208,22 +274,29 @@ final class EtcdLeaseControl {
 
   private Cmp[] stillOurs(EtcdBackend.Held held, BackendLease lease) {
     return new Cmp[] {
-        // the token of a lock, not of a permit or side granted after waiting (see QueueRule#grantWrites)
-        new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)),
-        new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.value(KeyNames.bytes(lease.ownerId())))};
+      // the token of a lock, not of a permit or side granted after waiting (see
+      // QueueRule#grantWrites)
+      new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision)),
+      new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.value(KeyNames.bytes(lease.ownerId())))
+    };
   }
 
-  /** @return a new etcd lease with {@code d} rounded up to whole seconds */
+  /**
+   * @return a new etcd lease with {@code d} rounded up to whole seconds
+   */
   private long grant(Duration d, String what) {
     long ttl = ttlSeconds(d);
-    var g = backend.calls.awaitUninterruptibly(() -> backend.client.getLeaseClient().grant(ttl), backend.settings.requestTimeout,
-        what + " (granting an etcd lease of " + ttl + " s)");
+    var g =
+        backend.calls.awaitUninterruptibly(
+            () -> backend.client.getLeaseClient().grant(ttl),
+            backend.settings.requestTimeout,
+            what + " (granting an etcd lease of " + ttl + " s)");
     return g.getID();
   }
 
   /**
-   * Our key is no longer there as ours (the compare failed: nothing else writes a key of this
-   * name, so it is gone). Forget it, and free its name.
+   * Our key is no longer there as ours (the compare failed: nothing else writes a key of this name,
+   * so it is gone). Forget it, and free its name.
    */
   private void gone(EtcdBackend.Held held) {
     backend.keys.remove(held.key, held.entry);
@@ -243,15 +316,25 @@ final class EtcdLeaseControl {
   /** Revokes a lease in the background, bounded by the request timeout; never throws. */
   void revokeQuietly(long leaseId) {
     try {
-      backend.client.getLeaseClient().revoke(leaseId)
+      backend
+          .client
+          .getLeaseClient()
+          .revoke(leaseId)
           .orTimeout(backend.settings.requestTimeout.toNanos(), TimeUnit.NANOSECONDS)
-          .whenComplete((ok, e) -> {
-            if (e != null) {
-              LOG.debug("revoking etcd lease {} failed; it ends with its TTL: {}", Long.toHexString(leaseId), EtcdCalls.describe(e));
-            }
-          });
+          .whenComplete(
+              (ok, e) -> {
+                if (e != null) {
+                  LOG.debug(
+                      "revoking etcd lease {} failed; it ends with its TTL: {}",
+                      Long.toHexString(leaseId),
+                      EtcdCalls.describe(e));
+                }
+              });
     } catch (RuntimeException e) {
-      LOG.debug("revoking etcd lease {} failed; it ends with its TTL: {}", Long.toHexString(leaseId), e.toString());
+      LOG.debug(
+          "revoking etcd lease {} failed; it ends with its TTL: {}",
+          Long.toHexString(leaseId),
+          e.toString());
     }
   }
 }

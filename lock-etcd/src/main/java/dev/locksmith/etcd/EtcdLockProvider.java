@@ -21,11 +21,11 @@ import java.util.Set;
  * }
  * }</pre>
  *
- * <p>The path of the URI is the key prefix (default {@code /locksmith}). Options: {@code ttl}
- * (the client's etcd lease; whole seconds, default 10s), {@code connect-timeout} and
- * {@code request-timeout} (default 5s each), {@code tls} (true for https endpoints),
- * {@code tls-ca}, {@code tls-cert} and {@code tls-key} (PEM files). Each client keeps one etcd
- * lease alive; all its locks hang on it, and they are reported lost together if it is lost.
+ * <p>The path of the URI is the key prefix (default {@code /locksmith}). Options: {@code ttl} (the
+ * client's etcd lease; whole seconds, default 10s), {@code connect-timeout} and {@code
+ * request-timeout} (default 5s each), {@code tls} (true for https endpoints), {@code tls-ca},
+ * {@code tls-cert} and {@code tls-key} (PEM files). Each client keeps one etcd lease alive; all its
+ * locks hang on it, and they are reported lost together if it is lost.
  */
 public final class EtcdLockProvider implements LockProvider {
 
@@ -69,42 +69,52 @@ public final class EtcdLockProvider implements LockProvider {
     }
   }
 
-  private static Client connect(EtcdSettings settings, BackendConfig config, CallerRunsExecutor calls) {
-    ClientBuilder b = Client.builder()
-        // the hot path's requests are sent from the calling thread (CallerRunsExecutor); jetcd does not shut down an
-        // executor it was given, the backend does
-        .executorService(calls)
-        .endpoints(settings.endpoints.toArray(String[]::new))
-        .connectTimeout(settings.connectTimeout)
-        .retryMaxDuration(settings.requestTimeout)
-        // One connection per member, used in turn: when a member dies, calls go on on the others
-        // (pick_first, jetcd's default, stalled for a minute when the connected leader was killed).
-        .loadBalancerPolicy("round_robin")
-        // Calls wait for a connection (after a server restart, say) up to our own deadline on each call.
-        .waitForReady(true);
+  private static Client connect(
+      EtcdSettings settings, BackendConfig config, CallerRunsExecutor calls) {
+    ClientBuilder b =
+        Client.builder()
+            // the hot path's requests are sent from the calling thread (CallerRunsExecutor); jetcd
+            // does not shut down an
+            // executor it was given, the backend does
+            .executorService(calls)
+            .endpoints(settings.endpoints.toArray(String[]::new))
+            .connectTimeout(settings.connectTimeout)
+            .retryMaxDuration(settings.requestTimeout)
+            // One connection per member, used in turn: when a member dies, calls go on on the
+            // others
+            // (pick_first, jetcd's default, stalled for a minute when the connected leader was
+            // killed).
+            .loadBalancerPolicy("round_robin")
+            // Calls wait for a connection (after a server restart, say) up to our own deadline on
+            // each call.
+            .waitForReady(true);
     if (settings.user != null) {
       b.user(KeyNames.bytes(settings.user)).password(KeyNames.bytes(settings.password));
     }
     if (settings.tls) {
       try {
-        b.sslContext(ssl -> {
-          if (settings.tlsCa != null) {
-            ssl.trustManager(settings.tlsCa.toFile());
-          }
-          if (settings.tlsCert != null) {
-            ssl.keyManager(settings.tlsCert.toFile(), settings.tlsKey.toFile());
-          }
-        });
+        b.sslContext(
+            ssl -> {
+              if (settings.tlsCa != null) {
+                ssl.trustManager(settings.tlsCa.toFile());
+              }
+              if (settings.tlsCert != null) {
+                ssl.keyManager(settings.tlsCert.toFile(), settings.tlsKey.toFile());
+              }
+            });
       } catch (Exception e) {
-        config.problem("`tls-ca`, `tls-cert` or `tls-key` could not be read as PEM (certificates, and a PKCS#8 key): "
-            + EtcdCalls.describe(e));
+        config.problem(
+            "`tls-ca`, `tls-cert` or `tls-key` could not be read as PEM (certificates, and a PKCS#8"
+                + " key): "
+                + EtcdCalls.describe(e));
         config.check();
       }
     }
     try {
       return b.build();
     } catch (RuntimeException e) {
-      throw new BackendUnavailableException("cannot set up a client for " + settings.describe() + ": " + EtcdCalls.describe(e), e);
+      throw new BackendUnavailableException(
+          "cannot set up a client for " + settings.describe() + ": " + EtcdCalls.describe(e), e);
     }
   }
 }

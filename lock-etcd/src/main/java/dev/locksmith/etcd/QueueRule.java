@@ -10,19 +10,21 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Where one kind of resource keeps its keys on etcd, and which keys ahead of ours keep us
- * waiting. Every kind queues its keys by create revision (arrival order) under one range, and an
- * attempt waits while keys it must not pass are left ahead of it:
+ * Where one kind of resource keeps its keys on etcd, and which keys ahead of ours keep us waiting.
+ * Every kind queues its keys by create revision (arrival order) under one range, and an attempt
+ * waits while keys it must not pass are left ahead of it:
+ *
  * <ul>
  *   <li>a lock: any key ahead (one holder); we watch the nearest;
  *   <li>the write side of a read-write lock: any key ahead, read or write; we watch the nearest;
  *   <li>the read side: a write key ahead (readers ahead share the lock with us); we watch the
  *       nearest write key;
- *   <li>a semaphore of {@code n} permits: {@code n} keys ahead (holders, or queued before us).
- *       No one key ahead tells when fewer than {@code n} are left (any of them may go first), so
- *       for {@code n > 1} we watch the semaphore's range for deletes and poll once enough of the
- *       keys ahead are gone ({@link #watchesRange}); for one permit, as a lock.
+ *   <li>a semaphore of {@code n} permits: {@code n} keys ahead (holders, or queued before us). No
+ *       one key ahead tells when fewer than {@code n} are left (any of them may go first), so for
+ *       {@code n > 1} we watch the semaphore's range for deletes and poll once enough of the keys
+ *       ahead are gone ({@link #watchesRange}); for one permit, as a lock.
  * </ul>
+ *
  * The reads run in one transaction with the check (or the create) of our key, so they see exactly
  * the keys created before ours. Keys are only ever added behind ours, so the keys ahead can only
  * become fewer while we wait.
@@ -30,14 +32,16 @@ import java.util.List;
 abstract class QueueRule {
   /** The start of our key's name: the key is {@code <keyPrefix><lease id>-<n>}. */
   final String keyPrefix;
+
   /**
-   * The name this resource's key suffixes are kept under per session (see
-   * {@link EtcdBackend.Session#takeSlot}); two resources sharing one would only reuse names less.
+   * The name this resource's key suffixes are kept under per session (see {@link
+   * EtcdBackend.Session#takeSlot}); two resources sharing one would only reuse names less.
    */
   final String slotName;
+
   /**
-   * The range the reads look at, where every key that can keep us waiting lives: a waiter's
-   * client watches it for deletes ({@link EtcdBackend#listen}).
+   * The range the reads look at, where every key that can keep us waiting lives: a waiter's client
+   * watches it for deletes ({@link EtcdBackend#listen}).
    */
   final ByteSequence readRange;
 
@@ -48,14 +52,16 @@ abstract class QueueRule {
   }
 
   /**
-   * @return the range to watch for deletes when one key ahead is not enough to watch (a
-   *     semaphore of more than one permit), else null: watch the key {@link #blocker} returns
+   * @return the range to watch for deletes when one key ahead is not enough to watch (a semaphore
+   *     of more than one permit), else null: watch the key {@link #blocker} returns
    */
   ByteSequence watchesRange() {
     return null;
   }
 
-  /** @return how many keys may be ahead of a granted one: a semaphore's permits, else 1 */
+  /**
+   * @return how many keys may be ahead of a granted one: a semaphore's permits, else 1
+   */
   int room() {
     return 1;
   }
@@ -63,7 +69,8 @@ abstract class QueueRule {
   /**
    * @param before the create revision of our key: only keys created before it count; 0 when the
    *     reads run in our key's create transaction, before its put
-   * @return the reads that tell whether we may be granted, in the order {@link #blocker} takes their answers
+   * @return the reads that tell whether we may be granted, in the order {@link #blocker} takes
+   *     their answers
    */
   abstract Op[] reads(long before);
 
@@ -76,15 +83,17 @@ abstract class QueueRule {
   abstract KeyValue blocker(String resource, List<GetResponse> answers);
 
   /**
-   * @return whether a grant after waiting must be written (our key put again, in a transaction
-   *     that checks it is still ours), so that its fencing token is the revision of the grant. A
-   *     lock grants one key at a time in create order, so its key's create revision already rises
-   *     from grant to grant; a semaphore or the read side may grant a later key before an earlier
-   *     one (whichever polls first), and a create revision would then go back.
+   * @return whether a grant after waiting must be written (our key put again, in a transaction that
+   *     checks it is still ours), so that its fencing token is the revision of the grant. A lock
+   *     grants one key at a time in create order, so its key's create revision already rises from
+   *     grant to grant; a semaphore or the read side may grant a later key before an earlier one
+   *     (whichever polls first), and a create revision would then go back.
    */
   abstract boolean grantWrites();
 
-  /** @return the rule of an exclusive lock */
+  /**
+   * @return the rule of an exclusive lock
+   */
   static QueueRule lock(String prefix, String name) {
     String range = KeyNames.lockPrefix(prefix, name);
     ByteSequence rangeBytes = KeyNames.bytes(range);
@@ -106,7 +115,9 @@ abstract class QueueRule {
     };
   }
 
-  /** @return the rule of one permit of a semaphore */
+  /**
+   * @return the rule of one permit of a semaphore
+   */
   static QueueRule permit(String prefix, String name, int permits) {
     String range = KeyNames.semaphorePrefix(prefix, name);
     ByteSequence rangeBytes = KeyNames.bytes(range);
@@ -119,11 +130,11 @@ abstract class QueueRule {
       }
 
       /**
-       * Every key ahead must carry our count. A granted key saw every key ahead of it (fewer
-       * than {@code permits}), and every key behind it sees it while it holds, so two holders
-       * of different counts never live at once; a key of another count may be in the range for
-       * a moment only, while its attempt, refused, deletes it (an attempt arriving then is
-       * refused too, naming that count).
+       * Every key ahead must carry our count. A granted key saw every key ahead of it (fewer than
+       * {@code permits}), and every key behind it sees it while it holds, so two holders of
+       * different counts never live at once; a key of another count may be in the range for a
+       * moment only, while its attempt, refused, deletes it (an attempt arriving then is refused
+       * too, naming that count).
        */
       @Override
       KeyValue blocker(String resource, List<GetResponse> answers) {
@@ -154,7 +165,9 @@ abstract class QueueRule {
     };
   }
 
-  /** @return the rule of the read side of a read-write lock */
+  /**
+   * @return the rule of the read side of a read-write lock
+   */
   static QueueRule read(String prefix, String name) {
     String range = KeyNames.readWritePrefix(prefix, name);
     ByteSequence writers = KeyNames.bytes(range + "w/");
@@ -176,7 +189,9 @@ abstract class QueueRule {
     };
   }
 
-  /** @return the rule of the write side of a read-write lock */
+  /**
+   * @return the rule of the write side of a read-write lock
+   */
   static QueueRule write(String prefix, String name) {
     String range = KeyNames.readWritePrefix(prefix, name);
     ByteSequence all = KeyNames.bytes(range);
@@ -201,7 +216,9 @@ abstract class QueueRule {
     };
   }
 
-  /** @return the rule for a claim */
+  /**
+   * @return the rule for a claim
+   */
   static QueueRule of(String prefix, String name, Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
@@ -221,8 +238,8 @@ abstract class QueueRule {
   }
 
   /**
-   * @return the count a semaphore key's name carries ({@code <range><permits>/<lease id>-<n>}),
-   *     or 0 if the key is not one of ours
+   * @return the count a semaphore key's name carries ({@code <range><permits>/<lease id>-<n>}), or
+   *     0 if the key is not one of ours
    */
   static int permitsOf(String range, ByteSequence key) {
     String k = key.toString(StandardCharsets.UTF_8);
@@ -238,13 +255,17 @@ abstract class QueueRule {
   }
 
   /**
-   * @return the newest {@code limit} keys (all, if 0) of the range created before {@code
-   *     revision} (any, if 0), newest first, with their leases, and their values (an owner id,
-   *     or a hold's) unless {@code keysOnly}
+   * @return the newest {@code limit} keys (all, if 0) of the range created before {@code revision}
+   *     (any, if 0), newest first, with their leases, and their values (an owner id, or a hold's)
+   *     unless {@code keysOnly}
    */
   static GetOption newestBefore(long revision, int limit, boolean keysOnly) {
-    GetOption.Builder b = GetOption.builder().isPrefix(true).withKeysOnly(keysOnly)
-        .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.DESCEND);
+    GetOption.Builder b =
+        GetOption.builder()
+            .isPrefix(true)
+            .withKeysOnly(keysOnly)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.DESCEND);
     if (limit > 0) {
       b.withLimit(limit);
     }

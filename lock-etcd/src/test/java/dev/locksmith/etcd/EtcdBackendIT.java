@@ -24,10 +24,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** What the kit does not look at: the key layout, the one lease, server faults, credentials, TLS. */
+/**
+ * What the kit does not look at: the key layout, the one lease, server faults, credentials, TLS.
+ */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EtcdBackendIT {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EtcdBackendIT.class);
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(EtcdBackendIT.class);
   private static EtcdCluster etcd;
   private static Client admin;
 
@@ -52,8 +55,13 @@ class EtcdBackendIT {
   }
 
   private static List<KeyValue> keysOf(String lockName) throws Exception {
-    return admin.getKVClient().get(KeyNames.bytes(KeyNames.lockPrefix("/itest", lockName)),
-        GetOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS).getKvs();
+    return admin
+        .getKVClient()
+        .get(
+            KeyNames.bytes(KeyNames.lockPrefix("/itest", lockName)),
+            GetOption.builder().isPrefix(true).build())
+        .get(10, TimeUnit.SECONDS)
+        .getKvs();
   }
 
   private static Set<String> threadNames(String prefix) {
@@ -67,9 +75,9 @@ class EtcdBackendIT {
   }
 
   /**
-   * jetcd starts each call on its executor; the requests a caller waits for are sent from the caller's thread
-   * (CallerRunsExecutor), so acquiring and releasing never wakes, nor even starts, a thread of the pool jetcd would
-   * have sent them from (lock-bench FINDINGS 19).
+   * jetcd starts each call on its executor; the requests a caller waits for are sent from the
+   * caller's thread (CallerRunsExecutor), so acquiring and releasing never wakes, nor even starts,
+   * a thread of the pool jetcd would have sent them from (lock-bench FINDINGS 19).
    */
   @Test
   void acquireAndReleaseSendTheirRequestsFromTheCallersThread() throws Exception {
@@ -80,10 +88,13 @@ class EtcdBackendIT {
       assertThat(mine).as("this client's keep-alive thread").hasSize(1);
       String clientId = mine.iterator().next().substring("locksmith-etcd-keepalive-".length());
       for (int i = 0; i < 20; i++) {
-        assertThat(client.lock("caller-sends/" + (i % 3)).acquire(Duration.ofSeconds(10)).release()).isTrue();
+        assertThat(client.lock("caller-sends/" + (i % 3)).acquire(Duration.ofSeconds(10)).release())
+            .isTrue();
       }
       assertThat(client.lock("caller-sends/0").state().isHeld()).isFalse();
-      assertThat(threadNames("locksmith-etcd-calls-" + clientId)).as("threads of jetcd's call pool of this client").isEmpty();
+      assertThat(threadNames("locksmith-etcd-calls-" + clientId))
+          .as("threads of jetcd's call pool of this client")
+          .isEmpty();
     }
   }
 
@@ -98,7 +109,9 @@ class EtcdBackendIT {
         held.add(lease);
         List<KeyValue> kvs = keysOf(name);
         assertThat(kvs).as("keys of lock %s", name).hasSize(1);
-        assertThat(kvs.get(0).getCreateRevision()).as("fencing token = create revision of our key").isEqualTo(lease.fencingToken());
+        assertThat(kvs.get(0).getCreateRevision())
+            .as("fencing token = create revision of our key")
+            .isEqualTo(lease.fencingToken());
         assertThat(kvs.get(0).getLease()).as("the key is attached to a lease").isNotZero();
         leases.add(kvs.get(0).getLease());
       }
@@ -112,7 +125,8 @@ class EtcdBackendIT {
 
   @Test
   void handOffsBetweenClientsAreWokenByTheWatchOnThePredecessor() throws Exception {
-    try (LockClient a = Locks.connect(uri("ttl=5s")); LockClient b = Locks.connect(uri("ttl=5s"))) {
+    try (LockClient a = Locks.connect(uri("ttl=5s"));
+        LockClient b = Locks.connect(uri("ttl=5s"))) {
       List<Long> micros = new ArrayList<>();
       for (int i = 0; i < 50; i++) {
         Lease lease = a.lock("handoff").acquire(Duration.ofSeconds(10));
@@ -124,7 +138,8 @@ class EtcdBackendIT {
           }
           Thread.sleep(1);
         }
-        Thread.sleep(20); // let it start its watch and park: we measure the wake-up, not the queueing
+        Thread.sleep(
+            20); // let it start its watch and park: we measure the wake-up, not the queueing
         long released = System.nanoTime();
         assertThat(lease.release()).isTrue();
         Lease next = waiter.get(10, TimeUnit.SECONDS);
@@ -132,8 +147,12 @@ class EtcdBackendIT {
         assertThat(next.release()).isTrue();
       }
       java.util.Collections.sort(micros);
-      LOG.info("50 hand-offs between two clients, release to the waiter's grant: median {} us, p90 {} us, max {} us",
-          micros.get(25), micros.get(45), micros.get(49));
+      LOG.info(
+          "50 hand-offs between two clients, release to the waiter's grant: median {} us, p90 {}"
+              + " us, max {} us",
+          micros.get(25),
+          micros.get(45),
+          micros.get(49));
       assertThat(micros).hasSize(50);
     }
   }
@@ -144,19 +163,40 @@ class EtcdBackendIT {
    */
   @Test
   void acquisitionsReuseTheirKeyNamesSoEtcdsIndexDoesNotGrow() throws Exception {
-    long from = admin.getKVClient().get(KeyNames.bytes("/itest/none")).get(10, TimeUnit.SECONDS).getHeader().getRevision() + 1;
+    long from =
+        admin
+                .getKVClient()
+                .get(KeyNames.bytes("/itest/none"))
+                .get(10, TimeUnit.SECONDS)
+                .getHeader()
+                .getRevision()
+            + 1;
     java.util.Map<String, Integer> creates = new java.util.concurrent.ConcurrentHashMap<>();
-    java.util.concurrent.atomic.AtomicInteger deletes = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger deletes =
+        new java.util.concurrent.atomic.AtomicInteger();
     String prefix = KeyNames.lockPrefix("/itest", "reuse");
-    try (var watch = admin.getWatchClient().watch(KeyNames.bytes(prefix),
-        io.etcd.jetcd.options.WatchOption.builder().isPrefix(true).withRevision(from).build(),
-        io.etcd.jetcd.Watch.listener(r -> r.getEvents().forEach(e -> {
-          if (e.getEventType() == io.etcd.jetcd.watch.WatchEvent.EventType.PUT) {
-            creates.merge(e.getKeyValue().getKey().toString(), 1, Integer::sum);
-          } else {
-            deletes.incrementAndGet();
-          }
-        })));
+    try (var watch =
+            admin
+                .getWatchClient()
+                .watch(
+                    KeyNames.bytes(prefix),
+                    io.etcd.jetcd.options.WatchOption.builder()
+                        .isPrefix(true)
+                        .withRevision(from)
+                        .build(),
+                    io.etcd.jetcd.Watch.listener(
+                        r ->
+                            r.getEvents()
+                                .forEach(
+                                    e -> {
+                                      if (e.getEventType()
+                                          == io.etcd.jetcd.watch.WatchEvent.EventType.PUT) {
+                                        creates.merge(
+                                            e.getKeyValue().getKey().toString(), 1, Integer::sum);
+                                      } else {
+                                        deletes.incrementAndGet();
+                                      }
+                                    })));
         LockClient client = Locks.connect(uri("ttl=5s"))) {
       List<LeaseLostException> lost = java.util.Collections.synchronizedList(new ArrayList<>());
       for (int i = 0; i < 100; i++) {
@@ -164,21 +204,24 @@ class EtcdBackendIT {
         lease.lost().thenAccept(lost::add);
         assertThat(lease.release()).isTrue();
       }
-      // Four threads of the one client queue on the lock at once: each waiting attempt needs a key of its own.
+      // Four threads of the one client queue on the lock at once: each waiting attempt needs a key
+      // of its own.
       List<Thread> threads = new ArrayList<>();
       List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
       for (int t = 0; t < 4; t++) {
-        Thread thread = new Thread(() -> {
-          try {
-            for (int i = 0; i < 50; i++) {
-              Lease lease = client.lock("reuse").acquire(Duration.ofSeconds(10));
-              lease.lost().thenAccept(lost::add);
-              assertThat(lease.release()).isTrue();
-            }
-          } catch (Throwable e) {
-            failures.add(e);
-          }
-        });
+        Thread thread =
+            new Thread(
+                () -> {
+                  try {
+                    for (int i = 0; i < 50; i++) {
+                      Lease lease = client.lock("reuse").acquire(Duration.ofSeconds(10));
+                      lease.lost().thenAccept(lost::add);
+                      assertThat(lease.release()).isTrue();
+                    }
+                  } catch (Throwable e) {
+                    failures.add(e);
+                  }
+                });
         threads.add(thread);
         thread.start();
       }
@@ -190,39 +233,54 @@ class EtcdBackendIT {
       while (deletes.get() < 300 && System.nanoTime() - deadline < 0) {
         Thread.sleep(10);
       }
-      assertThat(deletes.get()).as("deletes seen by the watch (one per acquisition)").isEqualTo(300);
-      assertThat(creates.values().stream().mapToInt(Integer::intValue).sum()).as("keys created").isEqualTo(300);
-      assertThat(creates.keySet()).as("distinct key names for 300 acquisitions, at most 4 at a time").hasSizeBetween(1, 4);
-      assertThat(lost).as("losses reported: the delete of a released key is not the loss of its successor").isEmpty();
+      assertThat(deletes.get())
+          .as("deletes seen by the watch (one per acquisition)")
+          .isEqualTo(300);
+      assertThat(creates.values().stream().mapToInt(Integer::intValue).sum())
+          .as("keys created")
+          .isEqualTo(300);
+      assertThat(creates.keySet())
+          .as("distinct key names for 300 acquisitions, at most 4 at a time")
+          .hasSizeBetween(1, 4);
+      assertThat(lost)
+          .as("losses reported: the delete of a released key is not the loss of its successor")
+          .isEmpty();
       assertThat(keysOf("reuse")).isEmpty();
     }
   }
 
   @Test
   void aWaiterThatGivesUpDeletesItsKey() throws Exception {
-    try (LockClient a = Locks.connect(uri("ttl=5s")); LockClient b = Locks.connect(uri("ttl=5s"))) {
+    try (LockClient a = Locks.connect(uri("ttl=5s"));
+        LockClient b = Locks.connect(uri("ttl=5s"))) {
       Lease lease = a.lock("withdraw").acquire(Duration.ofSeconds(10));
       assertThat(b.lock("withdraw").tryAcquire(Duration.ofMillis(200))).isEmpty();
-      assertThat(keysOf("withdraw")).as("keys after the waiter timed out: only the holder's").hasSize(1);
+      assertThat(keysOf("withdraw"))
+          .as("keys after the waiter timed out: only the holder's")
+          .hasSize(1);
       assertThat(lease.release()).isTrue();
     }
   }
 
   @Test
   void aWaiterInterruptedWhileItsCreateIsInFlightLeavesNoKey() throws Exception {
-    try (LockClient holder = Locks.connect(uri("ttl=10s")); LockClient waiter = Locks.connect(uri("ttl=10s&request-timeout=5s"))) {
+    try (LockClient holder = Locks.connect(uri("ttl=10s"));
+        LockClient waiter = Locks.connect(uri("ttl=10s&request-timeout=5s"))) {
       Lease lease = holder.lock("in-flight").acquire(Duration.ofSeconds(10));
-      java.util.concurrent.atomic.AtomicReference<Throwable> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicReference<Throwable> outcome =
+          new java.util.concurrent.atomic.AtomicReference<>();
       Thread t;
       etcd.single().process.pause(); // the waiter's create waits in the server's socket
       try {
-        t = new Thread(() -> {
-          try {
-            waiter.lock("in-flight").acquire(Duration.ofSeconds(30));
-          } catch (Throwable e) {
-            outcome.set(e);
-          }
-        });
+        t =
+            new Thread(
+                () -> {
+                  try {
+                    waiter.lock("in-flight").acquire(Duration.ofSeconds(30));
+                  } catch (Throwable e) {
+                    outcome.set(e);
+                  }
+                });
         t.start();
         Thread.sleep(300);
         t.interrupt();
@@ -233,7 +291,9 @@ class EtcdBackendIT {
       t.join(TimeUnit.SECONDS.toMillis(15));
       assertThat(t.isAlive()).isFalse();
       assertThat(outcome.get()).isInstanceOf(InterruptedException.class);
-      assertThat(keysOf("in-flight")).as("keys after the interrupted waiter withdrew: only the holder's").hasSize(1);
+      assertThat(keysOf("in-flight"))
+          .as("keys after the interrupted waiter withdrew: only the holder's")
+          .hasSize(1);
       assertThat(lease.release()).isTrue();
       assertThat(waiter.lock("in-flight").tryAcquire()).as("the free lock, at once").isPresent();
     }
@@ -251,7 +311,8 @@ class EtcdBackendIT {
       } finally {
         etcd.single().process.resume();
       }
-      assertThat(loss.reason()).isIn(LeaseLostException.Reason.SESSION_LOST, LeaseLostException.Reason.RENEWAL_FAILED);
+      assertThat(loss.reason())
+          .isIn(LeaseLostException.Reason.SESSION_LOST, LeaseLostException.Reason.RENEWAL_FAILED);
       assertThat(lease.isValid()).isFalse();
       // After the outage the same client takes locks again, on a new lease.
       Lease again = client.lock("paused").acquire(Duration.ofSeconds(20));
@@ -262,12 +323,15 @@ class EtcdBackendIT {
 
   @Test
   void locksSurviveAServerRestartWithinTheTtl() throws Exception {
-    try (LockClient holder = Locks.connect(uri("ttl=10s&request-timeout=2s")); LockClient other = Locks.connect(uri("ttl=10s"))) {
+    try (LockClient holder = Locks.connect(uri("ttl=10s&request-timeout=2s"));
+        LockClient other = Locks.connect(uri("ttl=10s"))) {
       Lease lease = holder.lock("restart").acquire(Duration.ofSeconds(10));
       etcd.single().process.kill();
       etcd.single().process.restart();
       etcd.awaitHealthy(Duration.ofSeconds(30));
-      assertThat(other.lock("restart").tryAcquire(Duration.ofSeconds(1))).as("the lock after etcd restarted").isEmpty();
+      assertThat(other.lock("restart").tryAcquire(Duration.ofSeconds(1)))
+          .as("the lock after etcd restarted")
+          .isEmpty();
       assertThat(lease.isValid()).isTrue();
       assertThat(lease.release()).isTrue();
       Lease next = other.lock("restart").acquire(Duration.ofSeconds(10));
@@ -278,11 +342,13 @@ class EtcdBackendIT {
 
   @Test
   void tlsAgainstAPlainServerFailsWithinTheConnectTimeout() {
-    assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
-        assertThatThrownBy(() -> Locks.connect(uri("tls=true&connect-timeout=1s")))
-            .isInstanceOf(BackendUnavailableException.class)
-            .hasMessageContaining(etcd.hosts())
-            .hasMessageContaining("`tls` (true)"));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(20),
+        () ->
+            assertThatThrownBy(() -> Locks.connect(uri("tls=true&connect-timeout=1s")))
+                .isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining(etcd.hosts())
+                .hasMessageContaining("`tls` (true)"));
   }
 
   @Test
@@ -290,13 +356,17 @@ class EtcdBackendIT {
     try (EtcdCluster secured = EtcdCluster.start(1, "auth")) {
       secured.enableRootAuth("right-pw");
       String hosts = secured.hosts();
-      assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
-          assertThatThrownBy(() -> Locks.connect("etcd://root:wrong-pw@" + hosts + "?connect-timeout=2s"))
-              .isInstanceOf(BackendUnavailableException.class)
-              .hasMessageContaining(hosts)
-              .hasMessageContaining("user 'root'")
-              .satisfies(e -> assertThat(e.getMessage()).doesNotContain("wrong-pw")));
-      try (LockClient client = Locks.connect("etcd://root:right-pw@" + hosts + "?connect-timeout=5s")) {
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(20),
+          () ->
+              assertThatThrownBy(
+                      () -> Locks.connect("etcd://root:wrong-pw@" + hosts + "?connect-timeout=2s"))
+                  .isInstanceOf(BackendUnavailableException.class)
+                  .hasMessageContaining(hosts)
+                  .hasMessageContaining("user 'root'")
+                  .satisfies(e -> assertThat(e.getMessage()).doesNotContain("wrong-pw")));
+      try (LockClient client =
+          Locks.connect("etcd://root:right-pw@" + hosts + "?connect-timeout=5s")) {
         Lease lease = client.lock("authed").acquire(Duration.ofSeconds(10));
         assertThat(lease.release()).isTrue();
       }

@@ -65,13 +65,18 @@ final class EtcdCluster implements AutoCloseable {
   /**
    * @param size 1 or 3
    * @param tag a word for directory and process names
-   * @param clientScheme {@code http}, or {@code https} when {@code extraArgs} give --cert-file and --key-file
+   * @param clientScheme {@code http}, or {@code https} when {@code extraArgs} give --cert-file and
+   *     --key-file
    * @param extraArgs more etcd flags for every member
    */
-  static EtcdCluster start(int size, String tag, String clientScheme, String... extraArgs) throws IOException, InterruptedException {
+  static EtcdCluster start(int size, String tag, String clientScheme, String... extraArgs)
+      throws IOException, InterruptedException {
     Path etcd = ServerProcess.requireBinary("etcd", INSTALL_HINT);
     Path shm = Path.of("/dev/shm");
-    Path base = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+    Path base =
+        Files.isDirectory(shm) && Files.isWritable(shm)
+            ? shm
+            : Path.of(System.getProperty("java.io.tmpdir"));
     Path dir = Files.createTempDirectory(base, "locksmith-etcd-" + tag + "-");
     int[] clientPorts = new int[size];
     int[] peerPorts = new int[size];
@@ -87,24 +92,55 @@ final class EtcdCluster implements AutoCloseable {
     try {
       for (int i = 0; i < size; i++) {
         String name = "m" + i;
-        List<String> cmd = new ArrayList<>(List.of(etcd.toString(), "--name", name,
-            "--data-dir", dir.resolve(name + ".etcd").toString(),
-            "--listen-client-urls", clientScheme + "://127.0.0.1:" + clientPorts[i],
-            "--advertise-client-urls", clientScheme + "://127.0.0.1:" + clientPorts[i],
-            "--listen-peer-urls", "http://127.0.0.1:" + peerPorts[i],
-            "--initial-advertise-peer-urls", "http://127.0.0.1:" + peerPorts[i],
-            "--initial-cluster", initialCluster,
-            "--initial-cluster-state", "new",
-            "--initial-cluster-token", "locksmith-" + tag,
-            // Also sets etcd's minimum lease TTL (1.5 election timeouts, rounded up to seconds): 1 s
-            // here, 2 s with etcd's defaults, so a 1 s lease of its own is not raised to 2 s.
-            "--heartbeat-interval", "50", "--election-timeout", "500",
-            "--logger", "zap", "--log-level", "warn"));
+        List<String> cmd =
+            new ArrayList<>(
+                List.of(
+                    etcd.toString(),
+                    "--name",
+                    name,
+                    "--data-dir",
+                    dir.resolve(name + ".etcd").toString(),
+                    "--listen-client-urls",
+                    clientScheme + "://127.0.0.1:" + clientPorts[i],
+                    "--advertise-client-urls",
+                    clientScheme + "://127.0.0.1:" + clientPorts[i],
+                    "--listen-peer-urls",
+                    "http://127.0.0.1:" + peerPorts[i],
+                    "--initial-advertise-peer-urls",
+                    "http://127.0.0.1:" + peerPorts[i],
+                    "--initial-cluster",
+                    initialCluster,
+                    "--initial-cluster-state",
+                    "new",
+                    "--initial-cluster-token",
+                    "locksmith-" + tag,
+                    // Also sets etcd's minimum lease TTL (1.5 election timeouts, rounded up to
+                    // seconds): 1 s
+                    // here, 2 s with etcd's defaults, so a 1 s lease of its own is not raised to 2
+                    // s.
+                    "--heartbeat-interval",
+                    "50",
+                    "--election-timeout",
+                    "500",
+                    "--logger",
+                    "zap",
+                    "--log-level",
+                    "warn"));
         cmd.addAll(List.of(extraArgs));
-        // A member of a cluster cannot be healthy before a quorum runs: wait for its port here, for health below.
+        // A member of a cluster cannot be healthy before a quorum runs: wait for its port here, for
+        // health below.
         int port = clientPorts[i];
-        members.add(new Member(name, port, ServerProcess.start("etcd-" + tag + "-" + name, cmd, dir, Map.of(),
-            Duration.ofSeconds(30), ServerProcess.portOpen(port))));
+        members.add(
+            new Member(
+                name,
+                port,
+                ServerProcess.start(
+                    "etcd-" + tag + "-" + name,
+                    cmd,
+                    dir,
+                    Map.of(),
+                    Duration.ofSeconds(30),
+                    ServerProcess.portOpen(port))));
       }
       EtcdCluster cluster = new EtcdCluster(members, dir);
       if (clientScheme.equals("http")) {
@@ -127,8 +163,13 @@ final class EtcdCluster implements AutoCloseable {
       }
       while (!healthy(http, m)) {
         if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException("etcd member " + m.name + " was not healthy within " + within.toMillis()
-              + " ms; its log ends:\n" + m.process.tail());
+          throw new IllegalStateException(
+              "etcd member "
+                  + m.name
+                  + " was not healthy within "
+                  + within.toMillis()
+                  + " ms; its log ends:\n"
+                  + m.process.tail());
         }
         Thread.sleep(20);
       }
@@ -137,22 +178,28 @@ final class EtcdCluster implements AutoCloseable {
 
   private static boolean healthy(HttpClient http, Member m) throws InterruptedException {
     try {
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(m.endpoint() + "/health"))
-          .timeout(Duration.ofMillis(1000)).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r =
+          http.send(
+              HttpRequest.newBuilder(URI.create(m.endpoint() + "/health"))
+                  .timeout(Duration.ofMillis(1000))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
       return r.statusCode() == 200 && r.body().contains("\"true\"");
     } catch (IOException e) {
       return false;
     }
   }
 
-  /** @return {@code 127.0.0.1:p1,127.0.0.1:p2,...} for an etcd:// URI */
+  /**
+   * @return {@code 127.0.0.1:p1,127.0.0.1:p2,...} for an etcd:// URI
+   */
   String hosts() {
     return members.stream().map(m -> "127.0.0.1:" + m.clientPort).collect(Collectors.joining(","));
   }
 
   /**
-   * Adds the user root with this password, gives it the root role and turns authentication on:
-   * from then on every client must log in.
+   * Adds the user root with this password, gives it the root role and turns authentication on: from
+   * then on every client must log in.
    */
   void enableRootAuth(String password) throws Exception {
     try (Client root = Client.builder().endpoints(endpoints()).build()) {
@@ -176,15 +223,22 @@ final class EtcdCluster implements AutoCloseable {
     return members.get(0);
   }
 
-  /** @return the member that is the Raft leader, asked of the running members */
+  /**
+   * @return the member that is the Raft leader, asked of the running members
+   */
   Member leader(Client admin) throws Exception {
     for (Member m : members) {
       if (!m.process.isAlive()) {
         continue;
       }
-      StatusResponse s = admin.getMaintenanceClient().statusMember(m.endpoint()).get(5, TimeUnit.SECONDS);
+      StatusResponse s =
+          admin.getMaintenanceClient().statusMember(m.endpoint()).get(5, TimeUnit.SECONDS);
       for (Member candidate : members) {
-        StatusResponse c = admin.getMaintenanceClient().statusMember(candidate.endpoint()).get(5, TimeUnit.SECONDS);
+        StatusResponse c =
+            admin
+                .getMaintenanceClient()
+                .statusMember(candidate.endpoint())
+                .get(5, TimeUnit.SECONDS);
         if (c.getHeader().getMemberId() == s.getLeader()) {
           return candidate;
         }

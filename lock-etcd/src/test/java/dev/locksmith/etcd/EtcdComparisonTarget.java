@@ -8,10 +8,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 /**
- * A real 3-member etcd cluster on loopback and its fault hooks, as a target of the fault
- * comparison (lock-compare runs it beside the other backends). Shipped in the test-jar.
- * Pausing or killing "the server" hurts every member; the leader hook kills the Raft leader; the
- * majority hooks kill all members but one and start them again.
+ * A real 3-member etcd cluster on loopback and its fault hooks, as a target of the fault comparison
+ * (lock-compare runs it beside the other backends). Shipped in the test-jar. Pausing or killing
+ * "the server" hurts every member; the leader hook kills the Raft leader; the majority hooks kill
+ * all members but one and start them again.
  */
 public final class EtcdComparisonTarget implements AutoCloseable {
   private static final Duration TTL = Duration.ofSeconds(2);
@@ -28,14 +28,17 @@ public final class EtcdComparisonTarget implements AutoCloseable {
     admin = Client.builder().endpoints(etcd.endpoints()).build();
   }
 
-  /** @return the target: etcd:// over all three members, with a 2 s TTL */
+  /**
+   * @return the target: etcd:// over all three members, with a 2 s TTL
+   */
   public Comparison.Target target() {
-    return Comparison.Target.of("etcd", "etcd://" + etcd.hosts() + OPTIONS, hooks(etcd, admin), TTL.plusSeconds(1));
+    return Comparison.Target.of(
+        "etcd", "etcd://" + etcd.hosts() + OPTIONS, hooks(etcd, admin), TTL.plusSeconds(1));
   }
 
   /**
-   * The server hooks of a test cluster, whatever its size (pausing or killing "the server"
-   * hurts every member); the kit adds revocation to them.
+   * The server hooks of a test cluster, whatever its size (pausing or killing "the server" hurts
+   * every member); the kit adds revocation to them.
    */
   static FaultHooks hooks(EtcdCluster etcd, Client admin) {
     return new FaultHooks() {
@@ -71,8 +74,10 @@ public final class EtcdComparisonTarget implements AutoCloseable {
       @Override
       public void killMajority() {
         // kill running members until one runs (after the leader hook, one more is enough)
-        java.util.List<EtcdCluster.Member> running = etcd.members.stream().filter(m -> m.process.isAlive())
-            .collect(java.util.stream.Collectors.toList());
+        java.util.List<EtcdCluster.Member> running =
+            etcd.members.stream()
+                .filter(m -> m.process.isAlive())
+                .collect(java.util.stream.Collectors.toList());
         for (int i = 0; i < running.size() - 1; i++) {
           running.get(i).process.kill();
         }
@@ -85,7 +90,8 @@ public final class EtcdComparisonTarget implements AutoCloseable {
           etcd.awaitHealthy(Duration.ofSeconds(30));
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while waiting for the restarted etcd members", e);
+          throw new IllegalStateException(
+              "interrupted while waiting for the restarted etcd members", e);
         }
       }
 

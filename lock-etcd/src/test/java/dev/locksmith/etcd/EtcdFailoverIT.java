@@ -23,7 +23,10 @@ import org.junit.jupiter.api.Timeout;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** A three-member etcd cluster on loopback: the leader dies during contention, and the whole cluster pauses. */
+/**
+ * A three-member etcd cluster on loopback: the leader dies during contention, and the whole cluster
+ * pauses.
+ */
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class EtcdFailoverIT {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdFailoverIT.class);
@@ -68,28 +71,32 @@ class EtcdFailoverIT {
       for (int w = 0; w < 6; w++) {
         int me = w;
         LockClient c = clients.get(w % clients.size());
-        Thread t = new Thread(() -> {
-          while (!stop.get()) {
-            try (Lease lease = c.lock(name).acquire(Duration.ofSeconds(30))) {
-              long start = System.nanoTime();
-              int seen = counter.get();
-              Thread.yield();
-              counter.set(seen + 1);
-              long end = System.nanoTime();
-              if (!lease.isValid()) {
-                lostWhileHeld.incrementAndGet();
-              }
-              holds.record(me, lease.fencingToken(), start, end);
-            } catch (LockException e) {
-              failedAttempts.incrementAndGet(); // the cluster is electing a leader: try again
-            } catch (InterruptedException e) {
-              return;
-            } catch (Throwable e) {
-              unexpected.add(e);
-              return;
-            }
-          }
-        }, "failover-worker-" + w);
+        Thread t =
+            new Thread(
+                () -> {
+                  while (!stop.get()) {
+                    try (Lease lease = c.lock(name).acquire(Duration.ofSeconds(30))) {
+                      long start = System.nanoTime();
+                      int seen = counter.get();
+                      Thread.yield();
+                      counter.set(seen + 1);
+                      long end = System.nanoTime();
+                      if (!lease.isValid()) {
+                        lostWhileHeld.incrementAndGet();
+                      }
+                      holds.record(me, lease.fencingToken(), start, end);
+                    } catch (LockException e) {
+                      failedAttempts
+                          .incrementAndGet(); // the cluster is electing a leader: try again
+                    } catch (InterruptedException e) {
+                      return;
+                    } catch (Throwable e) {
+                      unexpected.add(e);
+                      return;
+                    }
+                  }
+                },
+                "failover-worker-" + w);
         t.setDaemon(true);
         t.start();
         workers.add(t);
@@ -101,8 +108,11 @@ class EtcdFailoverIT {
       long killedAt = System.nanoTime();
       leader.process.kill();
       awaitHolds(holds, before + 150, "holds after the leader was killed");
-      LOG.info("{} more holds within {} ms of the kill; {} attempts failed meanwhile", holds.size() - before,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt), failedAttempts.get());
+      LOG.info(
+          "{} more holds within {} ms of the kill; {} attempts failed meanwhile",
+          holds.size() - before,
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt),
+          failedAttempts.get());
       stop.set(true);
       for (Thread t : workers) {
         t.join(TimeUnit.SECONDS.toMillis(40));
@@ -130,7 +140,9 @@ class EtcdFailoverIT {
       long pausedAt = System.nanoTime();
       try {
         var loss = lease.lost().toCompletableFuture().get(15, TimeUnit.SECONDS);
-        LOG.info("loss reported {} ms after the cluster paused: {}", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt),
+        LOG.info(
+            "loss reported {} ms after the cluster paused: {}",
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt),
             loss.getMessage());
       } finally {
         cluster.members.forEach(m -> m.process.resume());
@@ -143,7 +155,8 @@ class EtcdFailoverIT {
     }
   }
 
-  private static void awaitHolds(HoldLog holds, int count, String what) throws InterruptedException {
+  private static void awaitHolds(HoldLog holds, int count, String what)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (holds.size() < count) {
       if (System.nanoTime() - deadline > 0) {

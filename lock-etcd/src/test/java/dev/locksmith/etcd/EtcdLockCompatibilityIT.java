@@ -52,13 +52,20 @@ class EtcdLockCompatibilityIT extends LockCompatibilityKit {
 
   @Override
   protected FaultHooks faults() {
-    return EtcdComparisonTarget.hooks(etcd, admin).withRevoke(lockName -> {
-      try {
-        admin.getKVClient().delete(KeyNames.bytes(KeyNames.lockPrefix(EtcdSettings.DEFAULT_PREFIX, lockName)),
-            DeleteOption.builder().isPrefix(true).build()).get(10, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        throw new IllegalStateException("revoking lock '" + lockName + "' in etcd failed", e);
-      }
-    });
+    return EtcdComparisonTarget.hooks(etcd, admin)
+        .withRevoke(
+            lockName -> {
+              try {
+                admin
+                    .getKVClient()
+                    .delete(
+                        KeyNames.bytes(KeyNames.lockPrefix(EtcdSettings.DEFAULT_PREFIX, lockName)),
+                        DeleteOption.builder().isPrefix(true).build())
+                    .get(10, TimeUnit.SECONDS);
+              } catch (Exception e) {
+                throw new IllegalStateException(
+                    "revoking lock '" + lockName + "' in etcd failed", e);
+              }
+            });
   }
 }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.DistributedLock;
-import dev.locksmith.DistributedReadWriteLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockOptions;
@@ -34,14 +33,16 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Semaphores and read-write locks on etcd (issue 20), against a real etcd: the key layout, the
- * count check, arrival order, the wake-up of waiters by any release (the clients recheck only
- * every 30 s, so a grant within seconds came from a watch), fencing in grant order, and expiry.
+ * count check, arrival order, the wake-up of waiters by any release (the clients recheck only every
+ * 30 s, so a grant within seconds came from a watch), fencing in grant order, and expiry.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EtcdSemaphoreIT {
   private static final String PREFIX = "/semit";
+
   /** Far below the 30 s recheck: a waiter granted within it was woken by a watch. */
   private static final Duration WOKEN = Duration.ofSeconds(5);
+
   private static EtcdCluster etcd;
   private static Client admin;
 
@@ -70,41 +71,58 @@ class EtcdSemaphoreIT {
   }
 
   private static List<KeyValue> keysUnder(String range) throws Exception {
-    return admin.getKVClient().get(KeyNames.bytes(range), GetOption.builder().isPrefix(true).build())
-        .get(10, TimeUnit.SECONDS).getKvs();
+    return admin
+        .getKVClient()
+        .get(KeyNames.bytes(range), GetOption.builder().isPrefix(true).build())
+        .get(10, TimeUnit.SECONDS)
+        .getKvs();
   }
 
-  private static Lease within(CompletableFuture<Lease> waiting, Duration limit, String what) throws Exception {
+  private static Lease within(CompletableFuture<Lease> waiting, Duration limit, String what)
+      throws Exception {
     try {
       return waiting.get(limit.toMillis(), TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
-      throw new AssertionError(what + ": not granted within " + limit + " although the clients recheck only every 30 s", e);
+      throw new AssertionError(
+          what + ": not granted within " + limit + " although the clients recheck only every 30 s",
+          e);
     }
   }
 
   @Test
-  void aSemaphoreGrantsAtMostItsPermitsAcrossClientsEachKeyOnItsClientsLeaseUnderARangeOfItsOwn() throws Exception {
+  void aSemaphoreGrantsAtMostItsPermitsAcrossClientsEachKeyOnItsClientsLeaseUnderARangeOfItsOwn()
+      throws Exception {
     String name = "basic";
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       List<Lease> held = new ArrayList<>();
       held.add(a.semaphore(name, 3).acquire(Duration.ofSeconds(5)));
       held.add(b.semaphore(name, 3).acquire(Duration.ofSeconds(5)));
       held.add(a.semaphore(name, 3).acquire(Duration.ofSeconds(5)));
       assertThat(b.semaphore(name, 3).tryAcquire()).as("a fourth permit of three").isEmpty();
-      assertThat(a.semaphore(name, 3).tryAcquire()).as("a fourth permit of three, from the other client").isEmpty();
+      assertThat(a.semaphore(name, 3).tryAcquire())
+          .as("a fourth permit of three, from the other client")
+          .isEmpty();
 
       String range = KeyNames.semaphorePrefix(PREFIX, name);
       List<KeyValue> kvs = keysUnder(range);
       assertThat(kvs).as("keys of the semaphore, nothing left by the refused attempts").hasSize(3);
       for (KeyValue kv : kvs) {
-        assertThat(kv.getKey().toString(StandardCharsets.UTF_8)).as("the count is in the key's name").startsWith(range + "3/");
+        assertThat(kv.getKey().toString(StandardCharsets.UTF_8))
+            .as("the count is in the key's name")
+            .startsWith(range + "3/");
         assertThat(kv.getLease()).as("the key hangs on its client's lease").isNotZero();
       }
-      assertThat(keysUnder(KeyNames.lockPrefix(PREFIX, name))).as("keys of the lock of the same name").isEmpty();
+      assertThat(keysUnder(KeyNames.lockPrefix(PREFIX, name)))
+          .as("keys of the lock of the same name")
+          .isEmpty();
 
       long highest = held.stream().mapToLong(Lease::fencingToken).max().orElseThrow();
       assertThat(held.get(1).release()).isTrue();
-      Lease next = b.semaphore(name, 3).tryAcquire().orElseThrow(() -> new AssertionError("a permit freed by a release"));
+      Lease next =
+          b.semaphore(name, 3)
+              .tryAcquire()
+              .orElseThrow(() -> new AssertionError("a permit freed by a release"));
       assertThat(next.fencingToken()).as("token of a later grant").isGreaterThan(highest);
       for (Lease l : List.of(held.get(0), held.get(2), next)) {
         assertThat(l.release()).isTrue();
@@ -116,7 +134,8 @@ class EtcdSemaphoreIT {
   @Test
   void aReleaseOfAnyHolderWakesTheWaitersNotOnlyTheNearestOne() throws Exception {
     String name = "any-release";
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       DistributedLock sem = a.semaphore(name, 3);
       Lease first = sem.acquire(Duration.ofSeconds(5));
       Lease middle = sem.acquire(Duration.ofSeconds(5));
@@ -145,7 +164,8 @@ class EtcdSemaphoreIT {
   void aSemaphoreAskedWithAnotherCountWhileHeldIsRefusedAndTakesNothing() throws Exception {
     String name = "count";
     String range = KeyNames.semaphorePrefix(PREFIX, name);
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       Lease two = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
       assertThatThrownBy(() -> b.semaphore(name, 3).tryAcquire())
           .isInstanceOf(IllegalStateException.class)
@@ -168,7 +188,8 @@ class EtcdSemaphoreIT {
   @Test
   void aLockASemaphoreAndAReadWriteLockOfOneNameNeverMeet() throws Exception {
     String name = "same";
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       Lease lock = a.lock(name).acquire(Duration.ofSeconds(5));
       Lease permit = a.semaphore(name, 1).acquire(Duration.ofSeconds(5));
       Lease write = a.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
@@ -180,7 +201,10 @@ class EtcdSemaphoreIT {
       assertThat(keysUnder(KeyNames.lockPrefix(PREFIX, name))).hasSize(1);
       assertThat(keysUnder(KeyNames.semaphorePrefix(PREFIX, name))).hasSize(1);
       assertThat(keysUnder(KeyNames.readWritePrefix(PREFIX, name))).hasSize(1);
-      assertThat(b.semaphore("sem", 1).tryAcquire()).as("a semaphore named like the range segment").map(Lease::release).hasValue(true);
+      assertThat(b.semaphore("sem", 1).tryAcquire())
+          .as("a semaphore named like the range segment")
+          .map(Lease::release)
+          .hasValue(true);
       for (Lease l : List.of(lock, permit, write, oddLock)) {
         assertThat(l.release()).isTrue();
       }
@@ -191,12 +215,16 @@ class EtcdSemaphoreIT {
   void readersShareAWriterWaitsForThemAndAReaderBehindTheWriterWaitsForIt() throws Exception {
     String name = "rw-order";
     String range = KeyNames.readWritePrefix(PREFIX, name);
-    try (LockClient a = connect(); LockClient b = connect(); LockClient c = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect();
+        LockClient c = connect()) {
       Lease r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
       Lease r2 = b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
-      CompletableFuture<Lease> writer = c.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(60));
+      CompletableFuture<Lease> writer =
+          c.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(60));
       awaitKeys(range, 3);
-      CompletableFuture<Lease> lateReader = b.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(60));
+      CompletableFuture<Lease> lateReader =
+          b.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(60));
       awaitKeys(range, 4);
       assertThat(a.readWriteLock(name).writeLock().tryAcquire()).as("a second writer").isEmpty();
       assertThat(writer).isNotDone();
@@ -206,11 +234,15 @@ class EtcdSemaphoreIT {
       assertThat(writer).as("writer while one reader holds").isNotDone();
       assertThat(r2.release()).isTrue();
       Lease w = within(writer, WOKEN, "the writer after the last reader's release");
-      assertThat(w.fencingToken()).as("writer's token above the readers'").isGreaterThan(Math.max(r1.fencingToken(), r2.fencingToken()));
+      assertThat(w.fencingToken())
+          .as("writer's token above the readers'")
+          .isGreaterThan(Math.max(r1.fencingToken(), r2.fencingToken()));
       assertThat(lateReader).as("reader while the writer holds").isNotDone();
       assertThat(w.release()).isTrue();
       Lease r3 = within(lateReader, WOKEN, "the reader after the writer's release");
-      assertThat(r3.fencingToken()).as("reader's token above the earlier writer's").isGreaterThan(w.fencingToken());
+      assertThat(r3.fencingToken())
+          .as("reader's token above the earlier writer's")
+          .isGreaterThan(w.fencingToken());
       assertThat(r3.release()).isTrue();
       assertThat(keysUnder(range)).isEmpty();
     }
@@ -220,11 +252,14 @@ class EtcdSemaphoreIT {
   void aWriterThatGivesUpLetsTheReadersBehindItIn() throws Exception {
     String name = "rw-withdraw";
     String range = KeyNames.readWritePrefix(PREFIX, name);
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       Lease r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
-      CompletableFuture<Lease> writer = b.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(60));
+      CompletableFuture<Lease> writer =
+          b.readWriteLock(name).writeLock().acquireAsync(Duration.ofSeconds(60));
       awaitKeys(range, 2);
-      CompletableFuture<Lease> reader = a.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(60));
+      CompletableFuture<Lease> reader =
+          a.readWriteLock(name).readLock().acquireAsync(Duration.ofSeconds(60));
       awaitKeys(range, 3);
       assertThat(reader).isNotDone();
       assertThat(writer.cancel(true)).isTrue();
@@ -235,8 +270,8 @@ class EtcdSemaphoreIT {
   }
 
   /**
-   * Two readers wait behind a writer; once it is gone, the one that queued second polls first.
-   * Its token must still be below the other's: the token is the revision of the grant, not of the key.
+   * Two readers wait behind a writer; once it is gone, the one that queued second polls first. Its
+   * token must still be below the other's: the token is the revision of the grant, not of the key.
    */
   @Test
   void tokensRiseInGrantOrderWhenALaterKeyIsGrantedFirst() throws Exception {
@@ -245,14 +280,19 @@ class EtcdSemaphoreIT {
     String uri = "etcd://" + etcd.hosts() + PREFIX + "?ttl=5s";
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of("ttl", "5s"), List.of());
     try (EtcdBackend backend = (EtcdBackend) new EtcdLockProvider().open(config, context)) {
-      LockAttempt writer = backend.attempt(name, Claim.write(), "w", Duration.ofSeconds(30), () -> { });
+      LockAttempt writer =
+          backend.attempt(name, Claim.write(), "w", Duration.ofSeconds(30), () -> {});
       Poll w = writer.poll();
       assertThat(w.isGranted()).isTrue();
-      LockAttempt early = backend.attempt(name, Claim.read(), "r-early", Duration.ofSeconds(30), () -> { });
-      LockAttempt late = backend.attempt(name, Claim.read(), "r-late", Duration.ofSeconds(30), () -> { });
+      LockAttempt early =
+          backend.attempt(name, Claim.read(), "r-early", Duration.ofSeconds(30), () -> {});
+      LockAttempt late =
+          backend.attempt(name, Claim.read(), "r-late", Duration.ofSeconds(30), () -> {});
       assertThat(early.poll().isGranted()).isFalse();
       assertThat(late.poll().isGranted()).isFalse();
-      BackendLease written = new BackendLease(name, Claim.write(), "w", w.fencingToken(), Duration.ofSeconds(30), w.state());
+      BackendLease written =
+          new BackendLease(
+              name, Claim.write(), "w", w.fencingToken(), Duration.ofSeconds(30), w.state());
       assertThat(backend.release(written)).isTrue();
       assertThat(backend.release(written)).as("the same release sent again").isFalse();
       Poll lateGrant = late.poll();
@@ -260,7 +300,9 @@ class EtcdSemaphoreIT {
       assertThat(lateGrant.isGranted()).isTrue();
       assertThat(earlyGrant.isGranted()).isTrue();
       assertThat(lateGrant.fencingToken()).isGreaterThan(w.fencingToken());
-      assertThat(earlyGrant.fencingToken()).as("token of the grant that came second").isGreaterThan(lateGrant.fencingToken());
+      assertThat(earlyGrant.fencingToken())
+          .as("token of the grant that came second")
+          .isGreaterThan(lateGrant.fencingToken());
       late.abandon();
       early.abandon();
     }
@@ -276,7 +318,8 @@ class EtcdSemaphoreIT {
       ((Abandonable) holder).abandon();
       Optional<Lease> permit = other.semaphore(name, 1).tryAcquire(Duration.ofSeconds(10));
       assertThat(permit).as("permit of a vanished client, within its 2 s TTL + sweep").isPresent();
-      Optional<Lease> write = other.readWriteLock(name).writeLock().tryAcquire(Duration.ofSeconds(10));
+      Optional<Lease> write =
+          other.readWriteLock(name).writeLock().tryAcquire(Duration.ofSeconds(10));
       assertThat(write).as("write side after a vanished reader").isPresent();
       assertThat(permit.get().release()).isTrue();
       assertThat(write.get().release()).isTrue();
@@ -290,14 +333,16 @@ class EtcdSemaphoreIT {
     String name = "unrenewed";
     LockClient holder = connect("30s");
     try (LockClient other = connect()) {
-      LockOptions unrenewed = LockOptions.builder().lease(Duration.ofMillis(300)).autoRenew(false).build();
+      LockOptions unrenewed =
+          LockOptions.builder().lease(Duration.ofMillis(300)).autoRenew(false).build();
       holder.semaphore(name, 1, unrenewed).acquire(Duration.ofSeconds(5));
       long granted = System.nanoTime();
       ((Abandonable) holder).abandon();
       Optional<Lease> next = other.semaphore(name, 1).tryAcquire(Duration.ofSeconds(10));
       long took = System.nanoTime() - granted;
       assertThat(next).isPresent();
-      assertThat(Duration.ofNanos(took)).as("until free: the lease rounded up to 1 s + etcd's sweep, not the session's 30 s")
+      assertThat(Duration.ofNanos(took))
+          .as("until free: the lease rounded up to 1 s + etcd's sweep, not the session's 30 s")
           .isLessThan(Duration.ofSeconds(3));
       assertThat(next.get().release()).isTrue();
     } finally {
@@ -310,7 +355,8 @@ class EtcdSemaphoreIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (keysUnder(range).size() != n) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("range " + range + " has " + keysUnder(range).size() + " keys, not " + n);
+        throw new AssertionError(
+            "range " + range + " has " + keysUnder(range).size() + " keys, not " + n);
       }
       Thread.sleep(20);
     }

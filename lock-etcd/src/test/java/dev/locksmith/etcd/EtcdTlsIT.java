@@ -34,14 +34,63 @@ class EtcdTlsIT {
   static void startTlsEtcd() throws Exception {
     Path openssl = ServerProcess.requireBinary("openssl", "apt-get install openssl");
     certs = Files.createTempDirectory("locksmith-etcd-tls-");
-    Files.writeString(certs.resolve("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n", StandardCharsets.US_ASCII);
-    run(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
-        "-subj", "/CN=locksmith-test-ca");
-    run(openssl, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost");
-    run(openssl, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "server.pem", "-days", "1", "-extfile", "san.ext");
-    etcd = EtcdCluster.start(1, "tls", "https", "--cert-file", certs.resolve("server.pem").toString(),
-        "--key-file", certs.resolve("server.key").toString());
+    Files.writeString(
+        certs.resolve("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+        StandardCharsets.US_ASCII);
+    run(
+        openssl,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=locksmith-test-ca");
+    run(
+        openssl,
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost");
+    run(
+        openssl,
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext");
+    etcd =
+        EtcdCluster.start(
+            1,
+            "tls",
+            "https",
+            "--cert-file",
+            certs.resolve("server.pem").toString(),
+            "--key-file",
+            certs.resolve("server.key").toString());
   }
 
   private static void run(Path openssl, String... args) throws IOException, InterruptedException {
@@ -68,7 +117,13 @@ class EtcdTlsIT {
 
   @Test
   void tlsWithTheServersCaWorks() {
-    try (LockClient client = Locks.connect("etcd://" + etcd.hosts() + "?tls-ca=" + certs.resolve("ca.pem") + "&connect-timeout=10s")) {
+    try (LockClient client =
+        Locks.connect(
+            "etcd://"
+                + etcd.hosts()
+                + "?tls-ca="
+                + certs.resolve("ca.pem")
+                + "&connect-timeout=10s")) {
       Lease lease = client.lock("over-tls").acquire(Duration.ofSeconds(10));
       assertThat(lease.fencingToken()).isPositive();
       assertThat(lease.release()).isTrue();
@@ -79,24 +134,31 @@ class EtcdTlsIT {
 
   @Test
   void plainTextAgainstATlsServerFailsClearly() {
-    assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
-        assertThatThrownBy(() -> Locks.connect("etcd://" + etcd.hosts() + "?connect-timeout=1s"))
-            .isInstanceOf(BackendUnavailableException.class)
-            .hasMessageContaining(etcd.hosts())
-            .hasMessageContaining("`tls` (false)"));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(20),
+        () ->
+            assertThatThrownBy(
+                    () -> Locks.connect("etcd://" + etcd.hosts() + "?connect-timeout=1s"))
+                .isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining(etcd.hosts())
+                .hasMessageContaining("`tls` (false)"));
   }
 
   @Test
   void tlsWithoutTrustingTheServersCaFailsClearly() {
-    assertTimeoutPreemptively(Duration.ofSeconds(20), () ->
-        assertThatThrownBy(() -> Locks.connect("etcd://" + etcd.hosts() + "?tls=true&connect-timeout=1s"))
-            .isInstanceOf(BackendUnavailableException.class)
-            .hasMessageContaining(etcd.hosts()));
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(20),
+        () ->
+            assertThatThrownBy(
+                    () -> Locks.connect("etcd://" + etcd.hosts() + "?tls=true&connect-timeout=1s"))
+                .isInstanceOf(BackendUnavailableException.class)
+                .hasMessageContaining(etcd.hosts()));
   }
 
   @Test
   void aFileThatIsNotPemIsAConfigurationProblem() {
-    assertThatThrownBy(() -> Locks.connect("etcd://" + etcd.hosts() + "?tls-ca=" + certs.resolve("san.ext")))
+    assertThatThrownBy(
+            () -> Locks.connect("etcd://" + etcd.hosts() + "?tls-ca=" + certs.resolve("san.ext")))
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("tls-ca");
   }

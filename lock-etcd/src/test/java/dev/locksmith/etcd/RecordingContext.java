@@ -6,7 +6,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A {@link BackendContext} for driving the backend directly in tests: it records what it is told. */
+/**
+ * A {@link BackendContext} for driving the backend directly in tests: it records what it is told.
+ */
 final class RecordingContext implements BackendContext {
   final List<String> told = new CopyOnWriteArrayList<>();
   private final String clientId;

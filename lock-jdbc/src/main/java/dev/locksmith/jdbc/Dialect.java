@@ -13,19 +13,34 @@ import java.util.Locale;
  * properties that bound connecting and every later socket read.
  */
 enum Dialect {
-  MYSQL("jdbc:mysql", "mysql.sql", "com.mysql:mysql-connector-j",
+  MYSQL(
+      "jdbc:mysql",
+      "mysql.sql",
+      "com.mysql:mysql-connector-j",
       "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
-  MARIADB("jdbc:mariadb", "mysql.sql", "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client)",
+  MARIADB(
+      "jdbc:mariadb",
+      "mysql.sql",
+      "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client)",
       "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
-  POSTGRESQL("jdbc:postgresql", "postgresql.sql", "org.postgresql:postgresql",
+  POSTGRESQL(
+      "jdbc:postgresql",
+      "postgresql.sql",
+      "org.postgresql:postgresql",
       "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
-  H2("jdbc:h2", "h2.sql", "com.h2database:h2",
+  H2(
+      "jdbc:h2",
+      "h2.sql",
+      "com.h2database:h2",
       "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)");
 
   final String scheme;
   private final String ddlResource;
   final String driverArtifact;
-  /** The database's clock as milliseconds since the epoch: expiry is judged by it, never by ours. */
+
+  /**
+   * The database's clock as milliseconds since the epoch: expiry is judged by it, never by ours.
+   */
   final String nowMillis;
 
   Dialect(String scheme, String ddlResource, String driverArtifact, String nowMillis) {
@@ -44,7 +59,9 @@ enum Dialect {
     return null;
   }
 
-  /** @return the dialect of a database, from its product name; null if we have none for it */
+  /**
+   * @return the dialect of a database, from its product name; null if we have none for it
+   */
   static Dialect forProduct(String productName) {
     String p = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
     if (p.contains("mariadb")) {
@@ -109,7 +126,9 @@ enum Dialect {
     }
   }
 
-  /** @return whether the failure says the table does not exist */
+  /**
+   * @return whether the failure says the table does not exist
+   */
   boolean isMissingTable(SQLException e) {
     String state = e.getSQLState();
     if (state == null) {
@@ -125,16 +144,24 @@ enum Dialect {
     }
   }
 
-  /** @return whether the failure is a duplicate key: another acquirer inserted the row first */
+  /**
+   * @return whether the failure is a duplicate key: another acquirer inserted the row first
+   */
   static boolean isDuplicateKey(SQLException e) {
     String state = e.getSQLState();
-    return state != null && (state.equals("23505") || state.equals("23000") || e.getErrorCode() == 1062);
+    return state != null
+        && (state.equals("23505") || state.equals("23000") || e.getErrorCode() == 1062);
   }
 
-  /** @return whether the transaction was chosen as a deadlock victim or failed to serialize: retry */
+  /**
+   * @return whether the transaction was chosen as a deadlock victim or failed to serialize: retry
+   */
   static boolean isRetryable(SQLException e) {
     String state = e.getSQLState();
-    return state != null && (state.equals("40001") || state.equals("40P01") || e.getErrorCode() == 1213
-        || e.getErrorCode() == 1205);
+    return state != null
+        && (state.equals("40001")
+            || state.equals("40P01")
+            || e.getErrorCode() == 1213
+            || e.getErrorCode() == 1205);
   }
 }

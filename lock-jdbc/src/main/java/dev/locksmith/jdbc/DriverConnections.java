@@ -10,10 +10,10 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * Connections straight from the driver, for the pool. The pool is handed this instead of the
- * URL and credentials, so that it never logs them (its configuration dump prints the URL and the
- * driver properties), and every failure it sees, keeps as a cause or logs has had the URL's
- * secrets scrubbed from its messages.
+ * Connections straight from the driver, for the pool. The pool is handed this instead of the URL
+ * and credentials, so that it never logs them (its configuration dump prints the URL and the driver
+ * properties), and every failure it sees, keeps as a cause or logs has had the URL's secrets
+ * scrubbed from its messages.
  */
 final class DriverConnections implements DataSource {
   private final Driver driver;
@@ -23,7 +23,8 @@ final class DriverConnections implements DataSource {
   private final String endpoint;
   private volatile int loginTimeoutSeconds;
 
-  DriverConnections(Driver driver, String url, Properties properties, Secrets secrets, String endpoint) {
+  DriverConnections(
+      Driver driver, String url, Properties properties, Secrets secrets, String endpoint) {
     this.driver = driver;
     this.url = url;
     this.properties = properties;
@@ -42,7 +43,9 @@ final class DriverConnections implements DataSource {
       throw secrets.scrubbed(new SQLException(e.toString(), "08001", e));
     }
     if (c == null) {
-      throw new SQLException("the driver " + driver.getClass().getName() + " does not accept the URL for " + endpoint, "08001");
+      throw new SQLException(
+          "the driver " + driver.getClass().getName() + " does not accept the URL for " + endpoint,
+          "08001");
     }
     return c;
   }
@@ -63,7 +66,10 @@ final class DriverConnections implements DataSource {
     // the driver's own timeouts and our logging apply
   }
 
-  /** Recorded only: the driver properties we pass bound the login (connectTimeout, loginTimeout, socketTimeout). */
+  /**
+   * Recorded only: the driver properties we pass bound the login (connectTimeout, loginTimeout,
+   * socketTimeout).
+   */
   @Override
   public void setLoginTimeout(int seconds) {
     loginTimeoutSeconds = seconds;

@@ -6,10 +6,10 @@ import java.sql.SQLException;
 import java.util.Objects;
 
 /**
- * Makes your own SQL update conditional on a lock's fencing token, so a holder whose lease ran
- * out (paused, cut off) cannot overwrite what a newer holder wrote. Your table gets one extra
- * column that remembers the highest token that wrote each row, much like an optimistic-locking
- * version column:
+ * Makes your own SQL update conditional on a lock's fencing token, so a holder whose lease ran out
+ * (paused, cut off) cannot overwrite what a newer holder wrote. Your table gets one extra column
+ * that remembers the highest token that wrote each row, much like an optimistic-locking version
+ * column:
  *
  * <pre>{@code
  * ALTER TABLE account ADD COLUMN lock_fence BIGINT;
@@ -24,10 +24,10 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * The statement run is {@code UPDATE account SET balance = balance - ?, lock_fence = ? WHERE
- * (id = ?) AND (lock_fence IS NULL OR lock_fence <= ?)}: the same holder may write many times,
- * an older one never again. Tokens of different lock names are unrelated, so use one lock name
- * per fenced row (or group of rows).
+ * The statement run is {@code UPDATE account SET balance = balance - ?, lock_fence = ? WHERE (id =
+ * ?) AND (lock_fence IS NULL OR lock_fence <= ?)}: the same holder may write many times, an older
+ * one never again. Tokens of different lock names are unrelated, so use one lock name per fenced
+ * row (or group of rows).
  */
 public final class FencedWrites {
   private FencedWrites() {}
@@ -44,27 +44,52 @@ public final class FencedWrites {
    * @param parameters values for the {@code ?} of {@code assignments}, then of {@code condition}
    * @return rows updated: 0 when no row matched or a newer holder has written every matching row
    * @throws SQLException as the driver throws it
-   * @throws IllegalArgumentException if a name is not a plain identifier or a fragment is blank or holds ';'
+   * @throws IllegalArgumentException if a name is not a plain identifier or a fragment is blank or
+   *     holds ';'
    */
-  public static int update(Connection connection, String table, String assignments, String condition, String fenceColumn,
-      long fencingToken, Object... parameters) throws SQLException {
+  public static int update(
+      Connection connection,
+      String table,
+      String assignments,
+      String condition,
+      String fenceColumn,
+      long fencingToken,
+      Object... parameters)
+      throws SQLException {
     Objects.requireNonNull(connection, "`connection` was null");
     identifier("table", table);
     identifier("fenceColumn", fenceColumn);
     fragment("assignments", assignments);
     fragment("condition", condition);
     if (fencingToken <= 0) {
-      throw new IllegalArgumentException("`fencingToken` was " + fencingToken + " but it must be a lease's token, greater than 0");
+      throw new IllegalArgumentException(
+          "`fencingToken` was " + fencingToken + " but it must be a lease's token, greater than 0");
     }
     Object[] params = parameters == null ? new Object[0] : parameters;
     int inAssignments = count(assignments);
     int inCondition = count(condition);
     if (inAssignments + inCondition != params.length) {
-      throw new IllegalArgumentException("`parameters` had " + params.length + " values but the assignments and condition have "
-          + (inAssignments + inCondition) + " '?' placeholders");
+      throw new IllegalArgumentException(
+          "`parameters` had "
+              + params.length
+              + " values but the assignments and condition have "
+              + (inAssignments + inCondition)
+              + " '?' placeholders");
     }
-    String sql = "UPDATE " + table + " SET " + assignments + ", " + fenceColumn + " = ? WHERE (" + condition + ") AND ("
-        + fenceColumn + " IS NULL OR " + fenceColumn + " <= ?)";
+    String sql =
+        "UPDATE "
+            + table
+            + " SET "
+            + assignments
+            + ", "
+            + fenceColumn
+            + " = ? WHERE ("
+            + condition
+            + ") AND ("
+            + fenceColumn
+            + " IS NULL OR "
+            + fenceColumn
+            + " <= ?)";
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       int i = 1;
       for (int p = 0; p < inAssignments; p++) {
@@ -82,16 +107,25 @@ public final class FencedWrites {
   private static void identifier(String what, String value) {
     Objects.requireNonNull(value, "`" + what + "` was null");
     if (!LeaseTable.IDENTIFIER.matcher(value).matches()) {
-      throw new IllegalArgumentException("`" + what + "` was '" + value
-          + "' but it must be a plain identifier (letters, digits and '_', not starting with a digit), optionally schema-qualified");
+      throw new IllegalArgumentException(
+          "`"
+              + what
+              + "` was '"
+              + value
+              + "' but it must be a plain identifier (letters, digits and '_', not starting with a"
+              + " digit), optionally schema-qualified");
     }
   }
 
   private static void fragment(String what, String value) {
     Objects.requireNonNull(value, "`" + what + "` was null");
     if (value.isBlank() || value.indexOf(';') >= 0) {
-      throw new IllegalArgumentException("`" + what + "` was '" + value
-          + "' but it must be one SQL fragment with '?' for values, not blank and without ';'");
+      throw new IllegalArgumentException(
+          "`"
+              + what
+              + "` was '"
+              + value
+              + "' but it must be one SQL fragment with '?' for values, not blank and without ';'");
     }
   }
 

@@ -30,16 +30,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JDBC backend: a lease table, one row per lock name. Acquire, release and renewal are each
- * one short transaction on a pooled connection; between them nothing is held open.
+ * The JDBC backend: a lease table, one row per lock name. Acquire, release and renewal are each one
+ * short transaction on a pooled connection; between them nothing is held open.
  */
 final class JdbcBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcBackend.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
 
   private final LeaseTable table;
+
   /** Semaphores and read-write locks, in their own tables beside the lease table. */
   private final SharedTable shared;
+
   private final String endpoint;
   private final Secrets secrets;
   private final Guarantees guarantees;
@@ -49,31 +51,50 @@ final class JdbcBackend implements LockBackend {
   private final String holderPrefix;
   private final AutoCloseable pool;
   private final Runnable onClose;
-  /** PostgreSQL: the client's one LISTEN connection that wakes its waiters; null where waiters poll. */
-  private final ReleaseListener listener;
-  /** MySQL/MariaDB: named-lock bells that wake waiters of other clients; null elsewhere. */
-  private final NamedLockBells bells;
-  /** Runs renewals so that a hung database cannot hold the core's scheduler past a lease. */
-  private final ExecutorService renewer = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "locksmith-jdbc-renew-" + THREADS.incrementAndGet());
-    t.setDaemon(true);
-    return t;
-  });
 
   /**
-   * Shortest life of a waiter's ticket in the wait queue, whatever the lease: a queued waiter
-   * polls (and so refreshes its ticket) at least three times per ticket life, and a waiter
-   * woken by notification should sleep longer than a few hundred milliseconds between them.
+   * PostgreSQL: the client's one LISTEN connection that wakes its waiters; null where waiters poll.
+   */
+  private final ReleaseListener listener;
+
+  /** MySQL/MariaDB: named-lock bells that wake waiters of other clients; null elsewhere. */
+  private final NamedLockBells bells;
+
+  /** Runs renewals so that a hung database cannot hold the core's scheduler past a lease. */
+  private final ExecutorService renewer =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "locksmith-jdbc-renew-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          });
+
+  /**
+   * Shortest life of a waiter's ticket in the wait queue, whatever the lease: a queued waiter polls
+   * (and so refreshes its ticket) at least three times per ticket life, and a waiter woken by
+   * notification should sleep longer than a few hundred milliseconds between them.
    */
   static final long MIN_TICKET_MILLIS = 2_000;
+
   /**
    * Longest sleep of a waiter that a release wakes (PostgreSQL, MySQL/MariaDB) without a wake-up:
    * what a lost notification, or a release nobody announced, costs at most.
    */
   static final long FALLBACK_POLL_MILLIS = 1_000;
 
-  JdbcBackend(LeaseTable table, SharedTable shared, String endpoint, Secrets secrets, Guarantees guarantees, Duration ioTimeout, Duration backoffMin,
-      Duration backoffMax, AutoCloseable pool, ReleaseListener listener, NamedLockBells bells, Runnable onClose) {
+  JdbcBackend(
+      LeaseTable table,
+      SharedTable shared,
+      String endpoint,
+      Secrets secrets,
+      Guarantees guarantees,
+      Duration ioTimeout,
+      Duration backoffMin,
+      Duration backoffMax,
+      AutoCloseable pool,
+      ReleaseListener listener,
+      NamedLockBells bells,
+      Runnable onClose) {
     this.table = table;
     this.shared = shared;
     this.endpoint = endpoint;
@@ -87,41 +108,94 @@ final class JdbcBackend implements LockBackend {
     this.bells = bells;
     this.onClose = onClose;
     String host = System.getenv("HOSTNAME");
-    this.holderPrefix = "pid " + ProcessHandle.current().pid() + (host == null || host.isBlank() ? "" : " on " + host);
+    this.holderPrefix =
+        "pid "
+            + ProcessHandle.current().pid()
+            + (host == null || host.isBlank() ? "" : " on " + host);
   }
 
   /**
-   * @param durable whether the database keeps committed rows across a restart (false for H2 in memory)
+   * @param durable whether the database keeps committed rows across a restart (false for H2 in
+   *     memory)
    * @param shared whether other processes can reach the database (false for H2 in memory)
-   * @param notified whether releases of locks wake waiters in other clients (PostgreSQL's LISTEN/NOTIFY,
-   *     MySQL's and MariaDB's named-lock bells)
+   * @param notified whether releases of locks wake waiters in other clients (PostgreSQL's
+   *     LISTEN/NOTIFY, MySQL's and MariaDB's named-lock bells)
    * @param notifiedClaims whether releases of permits and read-write sides do too (PostgreSQL only)
    */
-  static Guarantees guarantees(boolean durable, boolean shared, boolean notified, boolean notifiedClaims) {
-    Guarantees.Builder b = Guarantees.builder()
-        .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.REENTRANCY,
-            Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
-        .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
-            "the row expires by the database clock while the holder is paused; the next holder's fence is higher")
-        .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its row expires with its lease")
-        .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the grant expires, fences order the holders")
-        .promise(Fault.SERVER_RESTART, durable ? Promise.SAFE : Promise.UNSAFE, durable
-            ? "owner, expiry and fence are committed rows of the database and survive its restart"
-            : "an in-memory H2 database loses every row, fence counters included, when it closes")
-        .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE,
-            "acquires fail after the connect timeout; renewals fail and holders are told their lease is lost by its end")
-        .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
-            "a cut-off holder cannot renew and is told by the end of its lease; the row then expires and fences order old and new holder")
-        .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE,
-            "one database; with a replicated one, safety is that of its failover (an asynchronous replica can lose committed grants)")
-        .promise(Fault.CLOCK_JUMP, Promise.SAFE_WITH_FENCING,
-            "expiry is judged by the database clock only, so a client clock jump changes nothing; a jump of the database's own clock can end leases early, and fences still order holders")
-        .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release is UPDATE ... WHERE name = ? AND owner = ?: it never frees another holder's row")
-        .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
-            "an attempt whose commit outcome is unknown is undone by an owner-checked release; failing that, the row expires with its lease")
-        .promise(Fault.TOKEN_MONOTONICITY, durable ? Promise.SAFE : Promise.UNSAFE, durable
-            ? "one fence counter per row, incremented in the transaction that grants the lock and kept after release (rows are never deleted)"
-            : "the counters of an in-memory H2 database start again when it is recreated");
+  static Guarantees guarantees(
+      boolean durable, boolean shared, boolean notified, boolean notifiedClaims) {
+    Guarantees.Builder b =
+        Guarantees.builder()
+            .features(
+                Feature.FENCING,
+                Feature.FIFO_FAIRNESS,
+                Feature.RENEWAL,
+                Feature.LOSS_DETECTION,
+                Feature.REENTRANCY,
+                Feature.STATE_READS,
+                Feature.EXTEND,
+                Feature.HOLD_AFTER_RELEASE,
+                Feature.SEMAPHORES,
+                Feature.READ_WRITE_LOCKS)
+            .promise(
+                Fault.HOLDER_PAUSE,
+                Promise.SAFE_WITH_FENCING,
+                "the row expires by the database clock while the holder is paused; the next"
+                    + " holder's fence is higher")
+            .promise(
+                Fault.HOLDER_CRASH,
+                Promise.SAFE,
+                "a crashed holder stops renewing and its row expires with its lease")
+            .promise(
+                Fault.PAUSE_DURING_ACQUIRE,
+                Promise.SAFE_WITH_FENCING,
+                "as for a paused holder: the grant expires, fences order the holders")
+            .promise(
+                Fault.SERVER_RESTART,
+                durable ? Promise.SAFE : Promise.UNSAFE,
+                durable
+                    ? "owner, expiry and fence are committed rows of the database and survive its"
+                        + " restart"
+                    : "an in-memory H2 database loses every row, fence counters included, when it"
+                        + " closes")
+            .promise(
+                Fault.SERVER_PAUSE,
+                Promise.UNAVAILABLE,
+                "acquires fail after the connect timeout; renewals fail and holders are told their"
+                    + " lease is lost by its end")
+            .promise(
+                Fault.PARTITION,
+                Promise.SAFE_WITH_FENCING,
+                "a cut-off holder cannot renew and is told by the end of its lease; the row then"
+                    + " expires and fences order old and new holder")
+            .promise(
+                Fault.LEADER_FAILOVER,
+                Promise.NOT_APPLICABLE,
+                "one database; with a replicated one, safety is that of its failover (an"
+                    + " asynchronous replica can lose committed grants)")
+            .promise(
+                Fault.CLOCK_JUMP,
+                Promise.SAFE_WITH_FENCING,
+                "expiry is judged by the database clock only, so a client clock jump changes"
+                    + " nothing; a jump of the database's own clock can end leases early, and"
+                    + " fences still order holders")
+            .promise(
+                Fault.RELEASE_AFTER_EXPIRY,
+                Promise.SAFE,
+                "release is UPDATE ... WHERE name = ? AND owner = ?: it never frees another"
+                    + " holder's row")
+            .promise(
+                Fault.AMBIGUOUS_ACQUIRE,
+                Promise.SAFE,
+                "an attempt whose commit outcome is unknown is undone by an owner-checked release;"
+                    + " failing that, the row expires with its lease")
+            .promise(
+                Fault.TOKEN_MONOTONICITY,
+                durable ? Promise.SAFE : Promise.UNSAFE,
+                durable
+                    ? "one fence counter per row, incremented in the transaction that grants the"
+                        + " lock and kept after release (rows are never deleted)"
+                    : "the counters of an in-memory H2 database start again when it is recreated");
     if (shared) {
       b.features(Feature.SHARED_ACROSS_PROCESSES);
     }
@@ -129,11 +203,14 @@ final class JdbcBackend implements LockBackend {
       b.features(Feature.NOTIFIED_WAKEUP);
     }
     // any waiter may take a freed permit or side: FIFO is for locks only
-    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS);
+    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS);
     if (!notifiedClaims) {
-      // MySQL/MariaDB: the named-lock bells that wake lock waiters have one holder per bell; semaphore and read-write
+      // MySQL/MariaDB: the named-lock bells that wake lock waiters have one holder per bell;
+      // semaphore and read-write
       // waiters poll with the backoff
-      b.except(Guarantees.Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.NOTIFIED_WAKEUP);
+      b.except(Guarantees.Primitive.SEMAPHORE, Feature.NOTIFIED_WAKEUP)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.NOTIFIED_WAKEUP);
     }
     return b.build();
   }
@@ -150,17 +227,26 @@ final class JdbcBackend implements LockBackend {
     long ticketMillis = Math.max(MIN_TICKET_MILLIS, leaseMillis);
     // A queued waiter polls at least three times per ticket life, so that its ticket lives on.
     long refreshNanos = TimeUnit.MILLISECONDS.toNanos(ticketMillis / 3);
-    long fallbackNanos = TimeUnit.MILLISECONDS.toNanos(Math.min(ticketMillis / 3, FALLBACK_POLL_MILLIS));
+    long fallbackNanos =
+        TimeUnit.MILLISECONDS.toNanos(Math.min(ticketMillis / 3, FALLBACK_POLL_MILLIS));
     return new LockAttempt() {
       private long backoff = backoffMinNanos;
-      /** The holder's fence at our last busy poll: a new one means the lock changed hands meanwhile. */
+
+      /**
+       * The holder's fence at our last busy poll: a new one means the lock changed hands meanwhile.
+       */
       private long holderFence = -1;
+
       private volatile boolean maybeHeld;
+
       /** Our place in the wait queue, 0 before the first busy poll. */
       private volatile long ticket;
+
       private boolean listening;
+
       /** MySQL/MariaDB: whether a watcher on the lock's bell wakes us (false: we poll). */
       private boolean rung;
+
       private boolean nudged;
 
       @Override
@@ -208,7 +294,9 @@ final class JdbcBackend implements LockBackend {
         }
         LeaseTable.Take t;
         try {
-          t = table.tryTake(name, ownerId, leaseMillis, holder, ticket, ticketMillis, () -> maybeHeld = true);
+          t =
+              table.tryTake(
+                  name, ownerId, leaseMillis, holder, ticket, ticketMillis, () -> maybeHeld = true);
         } catch (SQLException e) {
           throw unavailable("acquiring lock '" + name + "'", e);
         }
@@ -260,7 +348,8 @@ final class JdbcBackend implements LockBackend {
         }
         long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
         backoff = Math.min(backoffMaxNanos, backoff * 2);
-        return Poll.busy(Duration.ofNanos(Math.max(0, Math.min(Math.min(jittered, untilExpiry), refreshNanos))));
+        return Poll.busy(
+            Duration.ofNanos(Math.max(0, Math.min(Math.min(jittered, untilExpiry), refreshNanos))));
       }
 
       private void stopListening() {
@@ -279,12 +368,18 @@ final class JdbcBackend implements LockBackend {
       public void abandon() {
         stopListening();
         if (ticket > 0) {
-          // Leave the queue at once, so the waiter behind us is not kept waiting for our ticket to expire.
+          // Leave the queue at once, so the waiter behind us is not kept waiting for our ticket to
+          // expire.
           try {
             table.withdraw(name, ownerId);
           } catch (SQLException | RuntimeException e) {
-            LOG.warn("leaving the wait queue of lock '{}' on {} failed; the ticket expires within {} ms: {}", name, endpoint,
-                ticketMillis, e.toString());
+            LOG.warn(
+                "leaving the wait queue of lock '{}' on {} failed; the ticket expires within {} ms:"
+                    + " {}",
+                name,
+                endpoint,
+                ticketMillis,
+                e.toString());
           }
           ticket = 0;
         }
@@ -299,8 +394,12 @@ final class JdbcBackend implements LockBackend {
             bells.undone(name, ownerId, freed); // a waiter may have read us as the holder
           }
         } catch (SQLException | RuntimeException e) {
-          LOG.warn("undoing an ambiguous acquire of lock '{}' on {} failed; the row expires with its lease: {}", name,
-              endpoint, e.toString());
+          LOG.warn(
+              "undoing an ambiguous acquire of lock '{}' on {} failed; the row expires with its"
+                  + " lease: {}",
+              name,
+              endpoint,
+              e.toString());
         }
       }
     };
@@ -308,16 +407,31 @@ final class JdbcBackend implements LockBackend {
 
   /** Semaphore permits and read-write sides: {@link SharedAttempt} on {@link SharedTable}. */
   @Override
-  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  public LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     if (claim.isExclusive()) {
       return attempt(name, ownerId, lease, wake);
     }
     String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
-    return new SharedAttempt(shared, name, claim, ownerId, Math.max(1, lease.toMillis()), holder, wake, listener, endpoint,
-        this::unavailable, backoffMinNanos, backoffMaxNanos);
+    return new SharedAttempt(
+        shared,
+        name,
+        claim,
+        ownerId,
+        Math.max(1, lease.toMillis()),
+        holder,
+        wake,
+        listener,
+        endpoint,
+        this::unavailable,
+        backoffMinNanos,
+        backoffMaxNanos);
   }
 
-  /** Locks' leases go to the lease table, the others to {@link SharedTable}; outcomes come back in order. */
+  /**
+   * Locks' leases go to the lease table, the others to {@link SharedTable}; outcomes come back in
+   * order.
+   */
   @Override
   public List<Renewal> renew(List<BackendLease> leases) {
     List<BackendLease> locks = new ArrayList<>(leases.size());
@@ -328,7 +442,8 @@ final class JdbcBackend implements LockBackend {
     if (others.isEmpty()) {
       return renewLocks(leases);
     }
-    java.util.Iterator<Renewal> ofLocks = (locks.isEmpty() ? List.<Renewal>of() : renewLocks(locks)).iterator();
+    java.util.Iterator<Renewal> ofLocks =
+        (locks.isEmpty() ? List.<Renewal>of() : renewLocks(locks)).iterator();
     java.util.Iterator<Renewal> ofOthers = renewShared(others).iterator();
     List<Renewal> out = new ArrayList<>(leases.size());
     for (BackendLease l : leases) {
@@ -353,23 +468,46 @@ final class JdbcBackend implements LockBackend {
       Set<String> ours = f.get(limit, TimeUnit.MILLISECONDS);
       List<Renewal> out = new ArrayList<>(leases.size());
       for (BackendLease l : leases) {
-        out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
-            : Renewal.lost("the " + Claim.noun(l.claim().kind()) + " '" + l.name() + "' in " + shared.leases
-                + " no longer has a live " + l.claim() + " lease of ours"));
+        out.add(
+            ours.contains(l.ownerId())
+                ? Renewal.renewed()
+                : Renewal.lost(
+                    "the "
+                        + Claim.noun(l.claim().kind())
+                        + " '"
+                        + l.name()
+                        + "' in "
+                        + shared.leases
+                        + " no longer has a live "
+                        + l.claim()
+                        + " lease of ours"));
       }
       return out;
     } catch (TimeoutException e) {
       f.cancel(true);
-      return failAll(leases, new BackendUnavailableException("renewing " + leases.size() + " lease(s) on " + endpoint
-          + " took longer than " + limit + " ms"));
+      return failAll(
+          leases,
+          new BackendUnavailableException(
+              "renewing "
+                  + leases.size()
+                  + " lease(s) on "
+                  + endpoint
+                  + " took longer than "
+                  + limit
+                  + " ms"));
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
-      return failAll(leases, cause instanceof SQLException ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause) : cause);
+      return failAll(
+          leases,
+          cause instanceof SQLException
+              ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause)
+              : cause);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // the core is closing its scheduler
       return failAll(leases, e);
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      return failAll(leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
+      return failAll(
+          leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
     }
   }
 
@@ -397,22 +535,42 @@ final class JdbcBackend implements LockBackend {
             bells.released(l.ownerId(), false);
           }
         }
-        out.add(ours.contains(l.ownerId()) ? Renewal.renewed()
-            : Renewal.lost("the row of lock '" + l.name() + "' in " + table.table() + " no longer has us as its owner"));
+        out.add(
+            ours.contains(l.ownerId())
+                ? Renewal.renewed()
+                : Renewal.lost(
+                    "the row of lock '"
+                        + l.name()
+                        + "' in "
+                        + table.table()
+                        + " no longer has us as its owner"));
       }
       return out;
     } catch (TimeoutException e) {
       f.cancel(true);
-      return failAll(leases, new BackendUnavailableException("renewing " + leases.size() + " lease(s) on " + endpoint
-          + " took longer than " + limit + " ms"));
+      return failAll(
+          leases,
+          new BackendUnavailableException(
+              "renewing "
+                  + leases.size()
+                  + " lease(s) on "
+                  + endpoint
+                  + " took longer than "
+                  + limit
+                  + " ms"));
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
-      return failAll(leases, cause instanceof SQLException ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause) : cause);
+      return failAll(
+          leases,
+          cause instanceof SQLException
+              ? unavailable("renewing " + leases.size() + " lease(s)", (SQLException) cause)
+              : cause);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt(); // the core is closing its scheduler
       return failAll(leases, e);
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      return failAll(leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
+      return failAll(
+          leases, new BackendUnavailableException("the backend for " + endpoint + " is closed"));
     }
   }
 
@@ -430,14 +588,22 @@ final class JdbcBackend implements LockBackend {
       try {
         return shared.release(lease.name(), lease.claim(), lease.ownerId());
       } catch (SQLException e) {
-        throw unavailable("releasing the " + lease.claim() + " lease of " + Claim.noun(lease.claim().kind()) + " '"
-            + lease.name() + "'", e);
+        throw unavailable(
+            "releasing the "
+                + lease.claim()
+                + " lease of "
+                + Claim.noun(lease.claim().kind())
+                + " '"
+                + lease.name()
+                + "'",
+            e);
       }
     }
     try {
       boolean ours = table.release(lease.name(), lease.ownerId());
       if (bells != null) {
-        bells.released(lease.ownerId(), ours); // after the commit: a woken waiter finds the row free
+        bells.released(
+            lease.ownerId(), ours); // after the commit: a woken waiter finds the row free
       }
       return ours;
     } catch (SQLException e) {
@@ -445,15 +611,25 @@ final class JdbcBackend implements LockBackend {
     }
   }
 
-  /** One UPDATE, owner-checked and only while the row has not expired; the new expiry is the database clock + {@code newLease}. */
+  /**
+   * One UPDATE, owner-checked and only while the row has not expired; the new expiry is the
+   * database clock + {@code newLease}.
+   */
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
     if (!lease.claim().isExclusive()) {
       try {
         return shared.extend(lease.name(), lease.claim(), lease.ownerId(), ceilMillis(newLease));
       } catch (SQLException e) {
-        throw unavailable("extending the " + lease.claim() + " lease of " + Claim.noun(lease.claim().kind()) + " '"
-            + lease.name() + "'", e);
+        throw unavailable(
+            "extending the "
+                + lease.claim()
+                + " lease of "
+                + Claim.noun(lease.claim().kind())
+                + " '"
+                + lease.name()
+                + "'",
+            e);
       }
     }
     try {
@@ -475,26 +651,36 @@ final class JdbcBackend implements LockBackend {
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
     if (!lease.claim().isExclusive()) {
-      throw new UnsupportedOperationException(this + " holds only exclusive locks after release, not a " + Claim.noun(
-          lease.claim().kind()) + "'s " + lease.claim() + " lease");
+      throw new UnsupportedOperationException(
+          this
+              + " holds only exclusive locks after release, not a "
+              + Claim.noun(lease.claim().kind())
+              + "'s "
+              + lease.claim()
+              + " lease");
     }
     try {
       long ms = ceilMillis(keep);
       boolean ours = table.releaseAfter(lease.name(), lease.ownerId(), ms);
       if (bells != null) {
         if (ours) {
-          bells.renewed(lease.ownerId(), ms); // its bell stays held through the hold; waiters poll at its end
+          bells.renewed(
+              lease.ownerId(), ms); // its bell stays held through the hold; waiters poll at its end
         } else {
           bells.released(lease.ownerId(), false);
         }
       }
       return ours;
     } catch (SQLException e) {
-      throw unavailable("releasing lock '" + lease.name() + "' with a hold of " + Durations.format(keep), e);
+      throw unavailable(
+          "releasing lock '" + lease.name() + "' with a hold of " + Durations.format(keep), e);
     }
   }
 
-  /** Whole milliseconds, the table's unit, rounded up so the server never ends a lease or a hold early. */
+  /**
+   * Whole milliseconds, the table's unit, rounded up so the server never ends a lease or a hold
+   * early.
+   */
   private static long ceilMillis(Duration d) {
     long nanos = Math.max(0, d.toNanos());
     return Math.max(1, (nanos + 999_999) / 1_000_000);
@@ -510,8 +696,18 @@ final class JdbcBackend implements LockBackend {
   }
 
   private BackendUnavailableException unavailable(String what, SQLException e) {
-    return new BackendUnavailableException(what + " on " + endpoint + " failed: " + JdbcLockProvider.describe(e, secrets)
-        + " (SQL state " + e.getSQLState() + ", timeout " + Durations.format(ioTimeout) + ")", secrets.scrubbed(e));
+    return new BackendUnavailableException(
+        what
+            + " on "
+            + endpoint
+            + " failed: "
+            + JdbcLockProvider.describe(e, secrets)
+            + " (SQL state "
+            + e.getSQLState()
+            + ", timeout "
+            + Durations.format(ioTimeout)
+            + ")",
+        secrets.scrubbed(e));
   }
 
   private static String truncate(String s, int max) {

@@ -14,8 +14,8 @@ import java.util.Objects;
 import javax.sql.DataSource;
 
 /**
- * Locks on a {@link DataSource} you already have (your application's pool), instead of a pool
- * this backend opens from a URI:
+ * Locks on a {@link DataSource} you already have (your application's pool), instead of a pool this
+ * backend opens from a URI:
  *
  * <pre>{@code
  * try (LockClient client = JdbcLocks.connect(appDataSource, Map.of("lease", "30s", "table", "app_locks"))) {
@@ -25,9 +25,9 @@ import javax.sql.DataSource;
  * }
  * }</pre>
  *
- * The database is recognised from the connection's metadata (MySQL, MariaDB, PostgreSQL or
- * H2). Each lock operation borrows one connection from the DataSource for one short
- * transaction; the DataSource is never closed by the client.
+ * The database is recognised from the connection's metadata (MySQL, MariaDB, PostgreSQL or H2).
+ * Each lock operation borrows one connection from the DataSource for one short transaction; the
+ * DataSource is never closed by the client.
  */
 public final class JdbcLocks {
   private JdbcLocks() {}
@@ -44,13 +44,14 @@ public final class JdbcLocks {
 
   /**
    * @param dataSource where to borrow connections
-   * @param settings settings every client understands ({@code lease}, {@code renew},
-   *     {@code reentrant}, {@code recheck}) and options of this backend ({@code table},
-   *     {@code create-table}, {@code io-timeout}, {@code backoff-min}, {@code backoff-max}),
-   *     as they would be written in a URI's query
+   * @param settings settings every client understands ({@code lease}, {@code renew}, {@code
+   *     reentrant}, {@code recheck}) and options of this backend ({@code table}, {@code
+   *     create-table}, {@code io-timeout}, {@code backoff-min}, {@code backoff-max}), as they would
+   *     be written in a URI's query
    * @return a connected client
    * @throws BackendUnavailableException if no connection can be had
-   * @throws LockConfigurationException if a setting is bad or the database is not one this backend knows
+   * @throws LockConfigurationException if a setting is bad or the database is not one this backend
+   *     knows
    */
   public static LockClient connect(DataSource dataSource, Map<String, String> settings) {
     return connect(dataSource, settings, LockEvents.NONE);
@@ -65,23 +66,38 @@ public final class JdbcLocks {
    * @param events the listener of the client's lock events; {@link LockEvents#NONE} for none
    * @return a connected client
    * @throws BackendUnavailableException if no connection can be had
-   * @throws LockConfigurationException if a setting is bad or the database is not one this backend knows
+   * @throws LockConfigurationException if a setting is bad or the database is not one this backend
+   *     knows
    */
-  public static LockClient connect(DataSource dataSource, Map<String, String> settings, LockEvents events) {
-    Objects.requireNonNull(events, "`events` was null but it must be a LockEvents, such as LockEvents.NONE");
-    Objects.requireNonNull(dataSource, "`dataSource` was null but it must be the DataSource to lock with");
-    Objects.requireNonNull(settings, "`settings` was null but it must be a map of settings, such as Map.of(\"lease\", \"30s\")");
+  public static LockClient connect(
+      DataSource dataSource, Map<String, String> settings, LockEvents events) {
+    Objects.requireNonNull(
+        events, "`events` was null but it must be a LockEvents, such as LockEvents.NONE");
+    Objects.requireNonNull(
+        dataSource, "`dataSource` was null but it must be the DataSource to lock with");
+    Objects.requireNonNull(
+        settings,
+        "`settings` was null but it must be a map of settings, such as Map.of(\"lease\", \"30s\")");
     String product;
     try (Connection c = dataSource.getConnection()) {
       product = c.getMetaData().getDatabaseProductName();
     } catch (SQLException e) {
-      throw new BackendUnavailableException("cannot get a connection from the DataSource " + dataSource.getClass().getName()
-          + ": " + JdbcLockProvider.describe(e), e);
+      throw new BackendUnavailableException(
+          "cannot get a connection from the DataSource "
+              + dataSource.getClass().getName()
+              + ": "
+              + JdbcLockProvider.describe(e),
+          e);
     }
     Dialect dialect = Dialect.forProduct(product);
     if (dialect == null) {
-      throw new LockConfigurationException(List.of("`dataSource` was a " + dataSource.getClass().getName() + " for '" + product
-          + "' but it must be a MySQL, MariaDB, PostgreSQL or H2 database"));
+      throw new LockConfigurationException(
+          List.of(
+              "`dataSource` was a "
+                  + dataSource.getClass().getName()
+                  + " for '"
+                  + product
+                  + "' but it must be a MySQL, MariaDB, PostgreSQL or H2 database"));
     }
     LockConfig.Builder b = LockConfig.builder().uri(dialect.scheme + ":");
     settings.forEach(b::option);

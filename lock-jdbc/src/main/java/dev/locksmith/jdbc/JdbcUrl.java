@@ -10,21 +10,24 @@ import java.util.regex.Pattern;
 
 /**
  * A JDBC URL read the way its driver reads it, for three things the generic lock URI cannot give:
- * the real {@code host:port} of every server (MySQL's {@code address=(host=…)(port=…)} and
- * {@code (host=…,port=…)} forms, H2's {@code tcp://}), the user and password of
- * {@code user:password@} whatever characters the password holds, and every secret of the URL,
- * so that no message shows one.
+ * the real {@code host:port} of every server (MySQL's {@code address=(host=…)(port=…)} and {@code
+ * (host=…,port=…)} forms, H2's {@code tcp://}), the user and password of {@code user:password@}
+ * whatever characters the password holds, and every secret of the URL, so that no message shows
+ * one.
  *
- * <p>The user information ends at the last {@code @} of the authority. A password holding
- * {@code /}, {@code ?} or {@code #} (which end an authority in a plain URI) is still found: when
- * the authority read by the book is not a host list, or the path holds an {@code @}, the
- * user information ends at the last {@code @} that is followed by a valid host list.
+ * <p>The user information ends at the last {@code @} of the authority. A password holding {@code
+ * /}, {@code ?} or {@code #} (which end an authority in a plain URI) is still found: when the
+ * authority read by the book is not a host list, or the path holds an {@code @}, the user
+ * information ends at the last {@code @} that is followed by a valid host list.
  */
 final class JdbcUrl {
   private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9_%.\\-]+");
+
   /** The authority ends at the first '/', '?' or '#', for the drivers as for us. */
-  private static final String ENCODE_HINT = "; a value holding '/', '?' or '#' (a password, say) must be percent-encoded"
-      + " as %2F, %3F or %23, or the password given as ?password=";
+  private static final String ENCODE_HINT =
+      "; a value holding '/', '?' or '#' (a password, say) must be percent-encoded"
+          + " as %2F, %3F or %23, or the password given as ?password=";
+
   private static final Pattern GROUP = Pattern.compile("\\(\\s*([A-Za-z0-9_.\\-]+)\\s*=([^)]*)\\)");
 
   /** One server as the driver will dial it. */
@@ -44,23 +47,41 @@ final class JdbcUrl {
   }
 
   final Dialect dialect;
+
   /** The user of {@code user:password@}, decoded; null if none. */
   final String user;
+
   /** The password of {@code user:password@}, decoded; null if none. Never show it. */
   final String password;
+
   final List<Endpoint> endpoints;
-  /** The host list as written, secrets included (MySQL host forms may carry them); "" for embedded H2. */
+
+  /**
+   * The host list as written, secrets included (MySQL host forms may carry them); "" for embedded
+   * H2.
+   */
   final String hostsText;
+
   /** What follows the hosts up to the query: {@code /database}, or H2's {@code mem:x;SETTING=…}. */
   final String path;
+
   /** Every secret of the URL; grows with the driver properties' secrets. */
   final Secrets secrets = new Secrets();
+
   /** Why the URL cannot be used, secrets included; null when it can. */
   private final String problem;
+
   private final String raw;
 
-  private JdbcUrl(Dialect dialect, String raw, String user, String password, List<Endpoint> endpoints, String hostsText,
-      String path, String problem) {
+  private JdbcUrl(
+      Dialect dialect,
+      String raw,
+      String user,
+      String password,
+      List<Endpoint> endpoints,
+      String hostsText,
+      String path,
+      String problem) {
     this.dialect = dialect;
     this.raw = raw;
     this.user = user;
@@ -98,14 +119,17 @@ final class JdbcUrl {
     }
     if (!rest.startsWith("//")) {
       int q = rest.indexOf('?');
-      return new JdbcUrl(dialect, raw, null, null, List.of(), "", q < 0 ? rest : rest.substring(0, q), null);
+      return new JdbcUrl(
+          dialect, raw, null, null, List.of(), "", q < 0 ? rest : rest.substring(0, q), null);
     }
     String s = rest.substring(2);
     int rfcEnd = indexOfAny(s, "/?#", 0);
     String rfcAuthority = s.substring(0, rfcEnd);
     int queryAt = indexOfAny(s, "?#", rfcEnd);
-    boolean byTheBook = rfcAuthority.indexOf('@') < 0 && hosts(rfcAuthority, dialect, new ArrayList<>()) == null
-        && s.substring(rfcEnd, queryAt).indexOf('@') < 0;
+    boolean byTheBook =
+        rfcAuthority.indexOf('@') < 0
+            && hosts(rfcAuthority, dialect, new ArrayList<>()) == null
+            && s.substring(rfcEnd, queryAt).indexOf('@') < 0;
     int at = byTheBook ? -1 : userInfoEnd(s, dialect);
     if (at < 0 && !byTheBook) {
       at = rfcAuthority.lastIndexOf('@');
@@ -134,12 +158,16 @@ final class JdbcUrl {
     return url;
   }
 
-  /** @return why the host list cannot be used, secrets masked; null when it can */
+  /**
+   * @return why the host list cannot be used, secrets masked; null when it can
+   */
   String problem() {
     return secrets.scrub(problem);
   }
 
-  /** @return the index of the last '@' after which a valid host list follows, or -1 */
+  /**
+   * @return the index of the last '@' after which a valid host list follows, or -1
+   */
   private static int userInfoEnd(String s, Dialect dialect) {
     for (int at = s.lastIndexOf('@'); at >= 0; at = at == 0 ? -1 : s.lastIndexOf('@', at - 1)) {
       String hosts = s.substring(at + 1, indexOfAny(s, "/?#", at + 1));
@@ -191,8 +219,9 @@ final class JdbcUrl {
           }
         }
         if (last == 0 || last != groups.length()) {
-          return "a host written as address=(…) must be address=(host=name)(port=number)(name=value)…, every group"
-              + " closed with ')'" + ENCODE_HINT;
+          return "a host written as address=(…) must be"
+              + " address=(host=name)(port=number)(name=value)…, every group closed with ')'"
+              + ENCODE_HINT;
         }
       } else {
         if (!item.endsWith(")")) {
@@ -212,7 +241,12 @@ final class JdbcUrl {
       if (p == null) {
         return "the port '" + port + "' of host '" + host + "' must be a number from 1 to 65535";
       }
-      out.add(new Endpoint(host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host, p));
+      out.add(
+          new Endpoint(
+              host.startsWith("[") && host.endsWith("]")
+                  ? host.substring(1, host.length() - 1)
+                  : host,
+              p));
       return null;
     }
     String host;
@@ -295,23 +329,31 @@ final class JdbcUrl {
     }
   }
 
-  /** @return the URL for the driver: no user information and no query (options travel as properties) */
+  /**
+   * @return the URL for the driver: no user information and no query (options travel as properties)
+   */
   String driverUrl() {
     if (dialect == Dialect.H2) {
       return dialect.scheme + ":" + path;
     }
-    if (endpoints.isEmpty() && hostsText.isEmpty() && !raw.substring(raw.indexOf(':', raw.indexOf(':') + 1) + 1).startsWith("//")) {
+    if (endpoints.isEmpty()
+        && hostsText.isEmpty()
+        && !raw.substring(raw.indexOf(':', raw.indexOf(':') + 1) + 1).startsWith("//")) {
       return dialect.scheme + ":" + path;
     }
     return dialect.scheme + "://" + hostsText + path;
   }
 
-  /** @return whether the URL names a database at all */
+  /**
+   * @return whether the URL names a database at all
+   */
   boolean namesDatabase() {
     return !hostsText.isEmpty() || !path.isEmpty();
   }
 
-  /** @return every server as {@code host:port}, for messages; for embedded H2 the database */
+  /**
+   * @return every server as {@code host:port}, for messages; for embedded H2 the database
+   */
   String endpointText() {
     if (endpoints.isEmpty()) {
       if (dialect == Dialect.H2) {
@@ -327,7 +369,10 @@ final class JdbcUrl {
     return secrets.scrub(sb.toString());
   }
 
-  /** @return the whole URI as given, with the password of user:password@ and every other secret masked */
+  /**
+   * @return the whole URI as given, with the password of user:password@ and every other secret
+   *     masked
+   */
   String shown() {
     return secrets.scrub(raw);
   }

@@ -23,41 +23,54 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
- * The lease table and every statement run against it. Each method borrows one connection for
- * one short transaction and gives it back: no connection or transaction is ever held while a
- * user holds a lock. Our own pool hands out connections with autocommit off, so each method ends
- * its transaction with an explicit commit or rollback; a user's DataSource may hand out
- * autocommit connections, which are switched for the transaction and back. Every value is bound as a parameter; only the checked table name is
- * written into the SQL.
+ * The lease table and every statement run against it. Each method borrows one connection for one
+ * short transaction and gives it back: no connection or transaction is ever held while a user holds
+ * a lock. Our own pool hands out connections with autocommit off, so each method ends its
+ * transaction with an explicit commit or rollback; a user's DataSource may hand out autocommit
+ * connections, which are switched for the transaction and back. Every value is bound as a
+ * parameter; only the checked table name is written into the SQL.
  */
 final class LeaseTable {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LeaseTable.class);
+
   /** A plain identifier, optionally schema-qualified; what we are willing to write into SQL. */
-  static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+  static final Pattern IDENTIFIER =
+      Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+
   /** Names per renewal statement: well below every driver's bind-parameter limit. */
   private static final int RENEW_CHUNK = 250;
 
   private final DataSource source;
-  /** Per-statement socket timeout set on each borrowed connection; 0 to leave the connection's own. */
+
+  /**
+   * Per-statement socket timeout set on each borrowed connection; 0 to leave the connection's own.
+   */
   private final int ioTimeoutMillis;
+
   private volatile boolean networkTimeoutSupported = true;
   private final Runnable onBrokenConnection;
   private final Dialect dialect;
   private final String table;
   private final String queueTable;
+
   /** The PostgreSQL channel releases are announced on; null where the database cannot notify. */
   private final String channel;
+
   private final String selectForUpdate;
+
   /** {@link #selectForUpdate} with {@code queued_until}, for a table that has that column. */
   private final String selectForUpdateHinted;
+
   /** Raises {@code queued_until} before a ticket is written, under the row lock. */
   private final String raiseQueuedUntil;
+
   /**
    * Whether the table has {@code queued_until} (set by {@link #ensureExists}): a taker then skips
    * the wait queue while it reads that column in the past. Without it (a table of an earlier
    * version, create-table=false), every free take asks the queue, as before.
    */
   private volatile boolean queueHint;
+
   private final String insert;
   private final String take;
   private final String takeIfFirst;
@@ -71,8 +84,10 @@ final class LeaseTable {
   private final String deleteTicket;
   private final String release;
   private final String waitersQueued;
+
   /** Whether the lock's queued_until has not passed: no live ticket if it has. */
   private final String mayBeQueued;
+
   private final String announceIfQueued;
   private final String extend;
   private final String holdAfterRelease;
@@ -83,7 +98,12 @@ final class LeaseTable {
    * @param ioTimeoutMillis set with {@link Connection#setNetworkTimeout} on every connection
    *     borrowed, or 0 to leave it alone (a user's DataSource: its pool would keep our setting)
    */
-  LeaseTable(DataSource source, Dialect dialect, String table, int ioTimeoutMillis, Runnable onBrokenConnection) {
+  LeaseTable(
+      DataSource source,
+      Dialect dialect,
+      String table,
+      int ioTimeoutMillis,
+      Runnable onBrokenConnection) {
     this.source = source;
     this.onBrokenConnection = onBrokenConnection;
     this.ioTimeoutMillis = ioTimeoutMillis;
@@ -92,34 +112,112 @@ final class LeaseTable {
     this.queueTable = queueTable(table);
     this.channel = dialect == Dialect.POSTGRESQL ? channel(table) : null;
     String now = dialect.nowMillis;
-    this.selectState = "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
+    this.selectState =
+        "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
     this.selectForUpdate = selectState + " FOR UPDATE";
-    this.selectForUpdateHinted = "SELECT owner, fence, expires_at, " + now + ", queued_until FROM " + table + " WHERE name = ? FOR UPDATE";
-    this.raiseQueuedUntil = "UPDATE " + table + " SET queued_until = GREATEST(queued_until, " + now + " + ?) WHERE name = ?";
-    this.insert = "INSERT INTO " + table + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
-        + now + " + ?, " + now + ", ?)";
-    this.take = "UPDATE " + table + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name = ?";
+    this.selectForUpdateHinted =
+        "SELECT owner, fence, expires_at, "
+            + now
+            + ", queued_until FROM "
+            + table
+            + " WHERE name = ? FOR UPDATE";
+    this.raiseQueuedUntil =
+        "UPDATE "
+            + table
+            + " SET queued_until = GREATEST(queued_until, "
+            + now
+            + " + ?) WHERE name = ?";
+    this.insert =
+        "INSERT INTO "
+            + table
+            + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
+            + now
+            + " + ?, "
+            + now
+            + ", ?)";
+    this.take =
+        "UPDATE "
+            + table
+            + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name ="
+            + " ?";
     // Run while we hold the row lock, which every enqueue needs too: each ticket committed
     // before is visible to this statement's own read (PostgreSQL and H2 read committed per
     // statement; InnoDB's first consistent read of the transaction comes after the row lock).
     String liveTicket = " AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
-    this.takeIfFirst = take + " AND NOT EXISTS (SELECT 1 FROM " + queueTable + " WHERE name = ? AND ticket < ?" + liveTicket + ")";
-    this.refreshTicket = "UPDATE " + queueTable + " SET expires_at = " + now + " + ? WHERE name = ? AND ticket = ? AND owner = ?";
+    this.takeIfFirst =
+        take
+            + " AND NOT EXISTS (SELECT 1 FROM "
+            + queueTable
+            + " WHERE name = ? AND ticket < ?"
+            + liveTicket
+            + ")";
+    this.refreshTicket =
+        "UPDATE "
+            + queueTable
+            + " SET expires_at = "
+            + now
+            + " + ? WHERE name = ? AND ticket = ? AND owner = ?";
     // With queued_until: a ticket never outlives it, whatever happened between the two writes.
-    this.refreshTicketCapped = "UPDATE " + queueTable + " SET expires_at = LEAST(" + now + " + ?, (SELECT queued_until FROM "
-        + table + " WHERE name = ?)) WHERE name = ? AND ticket = ? AND owner = ?";
-    this.insertTicketCapped = "INSERT INTO " + queueTable + " (name, ticket, owner, expires_at) SELECT ?, ?, ?, LEAST(" + now
-        + " + ?, queued_until) FROM " + table + " WHERE name = ?";
-    this.dropExpiredTickets = "DELETE FROM " + queueTable + " WHERE name = ? AND expires_at < " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
+    this.refreshTicketCapped =
+        "UPDATE "
+            + queueTable
+            + " SET expires_at = LEAST("
+            + now
+            + " + ?, (SELECT queued_until FROM "
+            + table
+            + " WHERE name = ?)) WHERE name = ? AND ticket = ? AND owner = ?";
+    this.insertTicketCapped =
+        "INSERT INTO "
+            + queueTable
+            + " (name, ticket, owner, expires_at) SELECT ?, ?, ?, LEAST("
+            + now
+            + " + ?, queued_until) FROM "
+            + table
+            + " WHERE name = ?";
+    this.dropExpiredTickets =
+        "DELETE FROM "
+            + queueTable
+            + " WHERE name = ? AND expires_at < "
+            + now
+            + " - "
+            + CLOCK_ALLOWANCE_MILLIS;
     this.lastTicket = "SELECT COALESCE(MAX(ticket), 0) FROM " + queueTable + " WHERE name = ?";
-    this.insertTicket = "INSERT INTO " + queueTable + " (name, ticket, owner, expires_at) VALUES (?, ?, ?, " + now + " + ?)";
-    this.headTicket = "SELECT ticket, expires_at, " + now + " FROM " + queueTable + " WHERE name = ?" + liveTicket
-        + " ORDER BY ticket LIMIT 1";
+    this.insertTicket =
+        "INSERT INTO "
+            + queueTable
+            + " (name, ticket, owner, expires_at) VALUES (?, ?, ?, "
+            + now
+            + " + ?)";
+    this.headTicket =
+        "SELECT ticket, expires_at, "
+            + now
+            + " FROM "
+            + queueTable
+            + " WHERE name = ?"
+            + liveTicket
+            + " ORDER BY ticket LIMIT 1";
     this.deleteTicket = "DELETE FROM " + queueTable + " WHERE name = ? AND owner = ?";
-    this.mayBeQueued = "SELECT 1 FROM " + table + " WHERE name = ? AND queued_until >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
-    this.waitersQueued = "SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + " LIMIT 1";
-    this.announceIfQueued = "SELECT pg_notify(?, ?) WHERE EXISTS (SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + ")";
-    String free = "UPDATE " + table + " SET owner = NULL, expires_at = " + now + " WHERE name = ? AND owner = ?";
+    this.mayBeQueued =
+        "SELECT 1 FROM "
+            + table
+            + " WHERE name = ? AND queued_until >= "
+            + now
+            + " - "
+            + CLOCK_ALLOWANCE_MILLIS;
+    this.waitersQueued =
+        "SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + " LIMIT 1";
+    this.announceIfQueued =
+        "SELECT pg_notify(?, ?) WHERE EXISTS (SELECT 1 FROM "
+            + queueTable
+            + " WHERE name = ?"
+            + liveTicket
+            + ")";
+    String free =
+        "UPDATE "
+            + table
+            + " SET owner = NULL, expires_at = "
+            + now
+            + " WHERE name = ? AND owner = ?";
     // PostgreSQL: announce the release to every client's listener (delivered at commit), but
     // only while a waiter is queued: an uncontended release then sends no pg_notify, whose commit
     // takes the cluster-wide notification queue lock and wakes every listener. The check is a
@@ -137,9 +235,11 @@ final class LeaseTable {
       this.release = free;
     }
     // Ours and not expired: the same test a taker applies (heldAt), by the same database clock.
-    String live = " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
+    String live =
+        " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
     this.extend = "UPDATE " + table + " SET expires_at = " + now + " + ?" + live;
-    this.holdAfterRelease = "UPDATE " + table + " SET owner = ?, expires_at = " + now + " + ?" + live;
+    this.holdAfterRelease =
+        "UPDATE " + table + " SET owner = ?, expires_at = " + now + " + ?" + live;
     this.selectOwnerIfLive = "SELECT owner FROM " + table + live;
   }
 
@@ -150,22 +250,37 @@ final class LeaseTable {
   /** The outcome of one acquire transaction. */
   static final class Take {
     final boolean granted;
-    /** For a grant: our token. For a busy lock: the holder's, which tells one holding from the next. */
+
+    /**
+     * For a grant: our token. For a busy lock: the holder's, which tells one holding from the next.
+     */
     final long fence;
+
     /**
      * For a busy lock: how long until a poll could succeed without a wake-up, by the database
      * clock: the holder's lease runs out, or (lock free, an earlier waiter first in line) that
      * waiter's ticket expires.
      */
     final long remainingMillis;
+
     /** For a busy lock: our ticket in the wait queue. */
     final long ticket;
+
     /** For a busy lock: it is free, but an earlier waiter is first in line. */
     final boolean queuedBehind;
-    /** For a held lock: the owner column (a lease's owner id, or a hold's marker); null otherwise. */
+
+    /**
+     * For a held lock: the owner column (a lease's owner id, or a hold's marker); null otherwise.
+     */
     final String holder;
 
-    private Take(boolean granted, long fence, long remainingMillis, long ticket, boolean queuedBehind, String holder) {
+    private Take(
+        boolean granted,
+        long fence,
+        long remainingMillis,
+        long ticket,
+        boolean queuedBehind,
+        String holder) {
       this.granted = granted;
       this.fence = fence;
       this.remainingMillis = remainingMillis;
@@ -180,27 +295,42 @@ final class LeaseTable {
   }
 
   /**
-   * One short transaction: lock the row (inserting it if absent), take it if free or expired by
-   * the database's clock, increment its fence, commit.
+   * One short transaction: lock the row (inserting it if absent), take it if free or expired by the
+   * database's clock, increment its fence, commit.
    *
-   * <p>The grant goes to the oldest live ticket of the wait queue: a free row is taken only if
-   * no live ticket older than ours (any, without one) is queued. A busy poll enqueues a ticket,
-   * or refreshes ours so that it lives another {@code ticketMillis}.
+   * <p>The grant goes to the oldest live ticket of the wait queue: a free row is taken only if no
+   * live ticket older than ours (any, without one) is queued. A busy poll enqueues a ticket, or
+   * refreshes ours so that it lives another {@code ticketMillis}.
    *
    * @param ticket our ticket from an earlier busy poll, 0 if none
-   * @param ticketMillis how long our ticket lives without another poll; 0 for an attempt that
-   *     will not wait: a busy lock then enqueues nothing (a ticket withdrawn moments later would
-   *     only hold back takers of the lock if it is freed meanwhile)
+   * @param ticketMillis how long our ticket lives without another poll; 0 for an attempt that will
+   *     not wait: a busy lock then enqueues nothing (a ticket withdrawn moments later would only
+   *     hold back takers of the lock if it is freed meanwhile)
    * @param beforeCommit runs just before the commit of a grant: from then on the outcome is
    *     ambiguous if the commit fails
    */
-  Take tryTake(String name, String owner, long leaseMillis, String holder, long ticket, long ticketMillis, Runnable beforeCommit)
+  Take tryTake(
+      String name,
+      String owner,
+      long leaseMillis,
+      String holder,
+      long ticket,
+      long ticketMillis,
+      Runnable beforeCommit)
       throws SQLException {
-    return onceMore(() -> take(name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit));
+    return onceMore(
+        () -> take(name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit));
   }
 
-  private Take take(String name, String owner, long leaseMillis, String holder, long ticket, long ticketMillis,
-      Runnable beforeCommit) throws SQLException {
+  private Take take(
+      String name,
+      String owner,
+      long leaseMillis,
+      String holder,
+      long ticket,
+      long ticketMillis,
+      Runnable beforeCommit)
+      throws SQLException {
     for (int round = 0; ; round++) {
       try (Connection c = borrow()) {
         boolean auto = c.getAutoCommit();
@@ -208,7 +338,9 @@ final class LeaseTable {
           c.setAutoCommit(false); // only a user's DataSource hands out autocommit connections
         }
         try {
-          Take t = takeInTransaction(c, name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit);
+          Take t =
+              takeInTransaction(
+                  c, name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit);
           c.commit(); // a grant, or our ticket enqueued or refreshed
           return t;
         } catch (SQLException e) {
@@ -226,15 +358,24 @@ final class LeaseTable {
     }
   }
 
-  private Take takeInTransaction(Connection c, String name, String owner, long leaseMillis, String holder, long ticket,
-      long ticketMillis, Runnable beforeCommit) throws SQLException {
+  private Take takeInTransaction(
+      Connection c,
+      String name,
+      String owner,
+      long leaseMillis,
+      String holder,
+      long ticket,
+      long ticketMillis,
+      Runnable beforeCommit)
+      throws SQLException {
     String current;
     long fence;
     long expiresAt;
     long now;
     boolean hinted = queueHint;
     long queuedUntil = Long.MAX_VALUE; // unknown: someone may be queued
-    try (PreparedStatement select = c.prepareStatement(hinted ? selectForUpdateHinted : selectForUpdate)) {
+    try (PreparedStatement select =
+        c.prepareStatement(hinted ? selectForUpdateHinted : selectForUpdate)) {
       select.setString(1, name);
       try (ResultSet rs = select.executeQuery()) {
         if (!rs.next()) {
@@ -266,7 +407,8 @@ final class LeaseTable {
       return Take.granted(1);
     }
     if (owner.equals(current)) {
-      // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the lease.
+      // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the
+      // lease.
       takeRow(c, take, name, owner, fence, now, leaseMillis, holder, 0);
       leaveQueue(c, name, owner, ticket);
       beforeCommit.run();
@@ -283,7 +425,17 @@ final class LeaseTable {
     }
     if (!held) {
       long next = fence + 1;
-      int taken = takeRow(c, takeIfFirst, name, owner, next, now, leaseMillis, holder, ticket > 0 ? ticket : Long.MAX_VALUE);
+      int taken =
+          takeRow(
+              c,
+              takeIfFirst,
+              name,
+              owner,
+              next,
+              now,
+              leaseMillis,
+              holder,
+              ticket > 0 ? ticket : Long.MAX_VALUE);
       if (taken > 0) {
         leaveQueue(c, name, owner, ticket);
         beforeCommit.run();
@@ -291,7 +443,8 @@ final class LeaseTable {
       }
     }
     if (ticketMillis == 0) {
-      return new Take(false, fence, held ? untilTakeable(expiresAt, now) : 0, 0, !held, held ? current : null);
+      return new Take(
+          false, fence, held ? untilTakeable(expiresAt, now) : 0, 0, !held, held ? current : null);
     }
     // Busy, or free with an earlier waiter first in line: keep our place, or take one at the end.
     if (hinted && queuedUntil - now < 2 * ticketMillis) {
@@ -303,8 +456,10 @@ final class LeaseTable {
         ps.executeUpdate();
       }
     }
-    long ours = ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis, hinted) ? ticket
-        : enqueue(c, name, owner, ticketMillis, hinted);
+    long ours =
+        ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis, hinted)
+            ? ticket
+            : enqueue(c, name, owner, ticketMillis, hinted);
     if (held) {
       return new Take(false, fence, untilTakeable(expiresAt, now), ours, false, current);
     }
@@ -323,11 +478,21 @@ final class LeaseTable {
   /**
    * Runs {@link #take} or {@link #takeIfFirst} on the row we hold locked.
    *
-   * @param before for {@link #takeIfFirst}: the ticket no older live one may precede; 0 for {@link #take}
+   * @param before for {@link #takeIfFirst}: the ticket no older live one may precede; 0 for {@link
+   *     #take}
    * @return the rows changed
    */
-  private static int takeRow(Connection c, String sql, String name, String owner, long fence, long now, long leaseMillis,
-      String holder, long before) throws SQLException {
+  private static int takeRow(
+      Connection c,
+      String sql,
+      String name,
+      String owner,
+      long fence,
+      long now,
+      long leaseMillis,
+      String holder,
+      long before)
+      throws SQLException {
     try (PreparedStatement upd = c.prepareStatement(sql)) {
       upd.setString(1, owner);
       upd.setLong(2, fence);
@@ -343,7 +508,8 @@ final class LeaseTable {
     }
   }
 
-  private boolean refreshTicket(Connection c, String name, String owner, long ticket, long ticketMillis, boolean hinted)
+  private boolean refreshTicket(
+      Connection c, String name, String owner, long ticket, long ticketMillis, boolean hinted)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(hinted ? refreshTicketCapped : refreshTicket)) {
       int i = 1;
@@ -359,7 +525,8 @@ final class LeaseTable {
   }
 
   /** Under the row lock, which serializes every enqueue for the name: the next ticket is unique. */
-  private long enqueue(Connection c, String name, String owner, long ticketMillis, boolean hinted) throws SQLException {
+  private long enqueue(Connection c, String name, String owner, long ticketMillis, boolean hinted)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(dropExpiredTickets)) {
       ps.setString(1, name);
       ps.executeUpdate(); // waiters that vanished, so the queue does not grow without bound
@@ -385,7 +552,8 @@ final class LeaseTable {
     return next;
   }
 
-  private void leaveQueue(Connection c, String name, String owner, long ticket) throws SQLException {
+  private void leaveQueue(Connection c, String name, String owner, long ticket)
+      throws SQLException {
     if (ticket <= 0) {
       return; // never queued: the uncontended path stays at its five statements
     }
@@ -397,35 +565,38 @@ final class LeaseTable {
   }
 
   /**
-   * Withdraws a waiter: deletes its ticket, and on PostgreSQL announces it, since the waiter
-   * behind it may now be first in line for a free lock.
+   * Withdraws a waiter: deletes its ticket, and on PostgreSQL announces it, since the waiter behind
+   * it may now be first in line for a free lock.
    */
   void withdraw(String name, String owner) throws SQLException {
-    onceMore(() -> {
-      for (int round = 0; ; round++) {
-        try (Connection c = borrow()) {
-          boolean auto = c.getAutoCommit();
-          try {
-            leaveQueue(c, name, owner, 1);
-            if (channel != null) {
-              announceIfQueued(c, name);
+    onceMore(
+        () -> {
+          for (int round = 0; ; round++) {
+            try (Connection c = borrow()) {
+              boolean auto = c.getAutoCommit();
+              try {
+                leaveQueue(c, name, owner, 1);
+                if (channel != null) {
+                  announceIfQueued(c, name);
+                }
+                if (!auto) {
+                  c.commit();
+                }
+                return null;
+              } catch (SQLException | RuntimeException e) {
+                if (!auto) {
+                  rollbackQuietly(c);
+                }
+                if (round < 3
+                    && e instanceof SQLException
+                    && Dialect.isRetryable((SQLException) e)) {
+                  continue;
+                }
+                throw e;
+              }
             }
-            if (!auto) {
-              c.commit();
-            }
-            return null;
-          } catch (SQLException | RuntimeException e) {
-            if (!auto) {
-              rollbackQuietly(c);
-            }
-            if (round < 3 && e instanceof SQLException && Dialect.isRetryable((SQLException) e)) {
-              continue;
-            }
-            throw e;
           }
-        }
-      }
-    });
+        });
   }
 
   /** PostgreSQL only: tells every client's listener that the lock may be worth polling again. */
@@ -433,30 +604,31 @@ final class LeaseTable {
     if (channel == null) {
       return;
     }
-    onceMore(() -> {
-      try (Connection c = borrow()) {
-        boolean auto = c.getAutoCommit();
-        try {
-          announce(c, name);
-          if (!auto) {
-            c.commit();
+    onceMore(
+        () -> {
+          try (Connection c = borrow()) {
+            boolean auto = c.getAutoCommit();
+            try {
+              announce(c, name);
+              if (!auto) {
+                c.commit();
+              }
+              return null;
+            } catch (SQLException | RuntimeException e) {
+              if (!auto) {
+                rollbackQuietly(c);
+              }
+              throw e;
+            }
           }
-          return null;
-        } catch (SQLException | RuntimeException e) {
-          if (!auto) {
-            rollbackQuietly(c);
-          }
-          throw e;
-        }
-      }
-    });
+        });
   }
 
   /**
-   * After our ticket is deleted, in the same transaction: announces only if a live ticket is
-   * still queued, as a release does. A waiter whose ticket commits after this statement's
-   * snapshot read ours as live (not yet deleted), so it found itself queued behind us and
-   * announces to itself (the nudge of its poll).
+   * After our ticket is deleted, in the same transaction: announces only if a live ticket is still
+   * queued, as a release does. A waiter whose ticket commits after this statement's snapshot read
+   * ours as live (not yet deleted), so it found itself queued behind us and announces to itself
+   * (the nudge of its poll).
    */
   private void announceIfQueued(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(announceIfQueued)) {
@@ -500,7 +672,9 @@ final class LeaseTable {
     }
   }
 
-  /** @return the PostgreSQL channel releases of this table are announced on; null on other databases */
+  /**
+   * @return the PostgreSQL channel releases of this table are announced on; null on other databases
+   */
   String channel() {
     return channel;
   }
@@ -520,7 +694,9 @@ final class LeaseTable {
     return schema + base + "_queue";
   }
 
-  /** @return the LISTEN channel for a table: at most 63 characters, PostgreSQL's limit */
+  /**
+   * @return the LISTEN channel for a table: at most 63 characters, PostgreSQL's limit
+   */
   static String channel(String table) {
     String c = "locksmith:" + table;
     return c.length() <= 63 ? c : c.substring(0, 54) + String.format("#%08x", table.hashCode());
@@ -540,22 +716,25 @@ final class LeaseTable {
   /**
    * @param expiresAt a row's {@code expires_at}
    * @param now the database clock, in the same milliseconds
-   * @return whether the row still counts as held: until the clock is more than
-   *     {@link #CLOCK_ALLOWANCE_MILLIS} past {@code expires_at}
+   * @return whether the row still counts as held: until the clock is more than {@link
+   *     #CLOCK_ALLOWANCE_MILLIS} past {@code expires_at}
    */
   static boolean heldAt(long expiresAt, long now) {
     return now - expiresAt <= CLOCK_ALLOWANCE_MILLIS;
   }
 
   /**
-   * @return for a row {@link #heldAt held} at {@code now}: the milliseconds until another owner may take it, at least 1
-   *     (its expiry plus the {@link #CLOCK_ALLOWANCE_MILLIS}), which is what a state read reports as the lease's remaining
+   * @return for a row {@link #heldAt held} at {@code now}: the milliseconds until another owner may
+   *     take it, at least 1 (its expiry plus the {@link #CLOCK_ALLOWANCE_MILLIS}), which is what a
+   *     state read reports as the lease's remaining
    */
   static long untilTakeable(long expiresAt, long now) {
     return expiresAt + CLOCK_ALLOWANCE_MILLIS - now + 1;
   }
 
-  /** @return whether the row was still ours: owner-checked, never frees another holder's lock */
+  /**
+   * @return whether the row was still ours: owner-checked, never frees another holder's lock
+   */
   boolean release(String name, String owner) throws SQLException {
     return onceMore(() -> releaseOnce(name, owner));
   }
@@ -597,7 +776,8 @@ final class LeaseTable {
           ps.setString(3, channel);
           ps.setString(4, name);
           ps.setString(5, name);
-          ps.execute(); // two statements, one round trip: the UPDATE's count, then the notification's row (or none)
+          ps.execute(); // two statements, one round trip: the UPDATE's count, then the
+          // notification's row (or none)
           n = ps.getUpdateCount();
         }
         if (!auto) {
@@ -615,8 +795,8 @@ final class LeaseTable {
 
   /**
    * Moves a lease's expiry to {@code leaseMillis} from now by the database clock, longer or
-   * shorter, in one owner-checked UPDATE that also requires the row not to have expired (the
-   * test a taker applies).
+   * shorter, in one owner-checked UPDATE that also requires the row not to have expired (the test a
+   * taker applies).
    *
    * @return whether the row was still ours and not expired, and now expires then
    */
@@ -628,11 +808,15 @@ final class LeaseTable {
     // A driver that counts changed rather than matched rows (Connector/J with
     // useAffectedRows=true, e.g. a user's DataSource) says 0 when the new expiry equals the
     // old one to the millisecond: ask whether the row is still ours before saying no.
-    return updateOwnRow(extend, owner, ps -> {
-      ps.setLong(1, leaseMillis);
-      ps.setString(2, name);
-      ps.setString(3, owner);
-    }, name);
+    return updateOwnRow(
+        extend,
+        owner,
+        ps -> {
+          ps.setLong(1, leaseMillis);
+          ps.setString(2, name);
+          ps.setString(3, owner);
+        },
+        name);
   }
 
   /** Binds a statement's parameters. */
@@ -646,7 +830,8 @@ final class LeaseTable {
    *
    * @return whether the row was (or, after a repeated run, already is) as the update leaves it
    */
-  private boolean updateOwnRow(String sql, String ownerAfter, Binder binder, String name) throws SQLException {
+  private boolean updateOwnRow(String sql, String ownerAfter, Binder binder, String name)
+      throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try {
@@ -681,7 +866,10 @@ final class LeaseTable {
 
   /** Starts the owner column's value while a lock is held after release; no owner id starts so. */
   static final String HOLD_PREFIX = "held after release by ";
-  /** The owner column's width in every dialect's DDL: characters, which H2 counts in UTF-16 units. */
+
+  /**
+   * The owner column's width in every dialect's DDL: characters, which H2 counts in UTF-16 units.
+   */
   static final int OWNER_COLUMN_CHARS = 255;
 
   /**
@@ -701,17 +889,19 @@ final class LeaseTable {
     return marker.substring(0, end);
   }
 
-  /** @return whether an owner column's value is a hold after release rather than a lease's owner */
+  /**
+   * @return whether an owner column's value is a hold after release rather than a lease's owner
+   */
   static boolean isHold(String ownerColumn) {
     return ownerColumn != null && ownerColumn.startsWith(HOLD_PREFIX);
   }
 
   /**
    * Gives a lease up but keeps its row held until {@code keepMillis} from now by the database
-   * clock, in one UPDATE: if the row is ours and not expired, its owner becomes
-   * {@link #holdMarker} (which no lease matches) and its expiry now + keep. The row then frees
-   * itself: a taker takes it once the database clock is past that expiry, as any expired row.
-   * The fence is untouched, so the next holder's token is still one higher.
+   * clock, in one UPDATE: if the row is ours and not expired, its owner becomes {@link #holdMarker}
+   * (which no lease matches) and its expiry now + keep. The row then frees itself: a taker takes it
+   * once the database clock is past that expiry, as any expired row. The fence is untouched, so the
+   * next holder's token is still one higher.
    *
    * @return whether the row was ours, and is now held until then
    */
@@ -723,12 +913,16 @@ final class LeaseTable {
     String marker = holdMarker(owner);
     // Run again after a connection died on the reply (onceMore): the first run may have
     // committed, and the row then carries our own marker, not our owner id.
-    return updateOwnRow(holdAfterRelease, marker, ps -> {
-      ps.setString(1, marker);
-      ps.setLong(2, keepMillis);
-      ps.setString(3, name);
-      ps.setString(4, owner);
-    }, name);
+    return updateOwnRow(
+        holdAfterRelease,
+        marker,
+        ps -> {
+          ps.setString(1, marker);
+          ps.setLong(2, keepMillis);
+          ps.setString(3, name);
+          ps.setString(4, owner);
+        },
+        name);
   }
 
   /**
@@ -752,12 +946,18 @@ final class LeaseTable {
             long expiresAt = rs.getLong(3);
             long now = rs.getLong(4);
             if (owner != null && heldAt(expiresAt, now)) {
-              // until it can be taken: the row counts as held until the clock allowance past its expiry has gone too,
+              // until it can be taken: the row counts as held until the clock allowance past its
+              // expiry has gone too,
               // so "held, 0 ms left" would contradict an acquire refused a moment later
               long left = untilTakeable(expiresAt, now);
-              state = LockState.held().withFencingToken(fence).withRemaining(java.time.Duration.ofMillis(left));
+              state =
+                  LockState.held()
+                      .withFencingToken(fence)
+                      .withRemaining(java.time.Duration.ofMillis(left));
               if (!isHold(owner)) {
-                state = state.withHolder(owner); // held after release: by no lease, so no holder to name
+                state =
+                    state.withHolder(
+                        owner); // held after release: by no lease, so no holder to name
               }
             }
           }
@@ -828,11 +1028,14 @@ final class LeaseTable {
     return ours;
   }
 
-  private void renewChunk(Connection c, long leaseMillis, List<Due> chunk, Set<String> ours) throws SQLException {
+  private void renewChunk(Connection c, long leaseMillis, List<Due> chunk, Set<String> ours)
+      throws SQLException {
     String in = placeholders(chunk.size());
     String where = " WHERE name IN (" + in + ") AND owner IN (" + in + ")";
     int updated;
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE " + table + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
       int i = 1;
       ps.setLong(i++, leaseMillis);
       i = bind(ps, i, chunk);
@@ -880,8 +1083,15 @@ final class LeaseTable {
     if (!exists(table, "name, owner, fence, expires_at, acquired_at, holder")) {
       String ddl = dialect.ddl(table);
       if (!create) {
-        throw new LockConfigurationException(List.of("`table` was '" + table + "' but no such table exists and create-table=false;"
-            + " create it and its wait queue with:\n" + ddl + ";\n" + dialect.queueDdl(queueTable)));
+        throw new LockConfigurationException(
+            List.of(
+                "`table` was '"
+                    + table
+                    + "' but no such table exists and create-table=false;"
+                    + " create it and its wait queue with:\n"
+                    + ddl
+                    + ";\n"
+                    + dialect.queueDdl(queueTable)));
       }
       createTable(table, ddl);
     }
@@ -890,55 +1100,94 @@ final class LeaseTable {
     if (!queueHint) {
       String alter = "ALTER TABLE " + table + " ADD COLUMN queued_until BIGINT NOT NULL DEFAULT 0";
       if (create) {
-        try (Connection c = borrow(); Statement st = c.createStatement()) {
+        try (Connection c = borrow();
+            Statement st = c.createStatement()) {
           st.execute(alter);
           if (!c.getAutoCommit()) {
             c.commit();
           }
         } catch (SQLException e) {
-          if (!hasColumn(table, "queued_until")) { // another client may have added it at the same moment
-            throw new SQLException("adding the column queued_until to the lock table " + table + " failed (" + e.getMessage()
-                + "); add it yourself with:\n" + alter, e.getSQLState(), e.getErrorCode(), e);
+          if (!hasColumn(
+              table, "queued_until")) { // another client may have added it at the same moment
+            throw new SQLException(
+                "adding the column queued_until to the lock table "
+                    + table
+                    + " failed ("
+                    + e.getMessage()
+                    + "); add it yourself with:\n"
+                    + alter,
+                e.getSQLState(),
+                e.getErrorCode(),
+                e);
           }
         }
         queueHint = true;
       } else {
-        LOG.info("the lock table {} has no column queued_until (made by an earlier version of lock-jdbc) and create-table=false:"
-            + " every acquire of a free lock asks the wait queue; add it with: {}", table, alter);
+        LOG.info(
+            "the lock table {} has no column queued_until (made by an earlier version of lock-jdbc)"
+                + " and create-table=false: every acquire of a free lock asks the wait queue; add"
+                + " it with: {}",
+            table,
+            alter);
       }
     }
     // Tables of earlier versions have no wait queue beside them: it is added the same way.
     if (!exists(queueTable, "name, ticket, owner, expires_at")) {
       String ddl = dialect.queueDdl(queueTable);
       if (!create) {
-        throw new LockConfigurationException(List.of("`table` was '" + table + "' but its wait queue " + queueTable
-            + " does not exist (tables made by earlier versions of lock-jdbc have none; waiters queue in it) and create-table=false; create it with:\n" + ddl));
+        throw new LockConfigurationException(
+            List.of(
+                "`table` was '"
+                    + table
+                    + "' but its wait queue "
+                    + queueTable
+                    + " does not exist (tables made by earlier versions of lock-jdbc have none;"
+                    + " waiters queue in it) and create-table=false; create it with:\n"
+                    + ddl));
       }
       createTable(queueTable, ddl);
     }
   }
 
   void createTable(String name, String ddl) throws SQLException {
-    try (Connection c = borrow(); Statement s = c.createStatement()) {
+    try (Connection c = borrow();
+        Statement s = c.createStatement()) {
       s.execute(ddl);
       if (!c.getAutoCommit()) {
         c.commit();
       }
     } catch (SQLException e) {
-      if (!exists(name, "*")) { // a concurrent creator may have won the race; only fail if it is still missing
-        throw new SQLException("creating the lock table " + name + " failed (" + e.getMessage() + "); create it yourself with:\n" + ddl,
-            e.getSQLState(), e.getErrorCode(), e);
+      if (!exists(
+          name,
+          "*")) { // a concurrent creator may have won the race; only fail if it is still missing
+        throw new SQLException(
+            "creating the lock table "
+                + name
+                + " failed ("
+                + e.getMessage()
+                + "); create it yourself with:\n"
+                + ddl,
+            e.getSQLState(),
+            e.getErrorCode(),
+            e);
       }
     }
   }
 
-  /** @return whether an existing table has the column */
+  /**
+   * @return whether an existing table has the column
+   */
   boolean hasColumn(String name, String column) throws SQLException {
     // PostgreSQL 42703, MySQL/MariaDB 42S22 (1054), H2 42S22 / 42122: no such column
-    return answers("SELECT " + column + " FROM " + name + " WHERE 1 = 0", e -> {
-      String state = e.getSQLState() == null ? "" : e.getSQLState();
-      return state.equals("42703") || state.equals("42S22") || state.equals("42122") || e.getErrorCode() == 1054;
-    });
+    return answers(
+        "SELECT " + column + " FROM " + name + " WHERE 1 = 0",
+        e -> {
+          String state = e.getSQLState() == null ? "" : e.getSQLState();
+          return state.equals("42703")
+              || state.equals("42S22")
+              || state.equals("42122")
+              || e.getErrorCode() == 1054;
+        });
   }
 
   boolean exists(String name, String columns) throws SQLException {
@@ -951,7 +1200,8 @@ final class LeaseTable {
    * @param missing whether its failure means what it reads is not there
    * @return true if it ran, false if it failed so
    */
-  private boolean answers(String sql, java.util.function.Predicate<SQLException> missing) throws SQLException {
+  private boolean answers(String sql, java.util.function.Predicate<SQLException> missing)
+      throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try (Statement s = c.createStatement()) {
@@ -979,10 +1229,10 @@ final class LeaseTable {
   }
 
   /**
-   * Runs an operation, and once more if its connection turned out dead: a pooled connection
-   * can die while idle (the server restarted, an administrator killed our sessions) and is not
-   * validated if it was used moments ago. Its siblings likely died with it, so the pool's idle
-   * connections are evicted first. Timeouts are not retried: they already took their time.
+   * Runs an operation, and once more if its connection turned out dead: a pooled connection can die
+   * while idle (the server restarted, an administrator killed our sessions) and is not validated if
+   * it was used moments ago. Its siblings likely died with it, so the pool's idle connections are
+   * evicted first. Timeouts are not retried: they already took their time.
    */
   <T> T onceMore(Operation<T> op) throws SQLException {
     try {
@@ -1011,8 +1261,13 @@ final class LeaseTable {
       }
     }
     String state = e.getSQLState();
-    return e instanceof SQLRecoverableException || e instanceof SQLNonTransientConnectionException
-        || (state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03")));
+    return e instanceof SQLRecoverableException
+        || e instanceof SQLNonTransientConnectionException
+        || (state != null
+            && (state.startsWith("08")
+                || state.equals("57P01")
+                || state.equals("57P02")
+                || state.equals("57P03")));
   }
 
   /** A connection whose every read is bounded by the I/O timeout. */

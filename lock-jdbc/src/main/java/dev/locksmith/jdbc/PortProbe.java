@@ -14,11 +14,11 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Says what is at a port a driver could not log in to, after the failure: a driver says
- * "Connection attempt timed out." whether nothing answers, a Redis server answers or the server
- * is paused. One short look per endpoint within a small budget: connect; read a greeting (MySQL
- * and MariaDB speak first); else send PostgreSQL's SSL request followed by a line end, which a
- * PostgreSQL server answers with one byte and a Redis server with an error line.
+ * Says what is at a port a driver could not log in to, after the failure: a driver says "Connection
+ * attempt timed out." whether nothing answers, a Redis server answers or the server is paused. One
+ * short look per endpoint within a small budget: connect; read a greeting (MySQL and MariaDB speak
+ * first); else send PostgreSQL's SSL request followed by a line end, which a PostgreSQL server
+ * answers with one byte and a Redis server with an error line.
  */
 final class PortProbe {
   /** PostgreSQL's SSLRequest: length 8, code 80877103. */
@@ -56,7 +56,9 @@ final class PortProbe {
       } catch (UnknownHostException x) {
         return "the host name is unknown";
       } catch (ConnectException x) {
-        return "connection refused: nothing listens on that port (is " + want + " running, and on this port?)";
+        return "connection refused: nothing listens on that port (is "
+            + want
+            + " running, and on this port?)";
       } catch (SocketTimeoutException x) {
         return "no answer to the TCP connect (a firewall, or a host that is down)";
       }
@@ -81,33 +83,51 @@ final class PortProbe {
       }
     }
     if (answer == null) {
-      return "the server closed the connection without a word: not " + article(want) + " server, or one refusing us";
+      return "the server closed the connection without a word: not "
+          + article(want)
+          + " server, or one refusing us";
     }
     if (answer.length == 0) {
-      return "accepts connections but did not answer within " + millis + " ms: not " + article(want)
+      return "accepts connections but did not answer within "
+          + millis
+          + " ms: not "
+          + article(want)
           + " server, or one that is paused or overloaded";
     }
     String what = identify(answer);
     if (what == null) {
-      return "a server answered '" + printable(answer) + "', which is not how " + article(want) + " server answers;"
+      return "a server answered '"
+          + printable(answer)
+          + "', which is not how "
+          + article(want)
+          + " server answers;"
           + " check the host and port of the URI";
     }
     if (what.equals(want)) {
       return article(want) + " server answers there";
     }
-    return article(what) + " server answers there, not " + article(want) + " server; check the host and port of the URI ("
-        + want + " listens on " + JdbcUrl.defaultPort(expected) + " by default)";
+    return article(what)
+        + " server answers there, not "
+        + article(want)
+        + " server; check the host and port of the URI ("
+        + want
+        + " listens on "
+        + JdbcUrl.defaultPort(expected)
+        + " by default)";
   }
 
   private static String article(String product) {
-    return ("AEIOUH".indexOf(product.charAt(0)) >= 0 && !product.startsWith("HTTP") ? "an " : "a ") + product;
+    return ("AEIOUH".indexOf(product.charAt(0)) >= 0 && !product.startsWith("HTTP") ? "an " : "a ")
+        + product;
   }
 
   private static long remaining(long deadline) {
     return Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
   }
 
-  /** @return the bytes that came within the time, empty if none, null on end of stream */
+  /**
+   * @return the bytes that came within the time, empty if none, null on end of stream
+   */
   private static byte[] read(Socket s, long millis) throws IOException {
     InputStream in = s.getInputStream();
     s.setSoTimeout((int) Math.max(1, millis));
@@ -120,19 +140,28 @@ final class PortProbe {
     }
   }
 
-  /** @return the product that answers so, or null if we cannot tell */
+  /**
+   * @return the product that answers so, or null if we cannot tell
+   */
   private static String identify(byte[] b) {
     String text = new String(b, StandardCharsets.ISO_8859_1);
     if ((b[0] == 'S' || b[0] == 'N') && (b.length == 1 || b[1] == 'E')) {
-      return product(Dialect.POSTGRESQL); // the answer to the SSL request, perhaps then an error for what followed
+      return product(
+          Dialect.POSTGRESQL); // the answer to the SSL request, perhaps then an error for what
+      // followed
     }
     if (text.startsWith("E") && text.contains("SFATAL")) {
       return product(Dialect.POSTGRESQL);
     }
     if (b.length > 5 && b[3] == 0 && (b[4] == 10 || b[4] == (byte) 0xff)) {
-      return product(Dialect.MYSQL); // a handshake packet (protocol 10) or an error packet (host blocked, too many connections)
+      return product(
+          Dialect.MYSQL); // a handshake packet (protocol 10) or an error packet (host blocked, too
+      // many connections)
     }
-    if (text.startsWith("+PONG") || text.startsWith("-ERR") || text.startsWith("-NOAUTH") || text.startsWith("-DENIED")) {
+    if (text.startsWith("+PONG")
+        || text.startsWith("-ERR")
+        || text.startsWith("-NOAUTH")
+        || text.startsWith("-DENIED")) {
       return "Redis";
     }
     if (text.startsWith("HTTP/")) {

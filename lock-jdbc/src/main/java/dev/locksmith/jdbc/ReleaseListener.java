@@ -14,18 +14,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * PostgreSQL only: one connection per client that {@code LISTEN}s on the table's channel, shared
- * by all the client's waiters. Releases and withdrawals announce the lock's name with
- * {@code pg_notify}; this thread wakes the waiters registered for that name, which then poll.
+ * PostgreSQL only: one connection per client that {@code LISTEN}s on the table's channel, shared by
+ * all the client's waiters. Releases and withdrawals announce the lock's name with {@code
+ * pg_notify}; this thread wakes the waiters registered for that name, which then poll.
  *
  * <p>Correctness never depends on it: a waiter still polls by its fallback interval and at the
- * holder's expiry. After the connection is (re)established, every registered waiter is woken
- * once, so a release announced while nobody listened costs one poll, not a lost hand-off.
+ * holder's expiry. After the connection is (re)established, every registered waiter is woken once,
+ * so a release announced while nobody listened costs one poll, not a lost hand-off.
  */
 final class ReleaseListener implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ReleaseListener.class);
+
   /** How long one wait for notifications lasts; also how often a dead connection is noticed. */
   private static final int WAIT_MILLIS = 500;
+
   /** Every so many waits, a round trip checks that a silent connection is still alive. */
   private static final int CHECK_EVERY = 10;
 
@@ -39,8 +41,8 @@ final class ReleaseListener implements AutoCloseable {
   private volatile Connection connection;
 
   /**
-   * @param source where the listening connection comes from (unpooled for our own pool; the
-   *     user's DataSource, which then lends one connection for the client's lifetime)
+   * @param source where the listening connection comes from (unpooled for our own pool; the user's
+   *     DataSource, which then lends one connection for the client's lifetime)
    * @param channel the checked channel name, see {@link LeaseTable#channel(String)}
    */
   ReleaseListener(DataSource source, String channel, String endpoint, int ioTimeoutMillis) {
@@ -54,18 +56,20 @@ final class ReleaseListener implements AutoCloseable {
   }
 
   /**
-   * Registers a waiter before its poll reads the lock, so a release committed after that read
-   * wakes it.
+   * Registers a waiter before its poll reads the lock, so a release committed after that read wakes
+   * it.
    */
   void register(String name, Runnable wake) {
     waiters.computeIfAbsent(name, k -> ConcurrentHashMap.newKeySet()).add(wake);
   }
 
   void unregister(String name, Runnable wake) {
-    waiters.computeIfPresent(name, (k, set) -> {
-      set.remove(wake);
-      return set.isEmpty() ? null : set;
-    });
+    waiters.computeIfPresent(
+        name,
+        (k, set) -> {
+          set.remove(wake);
+          return set.isEmpty() ? null : set;
+        });
   }
 
   private void run() {
@@ -104,7 +108,10 @@ final class ReleaseListener implements AutoCloseable {
         }
       } catch (SQLException | RuntimeException e) {
         if (!closed) {
-          LOG.warn("listening for releases on {} failed, waiters poll meanwhile; retrying in {} ms: {}", endpoint, retryMillis,
+          LOG.warn(
+              "listening for releases on {} failed, waiters poll meanwhile; retrying in {} ms: {}",
+              endpoint,
+              retryMillis,
               e.toString());
           wakeAll();
         }

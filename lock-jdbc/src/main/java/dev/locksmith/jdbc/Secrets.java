@@ -13,28 +13,37 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * The secret values of one JDBC URI and its driver properties, and the means to keep them out
- * of every text we produce or pass on. Redacting by structure alone is not enough here: drivers
- * echo pieces of the URL in their own messages, cut wherever their parser gave up, so every
- * message is also searched for the secret values themselves.
+ * The secret values of one JDBC URI and its driver properties, and the means to keep them out of
+ * every text we produce or pass on. Redacting by structure alone is not enough here: drivers echo
+ * pieces of the URL in their own messages, cut wherever their parser gave up, so every message is
+ * also searched for the secret values themselves.
  */
 final class Secrets {
   static final String MASK = "****";
+
   /** A key whose value may be a secret: a password, a token, a key, credentials of any kind. */
-  private static final Pattern SECRET_KEY = Pattern.compile("(?i).*(pass|pwd|secret|auth|token|key|credential).*");
+  private static final Pattern SECRET_KEY =
+      Pattern.compile("(?i).*(pass|pwd|secret|auth|token|key|credential).*");
+
   /** {@code key=value} after any opener a JDBC URL uses: query, H2 settings, MySQL host forms. */
-  private static final Pattern KEY_VALUE = Pattern.compile("(?:^|(?<=[?&;(,]))\\s*([A-Za-z0-9_.\\-]+)\\s*=");
+  private static final Pattern KEY_VALUE =
+      Pattern.compile("(?:^|(?<=[?&;(,]))\\s*([A-Za-z0-9_.\\-]+)\\s*=");
+
   /** Below this length a secret is masked only as a whole word, so that messages stay readable. */
   private static final int SHORT = 3;
 
   private final Set<String> values = new LinkedHashSet<>();
 
-  /** @return whether the value of {@code key} must never be shown */
+  /**
+   * @return whether the value of {@code key} must never be shown
+   */
   static boolean isSecretKey(String key) {
     return key != null && SECRET_KEY.matcher(key).matches();
   }
 
-  /** @return the value as it may be shown for {@code key}: masked when the key names a secret */
+  /**
+   * @return the value as it may be shown for {@code key}: masked when the key names a secret
+   */
   static String shown(String key, String value) {
     return isSecretKey(key) && value != null && !value.isEmpty() ? MASK : value;
   }
@@ -88,14 +97,18 @@ final class Secrets {
     return text.length();
   }
 
-  /** @return {@code text} with every secret value masked, and every value after a secret-naming key */
+  /**
+   * @return {@code text} with every secret value masked, and every value after a secret-naming key
+   */
   String scrub(String text) {
     if (text == null) {
       return null;
     }
     String s = text;
-    List<String> longestFirst = values.stream().sorted(Comparator.comparingInt(String::length).reversed())
-        .collect(Collectors.toList());
+    List<String> longestFirst =
+        values.stream()
+            .sorted(Comparator.comparingInt(String::length).reversed())
+            .collect(Collectors.toList());
     for (String v : longestFirst) {
       if (v.length() >= SHORT) {
         s = s.replace(v, MASK);
@@ -128,7 +141,9 @@ final class Secrets {
     return out.append(text.substring(last)).toString();
   }
 
-  /** @return whether any text of the failure or its causes holds a secret */
+  /**
+   * @return whether any text of the failure or its causes holds a secret
+   */
   boolean leaksIn(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       String m = t.getMessage();
@@ -140,14 +155,16 @@ final class Secrets {
   }
 
   /**
-   * @return the failure itself when no message in its chain holds a secret; otherwise a copy
-   *     with the same SQL state, vendor code and stack traces whose messages are scrubbed
+   * @return the failure itself when no message in its chain holds a secret; otherwise a copy with
+   *     the same SQL state, vendor code and stack traces whose messages are scrubbed
    */
   SQLException scrubbed(SQLException e) {
     if (!leaksIn(e)) {
       return e;
     }
-    SQLException copy = new SQLException(scrub(e.getMessage()), e.getSQLState(), e.getErrorCode(), scrubbedCause(e.getCause()));
+    SQLException copy =
+        new SQLException(
+            scrub(e.getMessage()), e.getSQLState(), e.getErrorCode(), scrubbedCause(e.getCause()));
     copy.setStackTrace(e.getStackTrace());
     return copy;
   }
@@ -156,7 +173,9 @@ final class Secrets {
     if (t == null) {
       return null;
     }
-    Throwable copy = new ScrubbedCause(t.getClass().getName(), scrub(t.getMessage()), scrubbedCause(t.getCause()));
+    Throwable copy =
+        new ScrubbedCause(
+            t.getClass().getName(), scrub(t.getMessage()), scrubbedCause(t.getCause()));
     copy.setStackTrace(t.getStackTrace());
     return copy;
   }

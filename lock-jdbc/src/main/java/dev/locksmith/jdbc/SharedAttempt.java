@@ -14,16 +14,16 @@ import org.slf4j.LoggerFactory;
 /**
  * One acquisition of a semaphore permit or a side of a read-write lock ({@link SharedTable}).
  *
- * <p>Wake-up: on PostgreSQL the waiter registers with the client's {@link ReleaseListener}
- * under the resource's {@link SharedTable#wakeKey} before its first read, and every release or
- * writer withdrawal announces that key; between notifications it polls only when a lease in its
- * way runs out, or by {@link JdbcBackend#FALLBACK_POLL_MILLIS}. Elsewhere (MySQL, MariaDB, H2)
- * it polls with the backend's jittered backoff ({@code backoff-min} to {@code backoff-max}),
- * starting again from the shortest whenever what is in its way changed: the named-lock bells of
- * exclusive locks have one holder per bell and do not fit a resource with many holders.
+ * <p>Wake-up: on PostgreSQL the waiter registers with the client's {@link ReleaseListener} under
+ * the resource's {@link SharedTable#wakeKey} before its first read, and every release or writer
+ * withdrawal announces that key; between notifications it polls only when a lease in its way runs
+ * out, or by {@link JdbcBackend#FALLBACK_POLL_MILLIS}. Elsewhere (MySQL, MariaDB, H2) it polls with
+ * the backend's jittered backoff ({@code backoff-min} to {@code backoff-max}), starting again from
+ * the shortest whenever what is in its way changed: the named-lock bells of exclusive locks have
+ * one holder per bell and do not fit a resource with many holders.
  *
- * <p>A waiting writer polls at least every third of its mark's life, so that its mark, which
- * keeps new readers out, lives on while it waits and ends by itself soon after it vanishes.
+ * <p>A waiting writer polls at least every third of its mark's life, so that its mark, which keeps
+ * new readers out, lives on while it waits and ends by itself soon after it vanishes.
  */
 final class SharedAttempt implements LockAttempt {
   private static final Logger LOG = LoggerFactory.getLogger(SharedAttempt.class);
@@ -35,8 +35,10 @@ final class SharedAttempt implements LockAttempt {
   private final long leaseMillis;
   private final String holder;
   private final Runnable wake;
+
   /** PostgreSQL only; null where waiters poll. */
   private final ReleaseListener listener;
+
   private final String endpoint;
   private final BiFunction<String, SQLException, RuntimeException> unavailable;
   private final long backoffMinNanos;
@@ -44,16 +46,31 @@ final class SharedAttempt implements LockAttempt {
   private final String key;
 
   private long backoff;
-  /** The resource's fence and what was in our way at the last busy poll: a change restarts the backoff. */
+
+  /**
+   * The resource's fence and what was in our way at the last busy poll: a change restarts the
+   * backoff.
+   */
   private long lastFence = -1;
+
   private int lastInTheWay = -1;
   private boolean listening;
   private volatile boolean marked;
   private volatile boolean maybeHeld;
 
-  SharedAttempt(SharedTable table, String name, Claim claim, String ownerId, long leaseMillis, String holder, Runnable wake,
-      ReleaseListener listener, String endpoint, BiFunction<String, SQLException, RuntimeException> unavailable,
-      long backoffMinNanos, long backoffMaxNanos) {
+  SharedAttempt(
+      SharedTable table,
+      String name,
+      Claim claim,
+      String ownerId,
+      long leaseMillis,
+      String holder,
+      Runnable wake,
+      ReleaseListener listener,
+      String endpoint,
+      BiFunction<String, SQLException, RuntimeException> unavailable,
+      long backoffMinNanos,
+      long backoffMaxNanos) {
     this.table = table;
     this.name = name;
     this.claim = claim;
@@ -130,17 +147,25 @@ final class SharedAttempt implements LockAttempt {
       try {
         table.withdraw(name, claim, ownerId);
       } catch (SQLException | RuntimeException e) {
-        LOG.warn("withdrawing the waiting writer of {} on {} failed; its mark expires within {} ms: {}", what(), endpoint,
-            table.markMillis, e.toString());
+        LOG.warn(
+            "withdrawing the waiting writer of {} on {} failed; its mark expires within {} ms: {}",
+            what(),
+            endpoint,
+            table.markMillis,
+            e.toString());
       }
       marked = false;
     }
     if (maybeHeld) {
-      // The commit of a grant failed in flight: the database may have granted it. Undo it, owner-checked.
+      // The commit of a grant failed in flight: the database may have granted it. Undo it,
+      // owner-checked.
       try {
         table.release(name, claim, ownerId);
       } catch (SQLException | RuntimeException e) {
-        LOG.warn("undoing an ambiguous acquire of {} on {} failed; the lease expires with its time: {}", what(), endpoint,
+        LOG.warn(
+            "undoing an ambiguous acquire of {} on {} failed; the lease expires with its time: {}",
+            what(),
+            endpoint,
             e.toString());
       }
     }

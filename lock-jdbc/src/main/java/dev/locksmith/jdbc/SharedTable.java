@@ -16,24 +16,28 @@ import java.util.Set;
 
 /**
  * Semaphores and read-write locks as rows of two tables beside the lease table: one row per
- * resource in {@link #heads} (its kind, name, permit count and fence counter) and one row per
- * live lease or waiting writer in {@link #leases}. Every grant is one transaction that locks the
- * resource's row ({@code SELECT ... FOR UPDATE}), deletes its expired leases, counts the live
- * ones, and inserts ours with the next fence; renewals, releases and extends are one
- * owner-checked statement each. Expiry is judged by the database clock only, with the lease
- * table's {@link LeaseTable#CLOCK_ALLOWANCE_MILLIS}. Connections and helpers are the lease
- * table's; the two tables are created on the first semaphore or read-write lock, not at connect,
- * so a client that only locks needs nothing new.
+ * resource in {@link #heads} (its kind, name, permit count and fence counter) and one row per live
+ * lease or waiting writer in {@link #leases}. Every grant is one transaction that locks the
+ * resource's row ({@code SELECT ... FOR UPDATE}), deletes its expired leases, counts the live ones,
+ * and inserts ours with the next fence; renewals, releases and extends are one owner-checked
+ * statement each. Expiry is judged by the database clock only, with the lease table's {@link
+ * LeaseTable#CLOCK_ALLOWANCE_MILLIS}. Connections and helpers are the lease table's; the two tables
+ * are created on the first semaphore or read-write lock, not at connect, so a client that only
+ * locks needs nothing new.
  */
 final class SharedTable {
   /** The {@code kind} of a semaphore's rows. */
   static final String SEMAPHORE = "S";
+
   /** The {@code kind} of a read-write lock's rows. */
   static final String READ_WRITE = "R";
+
   /** The {@code side} of a waiting writer's mark: no new reader while one lives. */
   static final String WAITING_WRITER = "Q";
+
   /** The shortest life of a waiting writer's mark, whatever the client's recheck interval. */
   static final long MIN_MARK_MILLIS = 300;
+
   /** Names per renewal statement, as for the lease table. */
   private static final int RENEW_CHUNK = 250;
 
@@ -41,14 +45,19 @@ final class SharedTable {
   private final Dialect dialect;
   private final String table;
   private final boolean create;
+
   /** One row per semaphore or read-write lock. */
   final String heads;
+
   /** One row per live lease or waiting writer. */
   final String leases;
+
   /** PostgreSQL: the lease table's channel, on which releases are announced; null elsewhere. */
   private final String channel;
+
   /** How long a waiting writer's mark lives without a poll that refreshes it. */
   final long markMillis;
+
   private volatile boolean ready;
 
   private final String selectHead;
@@ -67,8 +76,8 @@ final class SharedTable {
    * @param base the lease table, whose connections and helpers these tables use
    * @param table the lease table's checked name
    * @param create whether missing tables may be created
-   * @param recheckMillis the client's recheck interval: a waiting writer polls at least that
-   *     often, and its mark lives three of them ({@link #MIN_MARK_MILLIS} at least)
+   * @param recheckMillis the client's recheck interval: a waiting writer polls at least that often,
+   *     and its mark lives three of them ({@link #MIN_MARK_MILLIS} at least)
    */
   SharedTable(LeaseTable base, Dialect dialect, String table, boolean create, long recheckMillis) {
     this.base = base;
@@ -87,24 +96,37 @@ final class SharedTable {
     this.purge = "DELETE FROM " + leases + resource + " AND expires_at < ?";
     // A locking read: it sees every committed row whatever the isolation level, so a renewal
     // committed after the transaction began is never taken for an expired lease.
-    this.selectRows = "SELECT owner, side, fence, expires_at FROM " + leases + resource + " FOR UPDATE";
-    this.insertRow = "INSERT INTO " + leases + " (kind, name, owner, side, fence, expires_at, acquired_at, holder)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-    this.updateRow = "UPDATE " + leases + " SET side = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ?" + resource
-        + " AND owner = ?";
+    this.selectRows =
+        "SELECT owner, side, fence, expires_at FROM " + leases + resource + " FOR UPDATE";
+    this.insertRow =
+        "INSERT INTO "
+            + leases
+            + " (kind, name, owner, side, fence, expires_at, acquired_at, holder)"
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    this.updateRow =
+        "UPDATE "
+            + leases
+            + " SET side = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ?"
+            + resource
+            + " AND owner = ?";
     String own = resource + " AND owner = ?";
     String delete = "DELETE FROM " + leases + own;
     String leaseOnly = " AND side <> '" + WAITING_WRITER + "'";
     // PostgreSQL: the release is announced in the same statement, delivered at commit.
     this.release = notifying(delete + leaseOnly);
     this.withdraw = notifying(delete + " AND side = '" + WAITING_WRITER + "'");
-    String live = leaseOnly + " AND expires_at >= " + now + " - " + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
+    String live =
+        leaseOnly + " AND expires_at >= " + now + " - " + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
     this.extend = "UPDATE " + leases + " SET expires_at = " + now + " + ?" + own + live;
     this.selectLive = "SELECT owner FROM " + leases + own + live;
   }
 
   private String notifying(String delete) {
-    return channel == null ? delete : "WITH gone AS (" + delete + " RETURNING 1) SELECT (SELECT COUNT(*) FROM gone), pg_notify(?, ?)";
+    return channel == null
+        ? delete
+        : "WITH gone AS ("
+            + delete
+            + " RETURNING 1) SELECT (SELECT COUNT(*) FROM gone), pg_notify(?, ?)";
   }
 
   /**
@@ -118,17 +140,23 @@ final class SharedTable {
     String schema = dot < 0 ? "" : table.substring(0, dot + 1);
     String base = table.substring(dot + 1);
     if (base.length() + suffix.length() > 63) {
-      base = base.substring(0, 63 - suffix.length() - 5) + String.format("_%04x", base.hashCode() & 0xffff);
+      base =
+          base.substring(0, 63 - suffix.length() - 5)
+              + String.format("_%04x", base.hashCode() & 0xffff);
     }
     return schema + base + suffix;
   }
 
-  /** @return the {@code kind} column's value for a claim's resource */
+  /**
+   * @return the {@code kind} column's value for a claim's resource
+   */
   static String kind(Claim claim) {
     return claim.kind() == Claim.Kind.PERMIT ? SEMAPHORE : READ_WRITE;
   }
 
-  /** @return the {@code side} column's value of a lease of a claim */
+  /**
+   * @return the {@code side} column's value of a lease of a claim
+   */
   static String side(Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
@@ -138,14 +166,15 @@ final class SharedTable {
       case WRITE:
         return "W";
       default:
-        throw new IllegalArgumentException("`claim` was " + claim + " but only a permit or a read-write side has a row here");
+        throw new IllegalArgumentException(
+            "`claim` was " + claim + " but only a permit or a read-write side has a row here");
     }
   }
 
   /**
-   * @return the key a resource's waiters are registered under with the {@link ReleaseListener},
-   *     and its releases are announced with: names hold no control characters, so it never
-   *     meets a lock's name
+   * @return the key a resource's waiters are registered under with the {@link ReleaseListener}, and
+   *     its releases are announced with: names hold no control characters, so it never meets a
+   *     lock's name
    */
   static String wakeKey(String kind, String name) {
     return "\u0001" + kind + name;
@@ -154,15 +183,21 @@ final class SharedTable {
   /** The outcome of one grant transaction. */
   static final class Take {
     final boolean granted;
-    /** For a grant: our token. For a busy resource: its fence, which tells one grant from the next. */
-    final long fence;
+
     /**
-     * For a busy resource: how long until a poll could succeed without a wake-up, by the
-     * database clock: the first lease (or writer's mark) in the way runs out.
+     * For a grant: our token. For a busy resource: its fence, which tells one grant from the next.
+     */
+    final long fence;
+
+    /**
+     * For a busy resource: how long until a poll could succeed without a wake-up, by the database
+     * clock: the first lease (or writer's mark) in the way runs out.
      */
     final long remainingMillis;
+
     /** For a busy write claim: our mark now makes new readers wait. */
     final boolean marked;
+
     /** For a busy resource: how many live rows of other owners are in the way. */
     final int inTheWay;
 
@@ -176,8 +211,8 @@ final class SharedTable {
   }
 
   /**
-   * Creates the tables if they are missing and allowed to be, once per client. Racing callers
-   * each run the idempotent {@code CREATE TABLE IF NOT EXISTS}; nothing blocks on a monitor.
+   * Creates the tables if they are missing and allowed to be, once per client. Racing callers each
+   * run the idempotent {@code CREATE TABLE IF NOT EXISTS}; nothing blocks on a monitor.
    *
    * @throws LockConfigurationException if one is missing and {@code create-table=false}
    */
@@ -186,14 +221,25 @@ final class SharedTable {
       return;
     }
     boolean headsThere = base.exists(heads, "kind, name, permits, fence");
-    boolean leasesThere = base.exists(leases, "kind, name, owner, side, fence, expires_at, acquired_at, holder");
+    boolean leasesThere =
+        base.exists(leases, "kind, name, owner, side, fence, expires_at, acquired_at, holder");
     if (!headsThere || !leasesThere) {
       String headsDdl = dialect.partDdl("shared", heads);
       String leasesDdl = dialect.partDdl("shared-leases", leases);
       if (!create) {
-        throw new LockConfigurationException(List.of("`table` was '" + table + "' but the tables of its semaphores and"
-            + " read-write locks, " + heads + " and " + leases + ", do not both exist and create-table=false; create them with:\n"
-            + headsDdl + ";\n" + leasesDdl));
+        throw new LockConfigurationException(
+            List.of(
+                "`table` was '"
+                    + table
+                    + "' but the tables of its semaphores and"
+                    + " read-write locks, "
+                    + heads
+                    + " and "
+                    + leases
+                    + ", do not both exist and create-table=false; create them with:\n"
+                    + headsDdl
+                    + ";\n"
+                    + leasesDdl));
       }
       if (!headsThere) {
         base.createTable(heads, headsDdl);
@@ -217,36 +263,45 @@ final class SharedTable {
    * @throws IllegalStateException ({@link Claim#permitsInUse}) if a semaphore is asked for with
    *     another count than its live permits were taken with; nothing is taken
    */
-  Take tryTake(String name, Claim claim, String owner, long leaseMillis, String holder, Runnable beforeCommit) throws SQLException {
+  Take tryTake(
+      String name,
+      Claim claim,
+      String owner,
+      long leaseMillis,
+      String holder,
+      Runnable beforeCommit)
+      throws SQLException {
     ensureExists();
-    return base.onceMore(() -> {
-      for (int round = 0; ; round++) {
-        try (Connection c = base.borrow()) {
-          boolean auto = c.getAutoCommit();
-          if (auto) {
-            c.setAutoCommit(false);
-          }
-          try {
-            Take t = takeInTransaction(c, name, claim, owner, leaseMillis, holder, beforeCommit);
-            c.commit();
-            return t;
-          } catch (SQLException e) {
-            LeaseTable.rollbackQuietly(c);
-            // Two first acquirers raced to insert the resource's row, or a deadlock victim:
-            // the transaction did nothing, so run it again.
-            if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
-              continue;
+    return base.onceMore(
+        () -> {
+          for (int round = 0; ; round++) {
+            try (Connection c = base.borrow()) {
+              boolean auto = c.getAutoCommit();
+              if (auto) {
+                c.setAutoCommit(false);
+              }
+              try {
+                Take t =
+                    takeInTransaction(c, name, claim, owner, leaseMillis, holder, beforeCommit);
+                c.commit();
+                return t;
+              } catch (SQLException e) {
+                LeaseTable.rollbackQuietly(c);
+                // Two first acquirers raced to insert the resource's row, or a deadlock victim:
+                // the transaction did nothing, so run it again.
+                if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
+                  continue;
+                }
+                throw e;
+              } catch (RuntimeException e) {
+                LeaseTable.rollbackQuietly(c);
+                throw e;
+              } finally {
+                LeaseTable.restoreAutoCommit(c, auto);
+              }
             }
-            throw e;
-          } catch (RuntimeException e) {
-            LeaseTable.rollbackQuietly(c);
-            throw e;
-          } finally {
-            LeaseTable.restoreAutoCommit(c, auto);
           }
-        }
-      }
-    });
+        });
   }
 
   /** A row of the leases table, as the grant transaction reads it. */
@@ -268,15 +323,23 @@ final class SharedTable {
     }
   }
 
-  private Take takeInTransaction(Connection c, String name, Claim claim, String owner, long leaseMillis, String holder,
-      Runnable beforeCommit) throws SQLException {
+  private Take takeInTransaction(
+      Connection c,
+      String name,
+      Claim claim,
+      String owner,
+      long leaseMillis,
+      String holder,
+      Runnable beforeCommit)
+      throws SQLException {
     String kind = kind(claim);
     long[] head = lockHead(c, kind, name);
     if (head == null) {
       try (PreparedStatement ps = c.prepareStatement(insertHead)) {
         ps.setString(1, kind);
         ps.setString(2, name);
-        ps.executeUpdate(); // a racing first acquirer makes it a duplicate key: the caller runs us again
+        ps.executeUpdate(); // a racing first acquirer makes it a duplicate key: the caller runs
+        // us again
       }
       head = lockHead(c, kind, name);
     }
@@ -344,14 +407,34 @@ final class SharedTable {
         ps.executeUpdate();
       }
       // A writer that waited turns its mark into its lease: the mark goes with the grant.
-      writeRow(c, mine != null ? updateRow : insertRow, kind, name, owner, side, next, now + leaseMillis, now, holder);
+      writeRow(
+          c,
+          mine != null ? updateRow : insertRow,
+          kind,
+          name,
+          owner,
+          side,
+          next,
+          now + leaseMillis,
+          now,
+          holder);
       beforeCommit.run();
       return new Take(true, next, 0, false, 0);
     }
     boolean marked = false;
     if (claim.kind() == Claim.Kind.WRITE) {
       // Readers that come after us wait while our mark lives; we refresh it at every poll.
-      writeRow(c, mine != null ? updateRow : insertRow, kind, name, owner, WAITING_WRITER, 0, now + markMillis, now, holder);
+      writeRow(
+          c,
+          mine != null ? updateRow : insertRow,
+          kind,
+          name,
+          owner,
+          WAITING_WRITER,
+          0,
+          now + markMillis,
+          now,
+          holder);
       marked = true;
     }
     long firstEnd = Long.MAX_VALUE;
@@ -363,11 +446,14 @@ final class SharedTable {
       }
     }
     // Nothing in the way cannot be (we would have been granted); poll again by a mark's life then.
-    long remaining = firstEnd == Long.MAX_VALUE ? markMillis : LeaseTable.untilTakeable(firstEnd, now);
+    long remaining =
+        firstEnd == Long.MAX_VALUE ? markMillis : LeaseTable.untilTakeable(firstEnd, now);
     return new Take(false, fence, Math.max(0, remaining), marked, inTheWay);
   }
 
-  /** @return whether a live row of another owner keeps the claim from being granted */
+  /**
+   * @return whether a live row of another owner keeps the claim from being granted
+   */
   private static boolean inTheWay(Claim claim, Row r) {
     switch (claim.kind()) {
       case READ:
@@ -377,7 +463,10 @@ final class SharedTable {
     }
   }
 
-  /** @return permits, fence and the database clock of the resource's row, now locked; null if it has none */
+  /**
+   * @return permits, fence and the database clock of the resource's row, now locked; null if it has
+   *     none
+   */
   private long[] lockHead(Connection c, String kind, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(selectHead)) {
       ps.setString(1, kind);
@@ -388,8 +477,18 @@ final class SharedTable {
     }
   }
 
-  private static void writeRow(Connection c, String sql, String kind, String name, String owner, String side, long fence,
-      long expiresAt, long now, String holder) throws SQLException {
+  private static void writeRow(
+      Connection c,
+      String sql,
+      String kind,
+      String name,
+      String owner,
+      String side,
+      long fence,
+      long expiresAt,
+      long now,
+      String holder)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       if (sql.startsWith("INSERT")) {
         ps.setString(1, kind);
@@ -415,10 +514,11 @@ final class SharedTable {
   }
 
   /**
-   * Deletes a lease, owner-checked: never another owner's. On PostgreSQL the release is
-   * announced to every client's listener in the same statement.
+   * Deletes a lease, owner-checked: never another owner's. On PostgreSQL the release is announced
+   * to every client's listener in the same statement.
    *
-   * @return whether the lease's row was still there (ours, not yet deleted by a grant after its expiry)
+   * @return whether the lease's row was still there (ours, not yet deleted by a grant after its
+   *     expiry)
    */
   boolean release(String name, Claim claim, String owner) throws SQLException {
     return base.onceMore(() -> deleteOwn(release, kind(claim), name, owner));
@@ -432,7 +532,8 @@ final class SharedTable {
     base.onceMore(() -> deleteOwn(withdraw, kind(claim), name, owner));
   }
 
-  private boolean deleteOwn(String sql, String kind, String name, String owner) throws SQLException {
+  private boolean deleteOwn(String sql, String kind, String name, String owner)
+      throws SQLException {
     try (Connection c = base.borrow()) {
       boolean auto = c.getAutoCommit();
       try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -469,47 +570,49 @@ final class SharedTable {
    * @return whether the lease was still ours and live, and now expires then
    */
   boolean extend(String name, Claim claim, String owner, long leaseMillis) throws SQLException {
-    return base.onceMore(() -> {
-      try (Connection c = base.borrow()) {
-        boolean auto = c.getAutoCommit();
-        try {
-          int n;
-          try (PreparedStatement ps = c.prepareStatement(extend)) {
-            ps.setLong(1, leaseMillis);
-            ps.setString(2, kind(claim));
-            ps.setString(3, name);
-            ps.setString(4, owner);
-            n = ps.executeUpdate();
-          }
-          boolean ours = n > 0;
-          if (!ours) {
-            // a driver that counts changed rows says 0 when the expiry did not move by a millisecond
-            try (PreparedStatement ps = c.prepareStatement(selectLive)) {
-              ps.setString(1, kind(claim));
-              ps.setString(2, name);
-              ps.setString(3, owner);
-              try (ResultSet rs = ps.executeQuery()) {
-                ours = rs.next();
+    return base.onceMore(
+        () -> {
+          try (Connection c = base.borrow()) {
+            boolean auto = c.getAutoCommit();
+            try {
+              int n;
+              try (PreparedStatement ps = c.prepareStatement(extend)) {
+                ps.setLong(1, leaseMillis);
+                ps.setString(2, kind(claim));
+                ps.setString(3, name);
+                ps.setString(4, owner);
+                n = ps.executeUpdate();
               }
+              boolean ours = n > 0;
+              if (!ours) {
+                // a driver that counts changed rows says 0 when the expiry did not move by a
+                // millisecond
+                try (PreparedStatement ps = c.prepareStatement(selectLive)) {
+                  ps.setString(1, kind(claim));
+                  ps.setString(2, name);
+                  ps.setString(3, owner);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    ours = rs.next();
+                  }
+                }
+              }
+              if (!auto) {
+                c.commit();
+              }
+              return ours;
+            } catch (SQLException | RuntimeException e) {
+              if (!auto) {
+                LeaseTable.rollbackQuietly(c);
+              }
+              throw e;
             }
           }
-          if (!auto) {
-            c.commit();
-          }
-          return ours;
-        } catch (SQLException | RuntimeException e) {
-          if (!auto) {
-            LeaseTable.rollbackQuietly(c);
-          }
-          throw e;
-        }
-      }
-    });
+        });
   }
 
   /**
-   * Renews leases in one transaction: one UPDATE per distinct lease time and chunk of 250, of
-   * rows that are ours and still live by the database clock, and a SELECT only when some were not.
+   * Renews leases in one transaction: one UPDATE per distinct lease time and chunk of 250, of rows
+   * that are ours and still live by the database clock, and a SELECT only when some were not.
    *
    * @return the owner ids whose lease is still ours, now renewed
    */
@@ -518,39 +621,58 @@ final class SharedTable {
     for (LeaseTable.Due d : due) {
       byLease.computeIfAbsent(d.leaseMillis, k -> new ArrayList<>()).add(d);
     }
-    return base.onceMore(() -> {
-      Set<String> ours = new HashSet<>();
-      try (Connection c = base.borrow()) {
-        boolean auto = c.getAutoCommit();
-        if (auto) {
-          c.setAutoCommit(false);
-        }
-        try {
-          for (Map.Entry<Long, List<LeaseTable.Due>> group : byLease.entrySet()) {
-            List<LeaseTable.Due> all = group.getValue();
-            for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
-              renewChunk(c, group.getKey(), all.subList(from, Math.min(all.size(), from + RENEW_CHUNK)), ours);
+    return base.onceMore(
+        () -> {
+          Set<String> ours = new HashSet<>();
+          try (Connection c = base.borrow()) {
+            boolean auto = c.getAutoCommit();
+            if (auto) {
+              c.setAutoCommit(false);
+            }
+            try {
+              for (Map.Entry<Long, List<LeaseTable.Due>> group : byLease.entrySet()) {
+                List<LeaseTable.Due> all = group.getValue();
+                for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
+                  renewChunk(
+                      c,
+                      group.getKey(),
+                      all.subList(from, Math.min(all.size(), from + RENEW_CHUNK)),
+                      ours);
+                }
+              }
+              c.commit();
+            } catch (SQLException | RuntimeException e) {
+              LeaseTable.rollbackQuietly(c);
+              throw e;
+            } finally {
+              LeaseTable.restoreAutoCommit(c, auto);
             }
           }
-          c.commit();
-        } catch (SQLException | RuntimeException e) {
-          LeaseTable.rollbackQuietly(c);
-          throw e;
-        } finally {
-          LeaseTable.restoreAutoCommit(c, auto);
-        }
-      }
-      return ours;
-    });
+          return ours;
+        });
   }
 
-  private void renewChunk(Connection c, long leaseMillis, List<LeaseTable.Due> chunk, Set<String> ours) throws SQLException {
+  private void renewChunk(
+      Connection c, long leaseMillis, List<LeaseTable.Due> chunk, Set<String> ours)
+      throws SQLException {
     String in = String.join(", ", Collections.nCopies(chunk.size(), "?"));
     // Owner ids are unique per lease, so name and owner find the row whatever its kind.
-    String where = " WHERE name IN (" + in + ") AND owner IN (" + in + ") AND side <> '" + WAITING_WRITER + "'"
-        + " AND expires_at >= " + dialect.nowMillis + " - " + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
+    String where =
+        " WHERE name IN ("
+            + in
+            + ") AND owner IN ("
+            + in
+            + ") AND side <> '"
+            + WAITING_WRITER
+            + "'"
+            + " AND expires_at >= "
+            + dialect.nowMillis
+            + " - "
+            + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
     int updated;
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + leases + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE " + leases + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
       ps.setLong(1, leaseMillis);
       bind(ps, 2, chunk);
       updated = ps.executeUpdate();
@@ -569,7 +691,8 @@ final class SharedTable {
     }
   }
 
-  private static void bind(PreparedStatement ps, int i, List<LeaseTable.Due> chunk) throws SQLException {
+  private static void bind(PreparedStatement ps, int i, List<LeaseTable.Due> chunk)
+      throws SQLException {
     for (LeaseTable.Due d : chunk) {
       ps.setString(i++, d.name);
     }

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * The owner column's value while a lock is held after release: recognisable, never an owner id
- * the core hands out, and within the column's 255 characters whatever the owner id's length.
+ * The owner column's value while a lock is held after release: recognisable, never an owner id the
+ * core hands out, and within the column's 255 characters whatever the owner id's length.
  */
 class HoldMarkerTest {
   @Test
@@ -21,7 +21,9 @@ class HoldMarkerTest {
   @Test
   void aLongOwnerIdIsCutToTheColumnNeverInsideACharacter() {
     String ascii = "o".repeat(LeaseTable.OWNER_COLUMN_CHARS);
-    assertThat(LeaseTable.holdMarker(ascii)).hasSize(LeaseTable.OWNER_COLUMN_CHARS).startsWith(LeaseTable.HOLD_PREFIX);
+    assertThat(LeaseTable.holdMarker(ascii))
+        .hasSize(LeaseTable.OWNER_COLUMN_CHARS)
+        .startsWith(LeaseTable.HOLD_PREFIX);
 
     // A surrogate pair straddling the cut: the marker ends before it rather than on half of it.
     String lock = "\uD83D\uDD12";
@@ -33,7 +35,8 @@ class HoldMarkerTest {
 
     String pairs = lock.repeat(LeaseTable.OWNER_COLUMN_CHARS);
     String cut = LeaseTable.holdMarker(pairs);
-    assertThat(cut.codePointCount(0, cut.length())).isLessThanOrEqualTo(LeaseTable.OWNER_COLUMN_CHARS);
+    assertThat(cut.codePointCount(0, cut.length()))
+        .isLessThanOrEqualTo(LeaseTable.OWNER_COLUMN_CHARS);
     assertThat(cut.length()).isLessThanOrEqualTo(LeaseTable.OWNER_COLUMN_CHARS);
     assertThat(Character.isHighSurrogate(cut.charAt(cut.length() - 1))).isFalse();
   }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.DistributedLock;
+import dev.locksmith.DistributedReadWriteLock;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Feature;
-import dev.locksmith.DistributedReadWriteLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
@@ -30,9 +30,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Semaphores and read-write locks on every database (MariaDB through {@code jdbc:mariadb:} and
- * {@code jdbc:mysql:}, PostgreSQL, H2), through the client: the permit count, the rules of
- * each side, writer preference and its mark's end, fences, expiry, renewal, separate resources,
- * the rows left behind, and the tables' creation.
+ * {@code jdbc:mysql:}, PostgreSQL, H2), through the client: the permit count, the rules of each
+ * side, writer preference and its mark's end, fences, expiry, renewal, separate resources, the rows
+ * left behind, and the tables' creation.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcClaimsIT {
@@ -59,8 +59,15 @@ class JdbcClaimsIT {
     return uri + (uri.contains("?") ? "&" : "?") + "table=" + table + more;
   }
 
-  private static LockClient client(String which, Duration lease, boolean autoRenew, Duration recheck) throws Exception {
-    LockConfig config = LockConfig.builder().uri(uri(which, TABLE, "")).lease(lease).autoRenew(autoRenew).recheck(recheck).build();
+  private static LockClient client(
+      String which, Duration lease, boolean autoRenew, Duration recheck) throws Exception {
+    LockConfig config =
+        LockConfig.builder()
+            .uri(uri(which, TABLE, ""))
+            .lease(lease)
+            .autoRenew(autoRenew)
+            .recheck(recheck)
+            .build();
     return Locks.connect(config);
   }
 
@@ -73,7 +80,9 @@ class JdbcClaimsIT {
   }
 
   private static int rows(TestDatabases.Db db, String name) throws SQLException {
-    try (Connection c = db.admin(); PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + LEASES + " WHERE name = ?")) {
+    try (Connection c = db.admin();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT COUNT(*) FROM " + LEASES + " WHERE name = ?")) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -83,8 +92,9 @@ class JdbcClaimsIT {
   }
 
   /**
-   * The declaration is exact per primitive: notified wake-up for semaphores and read-write locks only where their
-   * releases notify (PostgreSQL); for locks wherever the database can wake another process; FIFO for locks only.
+   * The declaration is exact per primitive: notified wake-up for semaphores and read-write locks
+   * only where their releases notify (PostgreSQL); for locks wherever the database can wake another
+   * process; FIFO for locks only.
    */
   @ParameterizedTest
   @ValueSource(strings = {"mariadb", "mysql", "postgresql", "h2"})
@@ -92,13 +102,22 @@ class JdbcClaimsIT {
     try (LockClient c = client(which)) {
       Guarantees g = c.guarantees();
       boolean postgres = which.equals("postgresql");
-      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.LOCK)).as("notified lock waiters").isEqualTo(!which.equals("h2"));
-      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.SEMAPHORE)).as("notified semaphore waiters").isEqualTo(postgres);
-      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.READ_WRITE_LOCK)).as("notified read-write waiters")
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.LOCK))
+          .as("notified lock waiters")
+          .isEqualTo(!which.equals("h2"));
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.SEMAPHORE))
+          .as("notified semaphore waiters")
+          .isEqualTo(postgres);
+      assertThat(g.has(Feature.NOTIFIED_WAKEUP, Guarantees.Primitive.READ_WRITE_LOCK))
+          .as("notified read-write waiters")
           .isEqualTo(postgres);
       assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.LOCK)).as("FIFO locks").isTrue();
-      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.SEMAPHORE)).as("FIFO semaphores").isFalse();
-      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.READ_WRITE_LOCK)).as("FIFO read-write locks").isFalse();
+      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.SEMAPHORE))
+          .as("FIFO semaphores")
+          .isFalse();
+      assertThat(g.has(Feature.FIFO_FAIRNESS, Guarantees.Primitive.READ_WRITE_LOCK))
+          .as("FIFO read-write locks")
+          .isFalse();
     }
   }
 
@@ -124,7 +143,9 @@ class JdbcClaimsIT {
       held.get(1).release();
       Lease l = fourth.acquire(Duration.ofSeconds(5));
       assertThat(l.fencingToken()).as("token after a release").isGreaterThan(last);
-      assertThat(clients.get(1).semaphore(name, 3).tryAcquire()).as("a fourth permit again").isEmpty();
+      assertThat(clients.get(1).semaphore(name, 3).tryAcquire())
+          .as("a fourth permit again")
+          .isEmpty();
       l.release();
       held.get(0).release();
       held.get(2).release();
@@ -138,17 +159,21 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void anotherCountWhilePermitsAreHeldIsRefusedAndTakesNothing(String which) throws Exception {
     String name = name("count");
-    try (LockClient a = client(which); LockClient b = client(which)) {
+    try (LockClient a = client(which);
+        LockClient b = client(which)) {
       Lease held = a.semaphore(name, 2).acquire(Duration.ofSeconds(5));
       assertThatThrownBy(() -> b.semaphore(name, 3).acquire(Duration.ofSeconds(2)))
           .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining("`permits` was 3").hasMessageContaining("in use with 2 permits");
+          .hasMessageContaining("`permits` was 3")
+          .hasMessageContaining("in use with 2 permits");
       assertThat(rows(db(which), name)).as("rows after the refused count").isEqualTo(1);
       assertThat(b.semaphore(name, 2).tryAcquire()).as("the second of two permits").isPresent();
       held.release();
       b.close();
       // no permit live: the count may change
-      assertThat(a.semaphore(name, 5).tryAcquire()).as("a permit of five once none is held").isPresent();
+      assertThat(a.semaphore(name, 5).tryAcquire())
+          .as("a permit of five once none is held")
+          .isPresent();
     }
   }
 
@@ -156,16 +181,22 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "mysql", "postgresql", "h2"})
   void readersShareAndAWriterExcludesEveryone(String which) throws Exception {
     String name = name("rw");
-    try (LockClient a = client(which); LockClient b = client(which); LockClient w = client(which)) {
+    try (LockClient a = client(which);
+        LockClient b = client(which);
+        LockClient w = client(which)) {
       DistributedReadWriteLock rwA = a.readWriteLock(name);
       DistributedReadWriteLock rwB = b.readWriteLock(name);
       DistributedReadWriteLock rwW = w.readWriteLock(name);
       Lease r1 = rwA.readLock().acquire(Duration.ofSeconds(5));
       Lease r2 = rwB.readLock().acquire(Duration.ofSeconds(5));
       assertThat(r2.fencingToken()).isGreaterThan(r1.fencingToken());
-      assertThat(rwW.writeLock().tryAcquire()).as("the write side while two readers hold").isEmpty();
+      assertThat(rwW.writeLock().tryAcquire())
+          .as("the write side while two readers hold")
+          .isEmpty();
       r1.release();
-      assertThat(rwW.writeLock().tryAcquire()).as("the write side while one reader holds").isEmpty();
+      assertThat(rwW.writeLock().tryAcquire())
+          .as("the write side while one reader holds")
+          .isEmpty();
       r2.release();
       Lease wl = rwW.writeLock().acquire(Duration.ofSeconds(5));
       assertThat(wl.fencingToken()).as("the write token").isGreaterThan(r2.fencingToken());
@@ -173,7 +204,9 @@ class JdbcClaimsIT {
       assertThat(rwB.writeLock().tryAcquire()).as("a second writer").isEmpty();
       wl.release();
       Lease r3 = rwA.readLock().acquire(Duration.ofSeconds(5));
-      assertThat(r3.fencingToken()).as("a read token after the write").isGreaterThan(wl.fencingToken());
+      assertThat(r3.fencingToken())
+          .as("a read token after the write")
+          .isGreaterThan(wl.fencingToken());
       r3.release();
     }
   }
@@ -182,18 +215,24 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void aWaitingWriterHoldsNewReadersBackUntilItGivesUp(String which) throws Exception {
     String name = name("writer-waits");
-    try (LockClient a = client(which); LockClient b = client(which); LockClient w = client(which)) {
+    try (LockClient a = client(which);
+        LockClient b = client(which);
+        LockClient w = client(which)) {
       Lease r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
-      CompletableFuture<Throwable> writer = CompletableFuture.supplyAsync(() -> {
-        try {
-          w.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(3)).release();
-          return null;
-        } catch (Throwable t) {
-          return t;
-        }
-      });
+      CompletableFuture<Throwable> writer =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  w.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(3)).release();
+                  return null;
+                } catch (Throwable t) {
+                  return t;
+                }
+              });
       waitForMark(db(which), name);
-      assertThat(b.readWriteLock(name).readLock().tryAcquire()).as("a new reader while a writer waits").isEmpty();
+      assertThat(b.readWriteLock(name).readLock().tryAcquire())
+          .as("a new reader while a writer waits")
+          .isEmpty();
       Throwable gaveUp = writer.get(10, TimeUnit.SECONDS);
       assertThat(gaveUp).as("the writer's outcome").isInstanceOf(LockTimeoutException.class);
       // Its mark went with it: no wait for it to expire.
@@ -206,25 +245,32 @@ class JdbcClaimsIT {
 
   @ParameterizedTest
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
-  void aWaitingWriterIsGrantedOnTheLastReadersReleaseBeforeNewReaders(String which) throws Exception {
+  void aWaitingWriterIsGrantedOnTheLastReadersReleaseBeforeNewReaders(String which)
+      throws Exception {
     String name = name("writer-first");
-    try (LockClient a = client(which); LockClient b = client(which); LockClient w = client(which)) {
+    try (LockClient a = client(which);
+        LockClient b = client(which);
+        LockClient w = client(which)) {
       Lease r1 = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
-      CompletableFuture<Lease> writer = CompletableFuture.supplyAsync(() -> {
-        try {
-          return w.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(20));
-        } catch (InterruptedException e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<Lease> writer =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return w.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(20));
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
       waitForMark(db(which), name);
-      CompletableFuture<Lease> reader = CompletableFuture.supplyAsync(() -> {
-        try {
-          return b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(20));
-        } catch (InterruptedException e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<Lease> reader =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return b.readWriteLock(name).readLock().acquire(Duration.ofSeconds(20));
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
       TimeUnit.MILLISECONDS.sleep(300);
       assertThat(reader).as("the reader that came after the writer").isNotDone();
       r1.release();
@@ -237,22 +283,41 @@ class JdbcClaimsIT {
     }
   }
 
-  /** A writer that vanished while waiting (its mark written here by hand, as it would leave it) holds readers back for the mark's life only. */
+  /**
+   * A writer that vanished while waiting (its mark written here by hand, as it would leave it)
+   * holds readers back for the mark's life only.
+   */
   @ParameterizedTest
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void aVanishedWritersMarkEndsByItself(String which) throws Exception {
     String name = name("vanished-writer");
     TestDatabases.Db db = db(which);
     try (LockClient a = client(which)) {
-      a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5)).release(); // creates the tables and the row
-      Dialect dialect = db.name.equals("postgresql") ? Dialect.POSTGRESQL : db.name.equals("h2") ? Dialect.H2 : Dialect.MARIADB;
-      try (Connection c = db.admin(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + LEASES
-          + " (kind, name, owner, side, fence, expires_at, acquired_at, holder) VALUES ('R', ?, 'gone', 'Q', 0, "
-          + dialect.nowMillis + " + 1500, " + dialect.nowMillis + ", 'test')")) {
+      a.readWriteLock(name)
+          .readLock()
+          .acquire(Duration.ofSeconds(5))
+          .release(); // creates the tables and the row
+      Dialect dialect =
+          db.name.equals("postgresql")
+              ? Dialect.POSTGRESQL
+              : db.name.equals("h2") ? Dialect.H2 : Dialect.MARIADB;
+      try (Connection c = db.admin();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO "
+                      + LEASES
+                      + " (kind, name, owner, side, fence, expires_at, acquired_at, holder) VALUES"
+                      + " ('R', ?, 'gone', 'Q', 0, "
+                      + dialect.nowMillis
+                      + " + 1500, "
+                      + dialect.nowMillis
+                      + ", 'test')")) {
         ps.setString(1, name);
         ps.executeUpdate();
       }
-      assertThat(a.readWriteLock(name).readLock().tryAcquire()).as("a reader while the mark lives").isEmpty();
+      assertThat(a.readWriteLock(name).readLock().tryAcquire())
+          .as("a reader while the mark lives")
+          .isEmpty();
       long start = System.nanoTime();
       Lease r = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(10));
       long waitedMillis = (System.nanoTime() - start) / 1_000_000;
@@ -266,18 +331,27 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void aLockASemaphoreAndAReadWriteLockOfOneNameAreThreeResources(String which) throws Exception {
     String name = name("three");
-    try (LockClient a = client(which); LockClient b = client(which)) {
+    try (LockClient a = client(which);
+        LockClient b = client(which)) {
       Lease lock = a.lock(name).acquire(Duration.ofSeconds(5));
       Lease permit = a.semaphore(name, 1).acquire(Duration.ofSeconds(5));
       Lease write = a.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
       assertThat(b.semaphore(name, 1).tryAcquire()).as("the semaphore's only permit").isEmpty();
       lock.release();
-      assertThat(b.semaphore(name, 1).tryAcquire()).as("the semaphore after the lock's release").isEmpty();
-      assertThat(b.readWriteLock(name).readLock().tryAcquire()).as("the read side after the lock's release").isEmpty();
+      assertThat(b.semaphore(name, 1).tryAcquire())
+          .as("the semaphore after the lock's release")
+          .isEmpty();
+      assertThat(b.readWriteLock(name).readLock().tryAcquire())
+          .as("the read side after the lock's release")
+          .isEmpty();
       permit.release();
-      assertThat(b.readWriteLock(name).readLock().tryAcquire()).as("the read side after the permit's release").isEmpty();
+      assertThat(b.readWriteLock(name).readLock().tryAcquire())
+          .as("the read side after the permit's release")
+          .isEmpty();
       write.release();
-      assertThat(b.readWriteLock(name).readLock().tryAcquire()).as("the read side after the write's release").isPresent();
+      assertThat(b.readWriteLock(name).readLock().tryAcquire())
+          .as("the read side after the write's release")
+          .isPresent();
     }
   }
 
@@ -293,7 +367,9 @@ class JdbcClaimsIT {
       long start = System.nanoTime();
       Lease third = other.semaphore(name, 2).acquire(Duration.ofSeconds(10));
       long waitedMillis = (System.nanoTime() - start) / 1_000_000;
-      assertThat(waitedMillis).as("ms until the unrenewed permit of 800 ms was free").isBetween(400L, 5_000L);
+      assertThat(waitedMillis)
+          .as("ms until the unrenewed permit of 800 ms was free")
+          .isBetween(400L, 5_000L);
       assertThat(third.fencingToken()).isGreaterThan(lapsed.fencingToken());
       TimeUnit.MILLISECONDS.sleep(1_200);
       assertThat(kept.isValid()).as("the renewed permit after 2 leases").isTrue();
@@ -303,7 +379,10 @@ class JdbcClaimsIT {
     }
   }
 
-  /** With a long recheck, only a wake-up (PostgreSQL) or the backoff's polling (the others) can bring the waiter in soon. */
+  /**
+   * With a long recheck, only a wake-up (PostgreSQL) or the backoff's polling (the others) can
+   * bring the waiter in soon.
+   */
   @ParameterizedTest
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void aReleaseBringsAWaiterInSoon(String which) throws Exception {
@@ -311,13 +390,15 @@ class JdbcClaimsIT {
     try (LockClient a = client(which, Duration.ofSeconds(30), false, Duration.ofSeconds(20));
         LockClient b = client(which, Duration.ofSeconds(30), false, Duration.ofSeconds(20))) {
       Lease held = a.semaphore(name, 1).acquire(Duration.ofSeconds(5));
-      CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
-        try (Lease l = b.semaphore(name, 1).acquire(Duration.ofSeconds(15))) {
-          return System.nanoTime();
-        } catch (InterruptedException e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<Long> waiter =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try (Lease l = b.semaphore(name, 1).acquire(Duration.ofSeconds(15))) {
+                  return System.nanoTime();
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              });
       TimeUnit.MILLISECONDS.sleep(1_300); // the waiter is asleep by now
       long released = System.nanoTime();
       held.release();
@@ -330,10 +411,15 @@ class JdbcClaimsIT {
   @ValueSource(strings = {"mariadb", "postgresql", "h2"})
   void withoutCreateTableMissingClaimTablesAreReportedWithTheirDdl(String which) throws Exception {
     String table = "claims_nocreate_" + UUID.randomUUID().toString().substring(0, 8);
-    try (LockClient creating = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build())) {
-      creating.lock("x").acquire(Duration.ofSeconds(5)).release(); // the lease table and queue, not the claims' tables
+    try (LockClient creating =
+        Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build())) {
+      creating
+          .lock("x")
+          .acquire(Duration.ofSeconds(5))
+          .release(); // the lease table and queue, not the claims' tables
     }
-    try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "&create-table=false")).build())) {
+    try (LockClient c =
+        Locks.connect(LockConfig.builder().uri(uri(which, table, "&create-table=false")).build())) {
       c.lock("x").acquire(Duration.ofSeconds(5)).release(); // locks need nothing new
       assertThatThrownBy(() -> c.semaphore("x", 2).tryAcquire())
           .isInstanceOf(LockConfigurationException.class)
@@ -342,15 +428,19 @@ class JdbcClaimsIT {
           .hasMessageContaining("CREATE TABLE");
     }
     try (LockClient c = Locks.connect(LockConfig.builder().uri(uri(which, table, "")).build())) {
-      assertThat(c.semaphore("x", 2).tryAcquire()).as("a permit once the tables may be created").isPresent();
+      assertThat(c.semaphore("x", 2).tryAcquire())
+          .as("a permit once the tables may be created")
+          .isPresent();
     }
   }
 
   private static void waitForMark(TestDatabases.Db db, String name) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (System.nanoTime() < deadline) {
-      try (Connection c = db.admin(); PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM " + LEASES
-          + " WHERE name = ? AND side = 'Q'")) {
+      try (Connection c = db.admin();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT COUNT(*) FROM " + LEASES + " WHERE name = ? AND side = 'Q'")) {
         ps.setString(1, name);
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();

@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
 
 /**
  * A real MariaDB or PostgreSQL server and its fault hooks, as a target of the fault comparison
- * (lock-compare runs it beside the other backends). Shipped in the test-jar. The servers are
- * the ones the kit runs against, started once per JVM and stopped when it exits.
+ * (lock-compare runs it beside the other backends). Shipped in the test-jar. The servers are the
+ * ones the kit runs against, started once per JVM and stopped when it exits.
  */
 public final class JdbcComparisonTarget {
   private static final Pattern PORT = Pattern.compile("//127\\.0\\.0\\.1:(\\d+)/");
@@ -34,20 +34,22 @@ public final class JdbcComparisonTarget {
   }
 
   /**
-   * @return a MariaDB server of its own running under libfaketime, shown as "mariadb+faketime",
-   *     for the clock jump alone (its hook moves that server's clock forward, nothing else's);
-   *     the plain MariaDB target covers the other scenarios
+   * @return a MariaDB server of its own running under libfaketime, shown as "mariadb+faketime", for
+   *     the clock jump alone (its hook moves that server's clock forward, nothing else's); the
+   *     plain MariaDB target covers the other scenarios
    * @throws Exception if the server cannot be started (libfaketime missing included)
    */
   public static Comparison.Target mariadbWithFakeClock() throws Exception {
     TestDatabases.Db db = TestDatabases.mariadbWithFakeClock();
-    FaultHooks hooks = new FaultHooks() {
-      @Override
-      public void jumpServerClock(Duration jump) {
-        db.jumpClock(jump);
-      }
-    };
-    return Comparison.Target.of(db.name, db.uri, hooks, Duration.ZERO).only(Comparison.Scenario.CLOCK_JUMP);
+    FaultHooks hooks =
+        new FaultHooks() {
+          @Override
+          public void jumpServerClock(Duration jump) {
+            db.jumpClock(jump);
+          }
+        };
+    return Comparison.Target.of(db.name, db.uri, hooks, Duration.ZERO)
+        .only(Comparison.Scenario.CLOCK_JUMP);
   }
 
   private static Comparison.Target target(TestDatabases.Db db) {
@@ -92,7 +94,8 @@ public final class JdbcComparisonTarget {
   private static int port(TestDatabases.Db db) {
     Matcher m = PORT.matcher(db.uri);
     if (!m.find()) {
-      throw new UnsupportedOperationException("serverAddress"); // H2 runs in this JVM: no address to cut off
+      throw new UnsupportedOperationException(
+          "serverAddress"); // H2 runs in this JVM: no address to cut off
     }
     return Integer.parseInt(m.group(1));
   }

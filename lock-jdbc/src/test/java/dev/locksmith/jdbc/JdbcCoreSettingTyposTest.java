@@ -23,11 +23,22 @@ class JdbcCoreSettingTyposTest {
 
   @ParameterizedTest(name = "{0} is refused as a typo of {1}")
   @CsvSource({
-      "lese, lease", "Lease, lease", "LEASE, lease", "leas, lease", "leasee, lease",
-      "renw, renew", "Renew, renew", "reentrnt, reentrant", "Reentrant, reentrant",
-      "rechek, recheck", "RECHECK, recheck", "provder, provider"})
+    "lese, lease",
+    "Lease, lease",
+    "LEASE, lease",
+    "leas, lease",
+    "leasee, lease",
+    "renw, renew",
+    "Renew, renew",
+    "reentrnt, reentrant",
+    "Reentrant, reentrant",
+    "rechek, recheck",
+    "RECHECK, recheck",
+    "provder, provider"
+  })
   void typoOfACoreSettingIsRefused(String typo, String meant) {
-    assertThatThrownBy(() -> Locks.connect("jdbc:h2:mem:typos-" + typo + "?user=sa&" + typo + "=10s").close())
+    assertThatThrownBy(
+            () -> Locks.connect("jdbc:h2:mem:typos-" + typo + "?user=sa&" + typo + "=10s").close())
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("`" + typo + "`")
         .hasMessageContaining("did you mean `" + meant + "`?")
@@ -37,8 +48,10 @@ class JdbcCoreSettingTyposTest {
   @Test
   void everyTypoIsReportedAtOnce() {
     assertThatThrownBy(() -> Locks.connect("jdbc:h2:mem:typos-all?lese=10s&renw=false").close())
-        .isInstanceOfSatisfying(LockConfigurationException.class, e -> assertThat(e.problems()).hasSize(2))
-        .hasMessageContaining("did you mean `lease`?").hasMessageContaining("did you mean `renew`?");
+        .isInstanceOfSatisfying(
+            LockConfigurationException.class, e -> assertThat(e.problems()).hasSize(2))
+        .hasMessageContaining("did you mean `lease`?")
+        .hasMessageContaining("did you mean `renew`?");
   }
 
   @Test
@@ -50,10 +63,18 @@ class JdbcCoreSettingTyposTest {
   }
 
   @ParameterizedTest(name = "{0} is refused as a typo of {1}")
-  @CsvSource({"tabel, table", "tabl, table", "tablee, table", "creat-table, create-table", "pool-sise, pool-size",
-      "io-timout, io-timeout", "backof-min, backoff-min"})
+  @CsvSource({
+    "tabel, table",
+    "tabl, table",
+    "tablee, table",
+    "creat-table, create-table",
+    "pool-sise, pool-size",
+    "io-timout, io-timeout",
+    "backof-min, backoff-min"
+  })
   void aSlipOfAnOptionOfThisBackendIsRefusedNotPassedToTheDriver(String typo, String meant) {
-    assertThatThrownBy(() -> Locks.connect("jdbc:h2:mem:slips-" + typo + "?user=sa&" + typo + "=x").close())
+    assertThatThrownBy(
+            () -> Locks.connect("jdbc:h2:mem:slips-" + typo + "?user=sa&" + typo + "=x").close())
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("`" + typo + "`")
         .hasMessageContaining("did you mean `" + meant + "`?");

@@ -12,17 +12,20 @@ class JdbcDriverSettingsTest {
   @Test
   void connectorJKeepsItsStatementParsePerConnection() throws Exception {
     Properties props = new Properties();
-    JdbcLockProvider.addStatementCache(DriverManager.getDriver("jdbc:mysql://localhost:3306/x"), props);
+    JdbcLockProvider.addStatementCache(
+        DriverManager.getDriver("jdbc:mysql://localhost:3306/x"), props);
     assertThat(props).containsEntry("cachePrepStmts", "true");
     assertThat(Integer.parseInt(props.getProperty("prepStmtCacheSqlLimit")))
-        .as("room for a renewal of 250 names").isGreaterThan(2 * 250 * 3 + 200);
+        .as("room for a renewal of 250 names")
+        .isGreaterThan(2 * 250 * 3 + 200);
   }
 
   @Test
   void theUsersOwnValuesWin() throws Exception {
     Properties props = new Properties();
     props.setProperty("cachePrepStmts", "false");
-    JdbcLockProvider.addStatementCache(DriverManager.getDriver("jdbc:mysql://localhost:3306/x"), props);
+    JdbcLockProvider.addStatementCache(
+        DriverManager.getDriver("jdbc:mysql://localhost:3306/x"), props);
     assertThat(props).containsEntry("cachePrepStmts", "false");
   }
 

@@ -21,9 +21,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * What the kit cannot say about a database: wrong credentials, driver properties, sessions
- * killed from another connection, and a server crash (kill -9, restart) that must keep the
- * lease rows and fence counters.
+ * What the kit cannot say about a database: wrong credentials, driver properties, sessions killed
+ * from another connection, and a server crash (kill -9, restart) that must keep the lease rows and
+ * fence counters.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JdbcServerFaultsIT {
@@ -34,7 +34,11 @@ class JdbcServerFaultsIT {
   }
 
   private static String uri(TestDatabases.Db db, String options) {
-    return db.uri + (db.uri.contains("?") ? "&" : "?") + "table=" + TABLE + (options.isEmpty() ? "" : "&" + options);
+    return db.uri
+        + (db.uri.contains("?") ? "&" : "?")
+        + "table="
+        + TABLE
+        + (options.isEmpty() ? "" : "&" + options);
   }
 
   private static String name(String what) {
@@ -44,10 +48,14 @@ class JdbcServerFaultsIT {
   @Test
   void wrongCredentialsOnMariaDbFailClearlyWithThePasswordRedacted() throws Exception {
     TestDatabases.Db db = TestDatabases.mariadb();
-    String hostPort = db.adminUrl.substring("jdbc:mysql://".length(), db.adminUrl.indexOf("/", "jdbc:mysql://".length()));
+    String hostPort =
+        db.adminUrl.substring(
+            "jdbc:mysql://".length(), db.adminUrl.indexOf("/", "jdbc:mysql://".length()));
     assertThatThrownBy(() -> Locks.connect("jdbc:mariadb://root:s3cr3t-pw@" + hostPort + "/locks"))
         .isInstanceOf(BackendUnavailableException.class)
-        .hasMessageContaining(hostPort).hasMessageContaining("as user 'root'").hasMessageContaining("Access denied")
+        .hasMessageContaining(hostPort)
+        .hasMessageContaining("as user 'root'")
+        .hasMessageContaining("Access denied")
         .hasMessageNotContaining("s3cr3t-pw");
   }
 
@@ -58,7 +66,8 @@ class JdbcServerFaultsIT {
     assertThatThrownBy(() -> Locks.connect(url + "?user=nobody&password=s3cr3t-pw"))
         .isInstanceOf(BackendUnavailableException.class)
         .hasMessageContaining(url.substring("jdbc:postgresql://".length(), url.lastIndexOf('/')))
-        .hasMessageContaining("nobody").hasMessageNotContaining("s3cr3t-pw");
+        .hasMessageContaining("nobody")
+        .hasMessageNotContaining("s3cr3t-pw");
   }
 
   @Test
@@ -66,9 +75,11 @@ class JdbcServerFaultsIT {
     TestDatabases.Db db = TestDatabases.postgres();
     String app = "locksmith-it-" + UUID.randomUUID().toString().substring(0, 8);
     try (LockClient client = Locks.connect(uri(db, "ApplicationName=" + app));
-         Lease lease = client.lock(name("app-name")).acquire(Duration.ofSeconds(5));
-         Connection admin = db.admin();
-         PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
+        Lease lease = client.lock(name("app-name")).acquire(Duration.ofSeconds(5));
+        Connection admin = db.admin();
+        PreparedStatement ps =
+            admin.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
       ps.setString(1, app);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -79,17 +90,18 @@ class JdbcServerFaultsIT {
   }
 
   /**
-   * An uncontended acquire + release is the floor's five statements (SELECT ... FOR UPDATE,
-   * UPDATE, COMMIT; UPDATE, COMMIT) and the bell thread's check for a queued waiter: the pool
-   * keeps its connections in transaction mode, so no {@code SET autocommit} goes before and
-   * after each acquire. Counted by the server.
+   * An uncontended acquire + release is the floor's five statements (SELECT ... FOR UPDATE, UPDATE,
+   * COMMIT; UPDATE, COMMIT) and the bell thread's check for a queued waiter: the pool keeps its
+   * connections in transaction mode, so no {@code SET autocommit} goes before and after each
+   * acquire. Counted by the server.
    */
   @Test
   void anUncontendedAcquireAndReleaseSendsNoSetAutocommit() throws Exception {
     TestDatabases.Db db = TestDatabases.mariadb();
     String name = name("statements");
     int n = 100;
-    try (LockClient client = Locks.connect(uri(db, "")); Connection admin = db.admin()) {
+    try (LockClient client = Locks.connect(uri(db, ""));
+        Connection admin = db.admin()) {
       for (int i = 0; i < 10; i++) { // the row exists and the pool is warm before counting
         client.lock(name).acquire(Duration.ofSeconds(5)).release();
       }
@@ -101,29 +113,51 @@ class JdbcServerFaultsIT {
       java.util.Map<String, Long> delta = new java.util.TreeMap<>();
       after.forEach((k, v) -> delta.put(k, v - before.getOrDefault(k, 0L)));
       // Slack for a connection the pool may open meanwhile (its setup sends a few SETs).
-      assertThat(delta.get("Com_set_option")).as("SET statements over %d acquire+release: %s", n, delta).isLessThan(n / 10);
+      assertThat(delta.get("Com_set_option"))
+          .as("SET statements over %d acquire+release: %s", n, delta)
+          .isLessThan(n / 10);
       long updates = delta.get("Com_update") + delta.get("Com_update_multi");
-      long statements = delta.get("Com_select") + updates + delta.get("Com_insert") + delta.get("Com_commit") + delta.get("Com_rollback");
+      long statements =
+          delta.get("Com_select")
+              + updates
+              + delta.get("Com_insert")
+              + delta.get("Com_commit")
+              + delta.get("Com_rollback");
       // Five in the two transactions, plus the bell thread's check after each release (is a
       // waiter queued? a SELECT on its own connection, the only bell statement): the bell
       // (notified wake-up) was taken by the first grant and is kept, not rung (no SELECT
       // RELEASE_LOCK, no GET_LOCK again), by a release that finds no waiter queued. Those of
       // the 10 warm-up rounds may land in the window.
-      assertThat(statements).as("SELECT/UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta)
+      assertThat(statements)
+          .as("SELECT/UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta)
           .isLessThanOrEqualTo(6L * n + 5 + 10);
-      assertThat(delta.get("Com_select")).as("SELECTs over %d acquire+release (a SELECT ... FOR UPDATE and the bell's check each): %s",
-          n, delta).isLessThanOrEqualTo(2L * n + 10);
-      assertThat(updates + delta.get("Com_commit") + delta.get("Com_rollback") + delta.get("Com_insert"))
-          .as("UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta).isLessThanOrEqualTo(4L * n + 5);
-      assertThat(delta.get("Com_commit")).as("commits over %d acquire+release: %s", n, delta).isGreaterThanOrEqualTo(2L * n);
+      assertThat(delta.get("Com_select"))
+          .as(
+              "SELECTs over %d acquire+release (a SELECT ... FOR UPDATE and the bell's check each):"
+                  + " %s",
+              n, delta)
+          .isLessThanOrEqualTo(2L * n + 10);
+      assertThat(
+              updates
+                  + delta.get("Com_commit")
+                  + delta.get("Com_rollback")
+                  + delta.get("Com_insert"))
+          .as("UPDATE/INSERT/COMMIT/ROLLBACK over %d acquire+release: %s", n, delta)
+          .isLessThanOrEqualTo(4L * n + 5);
+      assertThat(delta.get("Com_commit"))
+          .as("commits over %d acquire+release: %s", n, delta)
+          .isGreaterThanOrEqualTo(2L * n);
     }
   }
 
   private static java.util.Map<String, Long> comCounters(Connection admin) throws Exception {
     java.util.Map<String, Long> m = new java.util.TreeMap<>();
     try (Statement s = admin.createStatement();
-         ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS WHERE Variable_name IN"
-             + " ('Com_set_option', 'Com_select', 'Com_update', 'Com_update_multi', 'Com_insert', 'Com_commit', 'Com_rollback')")) {
+        ResultSet rs =
+            s.executeQuery(
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_set_option', 'Com_select',"
+                    + " 'Com_update', 'Com_update_multi', 'Com_insert', 'Com_commit',"
+                    + " 'Com_rollback')")) {
       while (rs.next()) {
         m.put(rs.getString(1), Long.parseLong(rs.getString(2)));
       }
@@ -137,14 +171,22 @@ class JdbcServerFaultsIT {
   void killingEverySessionOfTheHolderLosesNoLock(String which) throws Exception {
     TestDatabases.Db db = db(which);
     String name = name("killed-sessions");
-    try (LockClient holder = Locks.connect(LockConfig.builder().uri(uri(db, "")).lease(Duration.ofSeconds(1)).autoRenew(true).build());
-         LockClient other = Locks.connect(uri(db, ""))) {
+    try (LockClient holder =
+            Locks.connect(
+                LockConfig.builder()
+                    .uri(uri(db, ""))
+                    .lease(Duration.ofSeconds(1))
+                    .autoRenew(true)
+                    .build());
+        LockClient other = Locks.connect(uri(db, ""))) {
       Lease lease = holder.lock(name).acquire(Duration.ofSeconds(5));
       int killed = killOtherSessions(db);
       assertThat(killed).as("sessions killed").isPositive();
       Thread.sleep(1500); // let renewals run on the pool's fresh connections, past the 1s lease
       assertThat(lease.isValid()).as("lease after its sessions were killed").isTrue();
-      assertThat(other.lock(name).tryAcquire()).as("another client while the lock is held").isEmpty();
+      assertThat(other.lock(name).tryAcquire())
+          .as("another client while the lock is held")
+          .isEmpty();
       killOtherSessions(db);
       assertThat(lease.release()).as("release after the sessions were killed again").isTrue();
       assertThat(other.lock(name).tryAcquire()).as("after release").isPresent();
@@ -153,9 +195,13 @@ class JdbcServerFaultsIT {
 
   private static int killOtherSessions(TestDatabases.Db db) throws Exception {
     int n = 0;
-    try (Connection admin = db.admin(); Statement s = admin.createStatement()) {
+    try (Connection admin = db.admin();
+        Statement s = admin.createStatement()) {
       if (db.name.equals("mariadb")) {
-        try (ResultSet rs = s.executeQuery("SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND user = 'root'")) {
+        try (ResultSet rs =
+            s.executeQuery(
+                "SELECT id FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND user"
+                    + " = 'root'")) {
           java.util.List<Long> ids = new java.util.ArrayList<>();
           while (rs.next()) {
             ids.add(rs.getLong(1));
@@ -170,8 +216,11 @@ class JdbcServerFaultsIT {
           }
         }
       } else {
-        try (ResultSet rs = s.executeQuery("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-            + " WHERE pid <> pg_backend_pid() AND datname = current_database() AND backend_type = 'client backend'")) {
+        try (ResultSet rs =
+            s.executeQuery(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE pid <>"
+                    + " pg_backend_pid() AND datname = current_database() AND backend_type ="
+                    + " 'client backend'")) {
           rs.next();
           n = rs.getInt(1);
         }
@@ -185,12 +234,20 @@ class JdbcServerFaultsIT {
   void aCrashedAndRestartedServerKeepsLocksAndFences(String which) throws Exception {
     TestDatabases.Db db = db(which);
     String name = name("crash");
-    try (LockClient a = Locks.connect(LockConfig.builder().uri(uri(db, "")).lease(Duration.ofSeconds(60)).autoRenew(false).build());
-         LockClient b = Locks.connect(uri(db, "connect-timeout=1s"))) {
+    try (LockClient a =
+            Locks.connect(
+                LockConfig.builder()
+                    .uri(uri(db, ""))
+                    .lease(Duration.ofSeconds(60))
+                    .autoRenew(false)
+                    .build());
+        LockClient b = Locks.connect(uri(db, "connect-timeout=1s"))) {
       Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
       db.kill();
-      assertThatThrownBy(() -> b.lock(name).tryAcquire()).as("acquire while the server is down")
-          .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("127.0.0.1:");
+      assertThatThrownBy(() -> b.lock(name).tryAcquire())
+          .as("acquire while the server is down")
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasMessageContaining("127.0.0.1:");
       db.restart();
       // The pool reconnects on its own schedule: HikariCP backs off between failed connection
       // attempts (doubling, up to 5 s) while the server is down, so right after the restart an
@@ -201,17 +258,23 @@ class JdbcServerFaultsIT {
         try {
           afterRestart = b.lock(name).tryAcquire();
         } catch (BackendUnavailableException e) {
-          assertThat(System.nanoTime() - restarted).as("the pool reconnects within 15 s of the restart: " + e.getMessage())
+          assertThat(System.nanoTime() - restarted)
+              .as("the pool reconnects within 15 s of the restart: " + e.getMessage())
               .isLessThan(TimeUnit.SECONDS.toNanos(15));
           Thread.sleep(100);
         }
       }
-      org.slf4j.LoggerFactory.getLogger(JdbcServerFaultsIT.class).info("{}: first answer {} ms after the restart", which,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
+      org.slf4j.LoggerFactory.getLogger(JdbcServerFaultsIT.class)
+          .info(
+              "{}: first answer {} ms after the restart",
+              which,
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
       assertThat(afterRestart).as("acquire after restart: the row survived the crash").isEmpty();
       assertThat(held.release()).as("release by the holder after the restart").isTrue();
       try (Lease next = b.lock(name).acquire(Duration.ofSeconds(10))) {
-        assertThat(next.fencingToken()).as("fence after the crash").isGreaterThan(held.fencingToken());
+        assertThat(next.fencingToken())
+            .as("fence after the crash")
+            .isGreaterThan(held.fencingToken());
       }
     }
   }

@@ -21,9 +21,9 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * Real databases for the integration tests, each started once per JVM on a free loopback port
- * with a fresh data directory: mariadbd (mariadb-install-db), PostgreSQL (initdb + postgres, as
- * the postgres user when we run as root), and an H2 file database served to other processes by
+ * Real databases for the integration tests, each started once per JVM on a free loopback port with
+ * a fresh data directory: mariadbd (mariadb-install-db), PostgreSQL (initdb + postgres, as the
+ * postgres user when we run as root), and an H2 file database served to other processes by
  * AUTO_SERVER. A missing server binary fails the tests with how to install it.
  */
 final class TestDatabases {
@@ -37,23 +37,45 @@ final class TestDatabases {
   /** One database the tests can reach, hurt and inspect. */
   static final class Db {
     final String name;
+
     /** The lock URI, without options. */
     final String uri;
+
     /** A JDBC URL for the tests' own admin connections. */
     final String adminUrl;
+
     final String user;
     final ServerProcess server;
+
     /** Kept open so an H2 database outlives every client and stays served to child processes. */
     final Connection keepAlive;
-    /** The libfaketime timestamp file the server reads its clock offset from, or null when its clock is the real one. */
+
+    /**
+     * The libfaketime timestamp file the server reads its clock offset from, or null when its clock
+     * is the real one.
+     */
     final Path clockFile;
+
     private long clockOffsetSeconds;
 
-    Db(String name, String uri, String adminUrl, String user, ServerProcess server, Connection keepAlive) {
+    Db(
+        String name,
+        String uri,
+        String adminUrl,
+        String user,
+        ServerProcess server,
+        Connection keepAlive) {
       this(name, uri, adminUrl, user, server, keepAlive, null);
     }
 
-    Db(String name, String uri, String adminUrl, String user, ServerProcess server, Connection keepAlive, Path clockFile) {
+    Db(
+        String name,
+        String uri,
+        String adminUrl,
+        String user,
+        ServerProcess server,
+        Connection keepAlive,
+        Path clockFile) {
       this.name = name;
       this.uri = uri;
       this.adminUrl = adminUrl;
@@ -64,21 +86,23 @@ final class TestDatabases {
     }
 
     /**
-     * Moves the server's clock forward, for that process alone: libfaketime reads the offset
-     * from {@link #clockFile} on every call. Whole seconds, rounded up.
+     * Moves the server's clock forward, for that process alone: libfaketime reads the offset from
+     * {@link #clockFile} on every call. Whole seconds, rounded up.
      */
     synchronized void jumpClock(Duration jump) {
       if (clockFile == null) {
         throw new UnsupportedOperationException("jumpServerClock");
       }
       if (jump.isNegative() || jump.isZero()) {
-        throw new IllegalArgumentException("`jump` was " + jump.toMillis() + "ms but it must be forwards (more than 0)");
+        throw new IllegalArgumentException(
+            "`jump` was " + jump.toMillis() + "ms but it must be forwards (more than 0)");
       }
       clockOffsetSeconds += (jump.toMillis() + 999) / 1000;
       try {
         Files.writeString(clockFile, "+" + clockOffsetSeconds + "\n", StandardCharsets.US_ASCII);
       } catch (IOException e) {
-        throw new IllegalStateException("cannot write " + clockFile + " to move " + name + "'s clock: " + e, e);
+        throw new IllegalStateException(
+            "cannot write " + clockFile + " to move " + name + "'s clock: " + e, e);
       }
     }
 
@@ -88,11 +112,13 @@ final class TestDatabases {
 
     /** Deletes a lock's row behind its holder's back. */
     void deleteRow(String table, String lockName) {
-      try (Connection c = admin(); PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE name = ?")) {
+      try (Connection c = admin();
+          PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE name = ?")) {
         ps.setString(1, lockName);
         ps.executeUpdate();
       } catch (SQLException e) {
-        throw new IllegalStateException("revoking lock '" + lockName + "' on " + name + " failed: " + e, e);
+        throw new IllegalStateException(
+            "revoking lock '" + lockName + "' on " + name + " failed: " + e, e);
       }
     }
 
@@ -110,7 +136,8 @@ final class TestDatabases {
       if (server == null) {
         throw new UnsupportedOperationException("killServer");
       }
-      ProcessHandle.of(server.pid()).ifPresent(p -> p.descendants().forEach(ProcessHandle::destroyForcibly));
+      ProcessHandle.of(server.pid())
+          .ifPresent(p -> p.descendants().forEach(ProcessHandle::destroyForcibly));
       server.kill();
     }
 
@@ -123,10 +150,12 @@ final class TestDatabases {
 
     private void signal(String sig) {
       if (server == null) {
-        throw new UnsupportedOperationException(sig.equals("STOP") ? "pauseServer" : "resumeServer");
+        throw new UnsupportedOperationException(
+            sig.equals("STOP") ? "pauseServer" : "resumeServer");
       }
       List<String> cmd = new ArrayList<>(List.of("kill", "-" + sig, Long.toString(server.pid())));
-      ProcessHandle.of(server.pid()).ifPresent(p -> p.descendants().forEach(d -> cmd.add(Long.toString(d.pid()))));
+      ProcessHandle.of(server.pid())
+          .ifPresent(p -> p.descendants().forEach(d -> cmd.add(Long.toString(d.pid()))));
       try {
         Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         if (!kill.waitFor(10, TimeUnit.SECONDS)) {
@@ -150,8 +179,8 @@ final class TestDatabases {
 
   /**
    * @return a MariaDB server of its own whose clock can be moved ({@link Db#jumpClock(Duration)}):
-   *     mariadbd runs under libfaketime (Debian's faketime package, the multi-threaded build)
-   *     with the offset read from a file on every call, and the monotonic clock left alone
+   *     mariadbd runs under libfaketime (Debian's faketime package, the multi-threaded build) with
+   *     the offset read from a file on every call, and the monotonic clock left alone
    */
   static synchronized Db mariadbWithFakeClock() throws Exception {
     if (mariadbFakeClock == null) {
@@ -166,32 +195,56 @@ final class TestDatabases {
         continue;
       }
       try (Stream<Path> dirs = Files.list(lib)) {
-        List<Path> found = dirs.map(d -> d.resolve("faketime").resolve("libfaketimeMT.so.1")).filter(Files::isReadable)
-            .collect(Collectors.toList());
+        List<Path> found =
+            dirs.map(d -> d.resolve("faketime").resolve("libfaketimeMT.so.1"))
+                .filter(Files::isReadable)
+                .collect(Collectors.toList());
         if (!found.isEmpty()) {
           return found.get(0);
         }
       }
     }
-    throw new IllegalStateException("libfaketimeMT.so.1 was not found in /usr/lib/*/faketime/; install it with: apt-get install faketime");
+    throw new IllegalStateException(
+        "libfaketimeMT.so.1 was not found in /usr/lib/*/faketime/; install it with: apt-get install"
+            + " faketime");
   }
 
   private static Db startMariadb(String name, boolean fakeClock) throws Exception {
     Path mariadbd = ServerProcess.requireBinary("mariadbd", "apt-get install mariadb-server");
-    Path install = ServerProcess.requireBinary("mariadb-install-db", "apt-get install mariadb-server");
+    Path install =
+        ServerProcess.requireBinary("mariadb-install-db", "apt-get install mariadb-server");
     Path dir = Files.createTempDirectory("locksmith-mariadb-");
     boolean root = isRoot();
-    List<String> init = new ArrayList<>(List.of(install.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
-        "--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve"));
+    List<String> init =
+        new ArrayList<>(
+            List.of(
+                install.toString(),
+                "--no-defaults",
+                "--datadir=" + dir.resolve("data"),
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--skip-name-resolve"));
     if (root) {
       init.add("--user=root");
     }
     run(init, dir, "mariadb-install-db");
     int port = ServerProcess.freePort();
-    List<String> cmd = new ArrayList<>(List.of(mariadbd.toString(), "--no-defaults", "--datadir=" + dir.resolve("data"),
-        "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + dir.resolve("mysqld.sock"),
-        "--pid-file=" + dir.resolve("mysqld.pid"), "--skip-name-resolve", "--skip-log-bin", "--max-connections=1000",
-        "--innodb-buffer-pool-size=64M", "--innodb-flush-log-at-trx-commit=2", "--skip-performance-schema"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                mariadbd.toString(),
+                "--no-defaults",
+                "--datadir=" + dir.resolve("data"),
+                "--port=" + port,
+                "--bind-address=127.0.0.1",
+                "--socket=" + dir.resolve("mysqld.sock"),
+                "--pid-file=" + dir.resolve("mysqld.pid"),
+                "--skip-name-resolve",
+                "--skip-log-bin",
+                "--max-connections=1000",
+                "--innodb-buffer-pool-size=64M",
+                "--innodb-flush-log-at-trx-commit=2",
+                "--skip-performance-schema"));
     if (root) {
       cmd.add("--user=root");
     }
@@ -201,16 +254,33 @@ final class TestDatabases {
     if (fakeClock) {
       clockFile = dir.resolve("clock-offset");
       Files.writeString(clockFile, "+0\n", StandardCharsets.US_ASCII);
-      env = Map.of("LD_PRELOAD", libfaketime().toString(), "FAKETIME_TIMESTAMP_FILE", clockFile.toString(),
-          "FAKETIME_NO_CACHE", "1", "FAKETIME_DONT_FAKE_MONOTONIC", "1");
+      env =
+          Map.of(
+              "LD_PRELOAD",
+              libfaketime().toString(),
+              "FAKETIME_TIMESTAMP_FILE",
+              clockFile.toString(),
+              "FAKETIME_NO_CACHE",
+              "1",
+              "FAKETIME_DONT_FAKE_MONOTONIC",
+              "1");
     }
-    ServerProcess server = ServerProcess.start(name, cmd, dir, env, Duration.ofSeconds(60),
-        () -> canConnect(base, "root"));
-    try (Connection c = DriverManager.getConnection(base, "root", ""); Statement s = c.createStatement()) {
+    ServerProcess server =
+        ServerProcess.start(
+            name, cmd, dir, env, Duration.ofSeconds(60), () -> canConnect(base, "root"));
+    try (Connection c = DriverManager.getConnection(base, "root", "");
+        Statement s = c.createStatement()) {
       s.execute("CREATE DATABASE IF NOT EXISTS locks");
     }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
-    return new Db(name, "jdbc:mariadb://127.0.0.1:" + port + "/locks?user=root", base + "locks", "root", server, null, clockFile);
+    return new Db(
+        name,
+        "jdbc:mariadb://127.0.0.1:" + port + "/locks?user=root",
+        base + "locks",
+        "root",
+        server,
+        null,
+        clockFile);
   }
 
   static synchronized Db postgres() throws Exception {
@@ -222,21 +292,58 @@ final class TestDatabases {
       if (root) {
         UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
         Files.setOwner(dir, users.lookupPrincipalByName("postgres"));
-        as.addAll(List.of(ServerProcess.requireBinary("setpriv", "apt-get install util-linux").toString(),
-            "--reuid=postgres", "--regid=postgres", "--clear-groups"));
+        as.addAll(
+            List.of(
+                ServerProcess.requireBinary("setpriv", "apt-get install util-linux").toString(),
+                "--reuid=postgres",
+                "--regid=postgres",
+                "--clear-groups"));
       }
       List<String> init = new ArrayList<>(as);
-      init.addAll(List.of(bin.resolve("initdb").toString(), "-D", dir.resolve("data").toString(), "-A", "trust", "-U", "postgres",
-          "-E", "UTF8", "--locale=C", "--no-sync"));
+      init.addAll(
+          List.of(
+              bin.resolve("initdb").toString(),
+              "-D",
+              dir.resolve("data").toString(),
+              "-A",
+              "trust",
+              "-U",
+              "postgres",
+              "-E",
+              "UTF8",
+              "--locale=C",
+              "--no-sync"));
       run(init, dir, "initdb");
       int port = ServerProcess.freePort();
       List<String> cmd = new ArrayList<>(as);
-      cmd.addAll(List.of(bin.resolve("postgres").toString(), "-D", dir.resolve("data").toString(), "-p", Integer.toString(port),
-          "-k", dir.toString(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-          "-c", "full_page_writes=off", "-c", "max_connections=500", "-c", "shared_buffers=32MB"));
+      cmd.addAll(
+          List.of(
+              bin.resolve("postgres").toString(),
+              "-D",
+              dir.resolve("data").toString(),
+              "-p",
+              Integer.toString(port),
+              "-k",
+              dir.toString(),
+              "-c",
+              "listen_addresses=127.0.0.1",
+              "-c",
+              "fsync=off",
+              "-c",
+              "full_page_writes=off",
+              "-c",
+              "max_connections=500",
+              "-c",
+              "shared_buffers=32MB"));
       String url = "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
-      ServerProcess server = ServerProcess.start("postgres", cmd, dir, Map.of(), Duration.ofSeconds(60),
-          () -> canConnect(url, "postgres"));
+      ServerProcess server =
+          ServerProcess.start(
+              "postgres",
+              cmd,
+              dir,
+              Map.of(),
+              Duration.ofSeconds(60),
+              () -> canConnect(url, "postgres"));
       postgres = new Db("postgresql", url + "?user=postgres", url, "postgres", server, null);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
     }
@@ -249,20 +356,25 @@ final class TestDatabases {
       String url = "jdbc:h2:file:" + dir.resolve("locks") + ";AUTO_SERVER=TRUE";
       Connection keep = DriverManager.getConnection(url, "sa", "");
       h2 = new Db("h2", url + "?user=sa", url, "sa", null, keep);
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          keep.close();
-        } catch (SQLException e) {
-          // exiting anyway
-        }
-        deleteTree(dir);
-      }));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      keep.close();
+                    } catch (SQLException e) {
+                      // exiting anyway
+                    }
+                    deleteTree(dir);
+                  }));
     }
     return h2;
   }
 
   private static boolean canConnect(String url, String user) {
-    try (Connection c = DriverManager.getConnection(url + (url.contains("?") ? "&" : "?") + "connectTimeout=1", user, "")) {
+    try (Connection c =
+        DriverManager.getConnection(
+            url + (url.contains("?") ? "&" : "?") + "connectTimeout=1", user, "")) {
       return c.isValid(2);
     } catch (SQLException e) {
       return false;
@@ -273,9 +385,13 @@ final class TestDatabases {
     Path root = Path.of("/usr/lib/postgresql");
     if (Files.isDirectory(root)) {
       try (Stream<Path> versions = Files.list(root)) {
-        List<Path> bins = versions.filter(v -> v.getFileName().toString().matches("\\d+"))
-            .sorted(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString())))
-            .map(v -> v.resolve("bin")).filter(b -> Files.isExecutable(b.resolve("postgres"))).collect(Collectors.toList());
+        List<Path> bins =
+            versions
+                .filter(v -> v.getFileName().toString().matches("\\d+"))
+                .sorted(Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString())))
+                .map(v -> v.resolve("bin"))
+                .filter(b -> Files.isExecutable(b.resolve("postgres")))
+                .collect(Collectors.toList());
         if (!bins.isEmpty()) {
           return bins.get(bins.size() - 1);
         }
@@ -288,14 +404,23 @@ final class TestDatabases {
     return "root".equals(System.getProperty("user.name"));
   }
 
-  private static void run(List<String> cmd, Path dir, String name) throws IOException, InterruptedException {
+  private static void run(List<String> cmd, Path dir, String name)
+      throws IOException, InterruptedException {
     Path log = dir.resolve(name + ".log");
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    Process p =
+        new ProcessBuilder(cmd)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .start();
     if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
       p.destroyForcibly();
-      throw new IllegalStateException(name + " failed (" + String.join(" ", cmd) + "); its log:\n"
-          + Files.readString(log, StandardCharsets.UTF_8));
+      throw new IllegalStateException(
+          name
+              + " failed ("
+              + String.join(" ", cmd)
+              + "); its log:\n"
+              + Files.readString(log, StandardCharsets.UTF_8));
     }
   }
 

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The names the wait queue derives from the lease table: within PostgreSQL's and MySQL's 63/64-character limits, distinct. */
+/**
+ * The names the wait queue derives from the lease table: within PostgreSQL's and MySQL's
+ * 63/64-character limits, distinct.
+ */
 class WaitQueueNamesTest {
   @Test
   void theQueueIsNamedAfterTheTableAndStaysAnIdentifier() {
@@ -12,7 +15,10 @@ class WaitQueueNamesTest {
     assertThat(LeaseTable.queueTable("app.locks")).isEqualTo("app.locks_queue");
     String a = "a".repeat(60) + "bc";
     String b = "a".repeat(60) + "cb";
-    assertThat(LeaseTable.queueTable(a)).hasSize(63).endsWith("_queue").matches(LeaseTable.IDENTIFIER);
+    assertThat(LeaseTable.queueTable(a))
+        .hasSize(63)
+        .endsWith("_queue")
+        .matches(LeaseTable.IDENTIFIER);
     assertThat(LeaseTable.queueTable(a)).isNotEqualTo(LeaseTable.queueTable(b));
     assertThat(LeaseTable.queueTable("s." + a)).startsWith("s.").matches(LeaseTable.IDENTIFIER);
   }
@@ -21,11 +27,17 @@ class WaitQueueNamesTest {
   void channelsAndBellsFitTheirLimits() {
     String a = "s." + "a".repeat(63);
     assertThat(LeaseTable.channel("locksmith_locks")).isEqualTo("locksmith:locksmith_locks");
-    assertThat(LeaseTable.channel(a)).hasSizeLessThanOrEqualTo(63).isNotEqualTo(LeaseTable.channel("s." + "a".repeat(62) + "b"));
-    assertThat(NamedLockBells.bell("t", "c", "x")).hasSizeLessThanOrEqualTo(64).isEqualTo(NamedLockBells.bell("t", "c", "x"))
-        .isNotEqualTo(NamedLockBells.bell("t", "c", "y")).isNotEqualTo(NamedLockBells.bell("u", "c", "x"))
+    assertThat(LeaseTable.channel(a))
+        .hasSizeLessThanOrEqualTo(63)
+        .isNotEqualTo(LeaseTable.channel("s." + "a".repeat(62) + "b"));
+    assertThat(NamedLockBells.bell("t", "c", "x"))
+        .hasSizeLessThanOrEqualTo(64)
+        .isEqualTo(NamedLockBells.bell("t", "c", "x"))
+        .isNotEqualTo(NamedLockBells.bell("t", "c", "y"))
+        .isNotEqualTo(NamedLockBells.bell("u", "c", "x"))
         .isNotEqualTo(NamedLockBells.bell("t", "d", "x"));
-    assertThat(NamedLockBells.bell("t", "c", "x:y")).as("no two (client, name) pairs share a bell by where the separator falls")
+    assertThat(NamedLockBells.bell("t", "c", "x:y"))
+        .as("no two (client, name) pairs share a bell by where the separator falls")
         .isNotEqualTo(NamedLockBells.bell("t", "c:x", "y"));
   }
 
@@ -33,10 +45,14 @@ class WaitQueueNamesTest {
   void aBellBelongsToTheHoldersClientWhateverItsLeaseOrHold() {
     // lock-api's owner ids are <client id>:<n>; a waiter reads the holder's from the row
     assertThat(NamedLockBells.client("1234-5f3a:17")).isEqualTo("1234-5f3a");
-    assertThat(NamedLockBells.client("1234-5f3a:18")).isEqualTo(NamedLockBells.client("1234-5f3a:17"));
+    assertThat(NamedLockBells.client("1234-5f3a:18"))
+        .isEqualTo(NamedLockBells.client("1234-5f3a:17"));
     assertThat(NamedLockBells.client("a:b:9")).isEqualTo("a:b");
-    assertThat(NamedLockBells.client("no-colon")).as("an owner id without a colon is a client of its own").isEqualTo("no-colon");
-    assertThat(NamedLockBells.client(LeaseTable.holdMarker("1234-5f3a:17"))).as("a hold rings the bell of the client that holds it")
+    assertThat(NamedLockBells.client("no-colon"))
+        .as("an owner id without a colon is a client of its own")
+        .isEqualTo("no-colon");
+    assertThat(NamedLockBells.client(LeaseTable.holdMarker("1234-5f3a:17")))
+        .as("a hold rings the bell of the client that holds it")
         .isEqualTo("1234-5f3a");
   }
 }

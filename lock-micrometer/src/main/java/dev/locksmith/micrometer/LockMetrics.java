@@ -27,34 +27,39 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Meters (every one tagged {@code backend} = the URI scheme and {@code client} = the client's
  * name, plus {@code lock} = the lock name only when {@link Builder#lockNameTag(boolean)} is on,
  * since lock names are often unbounded):
+ *
  * <ul>
- *   <li>{@value #ACQUIRE} (timer): from the acquire call to the grant or to giving up, tag
- *       {@code outcome} = {@code acquired}, {@code timeout}, {@code interrupted},
- *       {@code cancelled} or {@code error};</li>
- *   <li>{@value #HELD} (gauge): leases this client holds now;</li>
- *   <li>{@value #HOLD} (timer): from grant to the end of a lease, tag {@code outcome} =
- *       {@code released} (released while still ours), {@code lapsed} (released, but it had
- *       already run out on the server) or {@code lost};</li>
+ *   <li>{@value #ACQUIRE} (timer): from the acquire call to the grant or to giving up, tag {@code
+ *       outcome} = {@code acquired}, {@code timeout}, {@code interrupted}, {@code cancelled} or
+ *       {@code error};
+ *   <li>{@value #HELD} (gauge): leases this client holds now;
+ *   <li>{@value #HOLD} (timer): from grant to the end of a lease, tag {@code outcome} = {@code
+ *       released} (released while still ours), {@code lapsed} (released, but it had already run out
+ *       on the server) or {@code lost};
  *   <li>{@value #LOST} (counter): leases lost while held, tag {@code reason} = {@code expired},
- *       {@code taken}, {@code renewal_failed}, {@code session_lost} or {@code client_closed};</li>
- *   <li>{@value #RENEWALS} (counter): background renewals, tag {@code outcome} =
- *       {@code success} or {@code failure} (a failed attempt, retried until the lease would
- *       expire).</li>
+ *       {@code taken}, {@code renewal_failed}, {@code session_lost} or {@code client_closed};
+ *   <li>{@value #RENEWALS} (counter): background renewals, tag {@code outcome} = {@code success} or
+ *       {@code failure} (a failed attempt, retried until the lease would expire).
  * </ul>
- * Events arrive on the client's event thread, shortly after the fact. One instance per client:
- * its gauge counts that client's leases. Without lock names as tags, every meter above exists from
- * the start, at zero, with each of its outcomes and reasons: a dashboard or alert built on day one
+ *
+ * Events arrive on the client's event thread, shortly after the fact. One instance per client: its
+ * gauge counts that client's leases. Without lock names as tags, every meter above exists from the
+ * start, at zero, with each of its outcomes and reasons: a dashboard or alert built on day one
  * finds them before the first event.
  */
 public final class LockMetrics implements LockEvents {
   /** Timer of acquire waits. */
   public static final String ACQUIRE = "locksmith.acquire";
+
   /** Gauge of leases held now. */
   public static final String HELD = "locksmith.leases.held";
+
   /** Timer of how long leases were held. */
   public static final String HOLD = "locksmith.hold";
+
   /** Counter of leases lost while held. */
   public static final String LOST = "locksmith.leases.lost";
+
   /** Counter of background renewals. */
   public static final String RENEWALS = "locksmith.renewals";
 
@@ -81,10 +86,11 @@ public final class LockMetrics implements LockEvents {
   }
 
   /**
-   * Registers every meter with every outcome and reason at zero, so that a dashboard or an alert built before the
-   * first renewal or loss finds its series (a meter that appears only with its first event reads as "no data", which
-   * an alert on {@value #LOST} cannot tell from "none lost"). Not with lock names as tags: those meters exist per lock
-   * name, and a registry such as Prometheus's needs every series of a name to carry the same tag keys.
+   * Registers every meter with every outcome and reason at zero, so that a dashboard or an alert
+   * built before the first renewal or loss finds its series (a meter that appears only with its
+   * first event reads as "no data", which an alert on {@value #LOST} cannot tell from "none lost").
+   * Not with lock names as tags: those meters exist per lock name, and a registry such as
+   * Prometheus's needs every series of a name to carry the same tag keys.
    */
   private void registerAtZero() {
     acquireTimer(null, "acquired");
@@ -102,22 +108,34 @@ public final class LockMetrics implements LockEvents {
   }
 
   private Timer acquireTimer(String name, String outcome) {
-    return Timer.builder(ACQUIRE).description("Time from an acquire call to the grant or to giving up")
-        .tags(tags(name)).tag("outcome", outcome).register(registry);
+    return Timer.builder(ACQUIRE)
+        .description("Time from an acquire call to the grant or to giving up")
+        .tags(tags(name))
+        .tag("outcome", outcome)
+        .register(registry);
   }
 
   private Timer holdTimer(String name, String outcome) {
-    return Timer.builder(HOLD).description("How long leases were held, from grant to release or loss")
-        .tags(tags(name)).tag("outcome", outcome).register(registry);
+    return Timer.builder(HOLD)
+        .description("How long leases were held, from grant to release or loss")
+        .tags(tags(name))
+        .tag("outcome", outcome)
+        .register(registry);
   }
 
   private Counter lostCounter(String name, LeaseLostException.Reason reason) {
-    return Counter.builder(LOST).description("Leases lost while held").tags(tags(name))
-        .tag("reason", reason.name().toLowerCase(Locale.ROOT)).register(registry);
+    return Counter.builder(LOST)
+        .description("Leases lost while held")
+        .tags(tags(name))
+        .tag("reason", reason.name().toLowerCase(Locale.ROOT))
+        .register(registry);
   }
 
   private Counter renewalCounter(String name, String outcome) {
-    return Counter.builder(RENEWALS).description("Background lease renewals").tags(tags(name)).tag("outcome", outcome)
+    return Counter.builder(RENEWALS)
+        .description("Background lease renewals")
+        .tags(tags(name))
+        .tag("outcome", outcome)
         .register(registry);
   }
 
@@ -127,8 +145,11 @@ public final class LockMetrics implements LockEvents {
    * @throws NullPointerException if {@code registry} is null
    */
   public static Builder builder(MeterRegistry registry) {
-    return new Builder(Objects.requireNonNull(registry,
-        "`registry` was null but it must be the MeterRegistry the lock meters are registered in"));
+    return new Builder(
+        Objects.requireNonNull(
+            registry,
+            "`registry` was null but it must be the MeterRegistry the lock meters are registered"
+                + " in"));
   }
 
   private Tags tags(String name) {
@@ -137,14 +158,16 @@ public final class LockMetrics implements LockEvents {
 
   private AtomicLong heldCount(String name) {
     String key = lockNameTag && name != null ? name : ALL_LOCKS;
-    return held.computeIfAbsent(key, k -> {
-      AtomicLong count = new AtomicLong();
-      Gauge.builder(HELD, count, AtomicLong::get)
-          .description("Leases this lock client holds now")
-          .tags(k.equals(ALL_LOCKS) ? common : common.and("lock", k))
-          .register(registry);
-      return count;
-    });
+    return held.computeIfAbsent(
+        key,
+        k -> {
+          AtomicLong count = new AtomicLong();
+          Gauge.builder(HELD, count, AtomicLong::get)
+              .description("Leases this lock client holds now")
+              .tags(k.equals(ALL_LOCKS) ? common : common.and("lock", k))
+              .register(registry);
+          return count;
+        });
   }
 
   private void recordHold(String name, Duration held, String outcome) {
@@ -218,8 +241,8 @@ public final class LockMetrics implements LockEvents {
     }
 
     /**
-     * @param scheme the backend's URI scheme, such as {@code redis} or {@code jdbc:postgresql}
-     *     (tag {@code backend}); default {@code unknown}
+     * @param scheme the backend's URI scheme, such as {@code redis} or {@code jdbc:postgresql} (tag
+     *     {@code backend}); default {@code unknown}
      * @return this builder
      */
     public Builder backend(String scheme) {
@@ -238,8 +261,8 @@ public final class LockMetrics implements LockEvents {
     }
 
     /**
-     * @param on whether meters carry the lock name as tag {@code lock}; off by default, since
-     *     one time series per lock name can be too many
+     * @param on whether meters carry the lock name as tag {@code lock}; off by default, since one
+     *     time series per lock name can be too many
      * @return this builder
      */
     public Builder lockNameTag(boolean on) {
@@ -252,11 +275,15 @@ public final class LockMetrics implements LockEvents {
      * @return this builder
      */
     public Builder then(LockEvents events) {
-      this.then = Objects.requireNonNull(events, "`events` was null but it must be a LockEvents (LockEvents.NONE for none)");
+      this.then =
+          Objects.requireNonNull(
+              events, "`events` was null but it must be a LockEvents (LockEvents.NONE for none)");
       return this;
     }
 
-    /** @return the metrics listener */
+    /**
+     * @return the metrics listener
+     */
     public LockMetrics build() {
       return new LockMetrics(this);
     }
@@ -266,7 +293,8 @@ public final class LockMetrics implements LockEvents {
         throw new NullPointerException("`" + param + "` was null but it must be " + valid);
       }
       if (value.isBlank()) {
-        throw new IllegalArgumentException("`" + param + "` was '" + value + "' but it must be " + valid + ", not blank");
+        throw new IllegalArgumentException(
+            "`" + param + "` was '" + value + "' but it must be " + valid + ", not blank");
       }
       return value;
     }

@@ -9,10 +9,10 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Micrometer {@link Observation}s of acquiring and holding locks, so a tracing bridge shows a
- * span for the wait and one for the work under the lock (and a meter handler, timers of both).
- * They wrap calls on the calling thread, which {@link LockMetrics} (fed by events on the
- * client's event thread) cannot.
+ * Micrometer {@link Observation}s of acquiring and holding locks, so a tracing bridge shows a span
+ * for the wait and one for the work under the lock (and a meter handler, timers of both). They wrap
+ * calls on the calling thread, which {@link LockMetrics} (fed by events on the client's event
+ * thread) cannot.
  *
  * <pre>{@code
  * LockObservations observe = new LockObservations(observationRegistry, "redis", "orders");
@@ -27,15 +27,16 @@ import java.util.Optional;
  * }
  * }</pre>
  *
- * <p>Observations: {@value #ACQUIRE} (contextual name "lock acquire") and {@value #HOLD}
- * ("lock hold"). Low-cardinality keys: {@code backend}, {@code client} and, on the acquire,
- * {@code outcome} = {@code acquired}, {@code timeout}, {@code interrupted} or {@code error}.
+ * <p>Observations: {@value #ACQUIRE} (contextual name "lock acquire") and {@value #HOLD} ("lock
+ * hold"). Low-cardinality keys: {@code backend}, {@code client} and, on the acquire, {@code
+ * outcome} = {@code acquired}, {@code timeout}, {@code interrupted} or {@code error}.
  * High-cardinality keys (span tags only): {@code lock} and {@code fencing.token}. The names differ
  * from {@link LockMetrics}' meters, so both can be registered at once.
  */
 public final class LockObservations {
   /** Observation of one acquire: from the call to the grant or to giving up. */
   public static final String ACQUIRE = "locksmith.lock.acquire";
+
   /** Observation of one holding: from the grant to the end of the work under the lock. */
   public static final String HOLD = "locksmith.lock.hold";
 
@@ -50,9 +51,15 @@ public final class LockObservations {
    * @throws NullPointerException if an argument is null
    */
   public LockObservations(ObservationRegistry registry, String backend, String client) {
-    this.registry = Objects.requireNonNull(registry, "`registry` was null but it must be an ObservationRegistry");
-    this.backend = Objects.requireNonNull(backend, "`backend` was null but it must be the backend's URI scheme, such as redis");
-    this.client = Objects.requireNonNull(client, "`client` was null but it must be a name for the lock client");
+    this.registry =
+        Objects.requireNonNull(
+            registry, "`registry` was null but it must be an ObservationRegistry");
+    this.backend =
+        Objects.requireNonNull(
+            backend, "`backend` was null but it must be the backend's URI scheme, such as redis");
+    this.client =
+        Objects.requireNonNull(
+            client, "`client` was null but it must be a name for the lock client");
   }
 
   /**
@@ -63,14 +70,20 @@ public final class LockObservations {
    * @return the lease, or empty if the lock was not acquired in time
    * @throws InterruptedException if the thread is interrupted while waiting
    */
-  public Optional<Lease> tryAcquire(DistributedLock lock, Duration wait) throws InterruptedException {
-    Observation o = Observation.createNotStarted(ACQUIRE, registry).contextualName("lock acquire")
-        .lowCardinalityKeyValue("backend", backend).lowCardinalityKeyValue("client", client)
-        .highCardinalityKeyValue("lock", lock.name()).start();
+  public Optional<Lease> tryAcquire(DistributedLock lock, Duration wait)
+      throws InterruptedException {
+    Observation o =
+        Observation.createNotStarted(ACQUIRE, registry)
+            .contextualName("lock acquire")
+            .lowCardinalityKeyValue("backend", backend)
+            .lowCardinalityKeyValue("client", client)
+            .highCardinalityKeyValue("lock", lock.name())
+            .start();
     try (Observation.Scope scope = o.openScope()) {
       Optional<Lease> lease = lock.tryAcquire(wait);
       o.lowCardinalityKeyValue("outcome", lease.isPresent() ? "acquired" : "timeout");
-      lease.ifPresent(l -> o.highCardinalityKeyValue("fencing.token", Long.toString(l.fencingToken())));
+      lease.ifPresent(
+          l -> o.highCardinalityKeyValue("fencing.token", Long.toString(l.fencingToken())));
       return lease;
     } catch (InterruptedException e) {
       o.lowCardinalityKeyValue("outcome", "interrupted").error(e);
@@ -85,13 +98,16 @@ public final class LockObservations {
 
   /**
    * @param lease a lease just acquired
-   * @return a started observation of holding it; open its scope around the work and stop it
-   *     when the work ends
+   * @return a started observation of holding it; open its scope around the work and stop it when
+   *     the work ends
    */
   public Observation hold(Lease lease) {
-    return Observation.createNotStarted(HOLD, registry).contextualName("lock hold")
-        .lowCardinalityKeyValue("backend", backend).lowCardinalityKeyValue("client", client)
+    return Observation.createNotStarted(HOLD, registry)
+        .contextualName("lock hold")
+        .lowCardinalityKeyValue("backend", backend)
+        .lowCardinalityKeyValue("client", client)
         .highCardinalityKeyValue("lock", lease.lockName())
-        .highCardinalityKeyValue("fencing.token", Long.toString(lease.fencingToken())).start();
+        .highCardinalityKeyValue("fencing.token", Long.toString(lease.fencingToken()))
+        .start();
   }
 }

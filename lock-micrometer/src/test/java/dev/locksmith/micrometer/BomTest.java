@@ -17,24 +17,34 @@ import org.junit.jupiter.api.Test;
  */
 class BomTest {
   /** Modules of the root pom that are never published. */
-  private static final Set<String> UNPUBLISHED = Set.of("lock-bench", "lock-bom", "lock-spring-boot3-test", "examples/spring-boot-demo");
+  private static final Set<String> UNPUBLISHED =
+      Set.of("lock-bench", "lock-bom", "lock-spring-boot3-test", "examples/spring-boot-demo");
 
   @Test
   void theBomListsEveryPublishedModuleAtTheProjectVersion() throws Exception {
     Path root = Path.of("..").toAbsolutePath().normalize();
     String rootPom = Files.readString(root.resolve("pom.xml"));
     String bom = Files.readString(root.resolve("lock-bom/pom.xml"));
-    String version = first(rootPom, "<artifactId>locksmith-parent</artifactId>\\s*<version>([^<]+)</version>");
+    String version =
+        first(rootPom, "<artifactId>locksmith-parent</artifactId>\\s*<version>([^<]+)</version>");
     assertThat(first(bom, "<artifactId>lock-bom</artifactId>\\s*<version>([^<]+)</version>"))
-        .as("lock-bom's own version, written out since it has no parent").isEqualTo(version);
-    List<String> listed = all(bom, "<artifactId>(lock-[^<]+)</artifactId>\\s*<version>\\$\\{project.version}</version>");
+        .as("lock-bom's own version, written out since it has no parent")
+        .isEqualTo(version);
+    List<String> listed =
+        all(
+            bom,
+            "<artifactId>(lock-[^<]+)</artifactId>\\s*<version>\\$\\{project.version}</version>");
     List<String> missing = new ArrayList<>();
     for (String module : all(rootPom, "<module>([^<]+)</module>")) {
       if (!UNPUBLISHED.contains(module) && !listed.contains(module)) {
         missing.add(module);
       }
     }
-    assertThat(missing).as("modules of the root pom missing from lock-bom/pom.xml (add them, or to UNPUBLISHED here)").isEmpty();
+    assertThat(missing)
+        .as(
+            "modules of the root pom missing from lock-bom/pom.xml (add them, or to UNPUBLISHED"
+                + " here)")
+        .isEmpty();
   }
 
   private static String first(String text, String regex) {

@@ -28,20 +28,33 @@ class LockMetricsTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   private LockClient connect(String space, LockEvents events, Duration lease) {
-    return Locks.connect(LockConfig.builder().uri("local:" + space).lease(lease).events(events).build());
+    return Locks.connect(
+        LockConfig.builder().uri("local:" + space).lease(lease).events(events).build());
   }
 
   private LockMetrics metrics(boolean lockNames) {
-    return LockMetrics.builder(registry).backend("local").client("orders").lockNameTag(lockNames).build();
+    return LockMetrics.builder(registry)
+        .backend("local")
+        .client("orders")
+        .lockNameTag(lockNames)
+        .build();
   }
 
   private long acquires(String outcome) {
-    var timer = registry.find(LockMetrics.ACQUIRE).tags("backend", "local", "client", "orders", "outcome", outcome).timer();
+    var timer =
+        registry
+            .find(LockMetrics.ACQUIRE)
+            .tags("backend", "local", "client", "orders", "outcome", outcome)
+            .timer();
     return timer == null ? 0 : timer.count();
   }
 
   private double held() {
-    return registry.get(LockMetrics.HELD).tags("backend", "local", "client", "orders").gauge().value();
+    return registry
+        .get(LockMetrics.HELD)
+        .tags("backend", "local", "client", "orders")
+        .gauge()
+        .value();
   }
 
   private long holds(String outcome) {
@@ -66,18 +79,23 @@ class LockMetricsTest {
       }
       c.lock("free").acquire(Duration.ofSeconds(1));
       assertThat(c.lock("busy").tryAcquire()).isEmpty();
-      assertThatThrownBy(() -> c.lock("late").acquire(Duration.ofMillis(10))).isInstanceOf(LockTimeoutException.class);
+      assertThatThrownBy(() -> c.lock("late").acquire(Duration.ofMillis(10)))
+          .isInstanceOf(LockTimeoutException.class);
       await("acquired 1, timeout 2", () -> acquires("acquired") == 1 && acquires("timeout") == 2);
 
-      Thread waiter = new Thread(() -> {
-        try {
-          c.lock("interrupted").acquire();
-        } catch (InterruptedException expected) {
-          // counted as outcome=interrupted
-        }
-      });
+      Thread waiter =
+          new Thread(
+              () -> {
+                try {
+                  c.lock("interrupted").acquire();
+                } catch (InterruptedException expected) {
+                  // counted as outcome=interrupted
+                }
+              });
       waiter.start();
-      Thread.sleep(50); // not a timing assertion: the interrupt lands while waiting or before; both count as interrupted
+      Thread.sleep(
+          50); // not a timing assertion: the interrupt lands while waiting or before; both count as
+      // interrupted
       waiter.interrupt();
       await("interrupted 1", () -> acquires("interrupted") == 1);
 
@@ -86,15 +104,17 @@ class LockMetricsTest {
       async.cancel(true);
       await("cancelled 1", () -> acquires("cancelled") == 1);
 
-      Thread closed = new Thread(() -> {
-        try {
-          c.lock("closed").acquire();
-        } catch (LockException expected) {
-          // counted as outcome=error
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      });
+      Thread closed =
+          new Thread(
+              () -> {
+                try {
+                  c.lock("closed").acquire();
+                } catch (LockException expected) {
+                  // counted as outcome=error
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
       closed.start();
       Thread.sleep(50);
       c.close();
@@ -105,17 +125,28 @@ class LockMetricsTest {
     assertThat(acquires("timeout")).isEqualTo(2);
     assertThat(acquires("interrupted")).isEqualTo(1);
     assertThat(acquires("cancelled")).isEqualTo(1);
-    assertThat(registry.get(LockMetrics.ACQUIRE).tags("outcome", "timeout").timer().totalTime(TimeUnit.MILLISECONDS))
-        .as("the 10 ms acquire waited at least 10 ms").isGreaterThanOrEqualTo(10);
+    assertThat(
+            registry
+                .get(LockMetrics.ACQUIRE)
+                .tags("outcome", "timeout")
+                .timer()
+                .totalTime(TimeUnit.MILLISECONDS))
+        .as("the 10 ms acquire waited at least 10 ms")
+        .isGreaterThanOrEqualTo(10);
   }
 
   @Test
   void theGaugeFollowsLeasesHeldAndTheHoldTimerTheirEnd() throws Exception {
-    try (LockClient c = connect("m-gauge", metrics(false), Duration.ofMillis(300))) { // renewed often: a revoke is seen soon
+    try (LockClient c =
+        connect(
+            "m-gauge",
+            metrics(false),
+            Duration.ofMillis(300))) { // renewed often: a revoke is seen soon
       assertThat(held()).as("the gauge before any lease").isZero();
       Lease a = c.lock("a").acquire(Duration.ofSeconds(1));
       Lease b = c.lock("b").acquire(Duration.ofSeconds(1));
-      Lease again = c.lock("a").acquire(Duration.ofSeconds(1)); // reentrant: the same lease, not another
+      Lease again =
+          c.lock("a").acquire(Duration.ofSeconds(1)); // reentrant: the same lease, not another
       await("2 held", () -> held() == 2);
       again.release();
       a.release();
@@ -125,9 +156,11 @@ class LockMetricsTest {
       b.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
       await("0 held", () -> held() == 0);
       await("one hold ended by loss", () -> holds("lost") == 1);
-      assertThat(registry.get(LockMetrics.LOST).tags("reason", "taken").counter().count()).isEqualTo(1);
+      assertThat(registry.get(LockMetrics.LOST).tags("reason", "taken").counter().count())
+          .isEqualTo(1);
       assertThat(b.release()).isFalse();
-      Thread.sleep(50); // a release of a lost lease must not be counted: give a wrong event time to land
+      Thread.sleep(
+          50); // a release of a lost lease must not be counted: give a wrong event time to land
       assertThat(held()).as("the gauge after releasing a lost lease").isZero();
       assertThat(holds("released") + holds("lapsed")).isEqualTo(1);
     }
@@ -138,9 +171,14 @@ class LockMetricsTest {
     LockClient c = connect("m-close", metrics(false), Duration.ofSeconds(30));
     c.lock("x").acquire(Duration.ofSeconds(1));
     c.close();
-    await("lost client_closed", () -> registry.find(LockMetrics.LOST).tags("reason", "client_closed").counter() != null
-        && registry.get(LockMetrics.LOST).tags("reason", "client_closed").counter().count() > 0);
-    assertThat(registry.get(LockMetrics.LOST).tags("reason", "client_closed").counter().count()).isEqualTo(1);
+    await(
+        "lost client_closed",
+        () ->
+            registry.find(LockMetrics.LOST).tags("reason", "client_closed").counter() != null
+                && registry.get(LockMetrics.LOST).tags("reason", "client_closed").counter().count()
+                    > 0);
+    assertThat(registry.get(LockMetrics.LOST).tags("reason", "client_closed").counter().count())
+        .isEqualTo(1);
     assertThat(held()).isZero();
   }
 
@@ -148,11 +186,14 @@ class LockMetricsTest {
   void renewalsAreCountedBySuccess() throws Exception {
     try (LockClient c = connect("m-renew", metrics(false), Duration.ofMillis(150))) {
       Lease lease = c.lock("r").acquire(Duration.ofSeconds(1));
-      await("two renewals", () -> {
-        var counter = registry.find(LockMetrics.RENEWALS).tags("outcome", "success").counter();
-        return counter != null && counter.count() >= 2;
-      });
-      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", "failure").counter().count()).isZero();
+      await(
+          "two renewals",
+          () -> {
+            var counter = registry.find(LockMetrics.RENEWALS).tags("outcome", "success").counter();
+            return counter != null && counter.count() >= 2;
+          });
+      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", "failure").counter().count())
+          .isZero();
       lease.release();
     }
   }
@@ -162,22 +203,38 @@ class LockMetricsTest {
   void everyMeterExistsAtZeroBeforeItsFirstEvent() {
     metrics(false);
     for (String outcome : List.of("acquired", "timeout", "interrupted", "cancelled", "error")) {
-      assertThat(registry.get(LockMetrics.ACQUIRE).tags("backend", "local", "client", "orders", "outcome", outcome).timer().count())
-          .as("acquire timer, outcome %s", outcome).isZero();
+      assertThat(
+              registry
+                  .get(LockMetrics.ACQUIRE)
+                  .tags("backend", "local", "client", "orders", "outcome", outcome)
+                  .timer()
+                  .count())
+          .as("acquire timer, outcome %s", outcome)
+          .isZero();
     }
     for (String outcome : List.of("released", "lapsed", "lost")) {
-      assertThat(registry.get(LockMetrics.HOLD).tags("outcome", outcome).timer().count()).as("hold timer, outcome %s", outcome).isZero();
+      assertThat(registry.get(LockMetrics.HOLD).tags("outcome", outcome).timer().count())
+          .as("hold timer, outcome %s", outcome)
+          .isZero();
     }
-    for (String reason : List.of("expired", "taken", "renewal_failed", "session_lost", "client_closed")) {
-      assertThat(registry.get(LockMetrics.LOST).tags("reason", reason).counter().count()).as("lost, reason %s", reason).isZero();
+    for (String reason :
+        List.of("expired", "taken", "renewal_failed", "session_lost", "client_closed")) {
+      assertThat(registry.get(LockMetrics.LOST).tags("reason", reason).counter().count())
+          .as("lost, reason %s", reason)
+          .isZero();
     }
     for (String outcome : List.of("success", "failure")) {
-      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", outcome).counter().count()).as("renewals, %s", outcome).isZero();
+      assertThat(registry.get(LockMetrics.RENEWALS).tags("outcome", outcome).counter().count())
+          .as("renewals, %s", outcome)
+          .isZero();
     }
     assertThat(held()).isZero();
   }
 
-  /** With lock names as tags every series of a name has the tag: none is registered before a lock is named. */
+  /**
+   * With lock names as tags every series of a name has the tag: none is registered before a lock is
+   * named.
+   */
   @Test
   void withLockNamesNothingIsRegisteredWithoutTheLockTag() {
     metrics(true);
@@ -191,51 +248,89 @@ class LockMetricsTest {
       c.lock("order-1").acquire(Duration.ofSeconds(1)).release();
       await("hold recorded", () -> holds("released") == 1);
     }
-    assertThat(registry.getMeters()).isNotEmpty().allSatisfy(m -> assertThat(tagKeys(m)).doesNotContain("lock"));
+    assertThat(registry.getMeters())
+        .isNotEmpty()
+        .allSatisfy(m -> assertThat(tagKeys(m)).doesNotContain("lock"));
 
     MeterRegistry named = new SimpleMeterRegistry();
-    LockMetrics withNames = LockMetrics.builder(named).backend("local").client("orders").lockNameTag(true).build();
+    LockMetrics withNames =
+        LockMetrics.builder(named).backend("local").client("orders").lockNameTag(true).build();
     try (LockClient c = connect("m-names-on", withNames, Duration.ofSeconds(30))) {
       Lease lease = c.lock("order-1").acquire(Duration.ofSeconds(1));
-      await("per-lock gauge at 1", () -> named.find(LockMetrics.HELD).tags("lock", "order-1").gauge() != null
-          && named.find(LockMetrics.HELD).tags("lock", "order-1").gauge().value() == 1);
+      await(
+          "per-lock gauge at 1",
+          () ->
+              named.find(LockMetrics.HELD).tags("lock", "order-1").gauge() != null
+                  && named.find(LockMetrics.HELD).tags("lock", "order-1").gauge().value() == 1);
       lease.release();
-      await("acquire and hold tagged", () -> named.find(LockMetrics.HOLD).tags("lock", "order-1", "outcome", "released").timer() != null);
-      assertThat(named.get(LockMetrics.ACQUIRE).tags("lock", "order-1", "outcome", "acquired", "backend", "local", "client", "orders")
-          .timer().count()).isEqualTo(1);
+      await(
+          "acquire and hold tagged",
+          () ->
+              named.find(LockMetrics.HOLD).tags("lock", "order-1", "outcome", "released").timer()
+                  != null);
+      assertThat(
+              named
+                  .get(LockMetrics.ACQUIRE)
+                  .tags(
+                      "lock",
+                      "order-1",
+                      "outcome",
+                      "acquired",
+                      "backend",
+                      "local",
+                      "client",
+                      "orders")
+                  .timer()
+                  .count())
+          .isEqualTo(1);
     }
   }
 
   @Test
   void anotherListenerStillHearsEveryEvent() throws Exception {
     List<String> heard = new CopyOnWriteArrayList<>();
-    LockMetrics chained = LockMetrics.builder(registry).then(new LockEvents() {
-      @Override
-      public void acquired(String name, long token, Duration waited) {
-        heard.add("acquired " + name);
-      }
+    LockMetrics chained =
+        LockMetrics.builder(registry)
+            .then(
+                new LockEvents() {
+                  @Override
+                  public void acquired(String name, long token, Duration waited) {
+                    heard.add("acquired " + name);
+                  }
 
-      @Override
-      public void released(String name, long token, Duration held, boolean stillHeld) {
-        heard.add("released " + name);
-      }
-    }).build();
+                  @Override
+                  public void released(String name, long token, Duration held, boolean stillHeld) {
+                    heard.add("released " + name);
+                  }
+                })
+            .build();
     try (LockClient c = connect("m-then", chained, Duration.ofSeconds(30))) {
       c.lock("t").acquire(Duration.ofSeconds(1)).release();
       await("both events passed on", () -> heard.size() == 2);
     }
     assertThat(heard).containsExactly("acquired t", "released t");
-    assertThat(registry.get(LockMetrics.ACQUIRE).tags("backend", "unknown", "client", "default").timer().count()).isEqualTo(1);
+    assertThat(
+            registry
+                .get(LockMetrics.ACQUIRE)
+                .tags("backend", "unknown", "client", "default")
+                .timer()
+                .count())
+        .isEqualTo(1);
   }
 
   @Test
   void badArgumentsAreNamed() {
-    assertThatThrownBy(() -> LockMetrics.builder(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`registry` was null");
-    assertThatThrownBy(() -> LockMetrics.builder(registry).backend(" ")).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> LockMetrics.builder(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`registry` was null");
+    assertThatThrownBy(() -> LockMetrics.builder(registry).backend(" "))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`backend` was ' '");
-    assertThatThrownBy(() -> LockMetrics.builder(registry).client(null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> LockMetrics.builder(registry).client(null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("`client` was null");
-    assertThatThrownBy(() -> LockMetrics.builder(registry).then(null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> LockMetrics.builder(registry).then(null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("`events` was null");
   }
 

@@ -21,17 +21,20 @@ class LockObservationsTest {
   private final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
 
   LockObservationsTest() {
-    registry.observationConfig().observationHandler(new ObservationHandler<Observation.Context>() {
-      @Override
-      public boolean supportsContext(Observation.Context context) {
-        return true;
-      }
+    registry
+        .observationConfig()
+        .observationHandler(
+            new ObservationHandler<Observation.Context>() {
+              @Override
+              public boolean supportsContext(Observation.Context context) {
+                return true;
+              }
 
-      @Override
-      public void onStop(Observation.Context context) {
-        stopped.add(context);
-      }
-    });
+              @Override
+              public void onStop(Observation.Context context) {
+                stopped.add(context);
+              }
+            });
   }
 
   private static String low(Observation.Context c, String key) {
@@ -51,13 +54,15 @@ class LockObservationsTest {
       Optional<Lease> lease = observe.tryAcquire(c.lock("pay:42"), Duration.ofSeconds(1));
       assertThat(lease).isPresent();
       Observation hold = observe.hold(lease.get());
-      try (Lease held = lease.get(); Observation.Scope scope = hold.openScope()) {
+      try (Lease held = lease.get();
+          Observation.Scope scope = hold.openScope()) {
         Observation.createNotStarted("work", registry).observe(() -> {});
       } finally {
         hold.stop();
       }
       long token = lease.get().fencingToken();
-      assertThat(stopped).extracting(Observation.Context::getName)
+      assertThat(stopped)
+          .extracting(Observation.Context::getName)
           .containsExactly(LockObservations.ACQUIRE, "work", LockObservations.HOLD);
       Observation.Context acquire = stopped.get(0);
       assertThat(acquire.getContextualName()).isEqualTo("lock acquire");
@@ -71,14 +76,16 @@ class LockObservationsTest {
       assertThat(held.getContextualName()).isEqualTo("lock hold");
       assertThat(high(held, "fencing.token")).isEqualTo(Long.toString(token));
       assertThat(work.getParentObservation()).as("the work's parent").isNotNull();
-      assertThat(work.getParentObservation().getContextView().getName()).isEqualTo(LockObservations.HOLD);
+      assertThat(work.getParentObservation().getContextView().getName())
+          .isEqualTo(LockObservations.HOLD);
     }
   }
 
   @Test
   void aBusyLockIsATimeoutAndAnInterruptAnError() throws Exception {
     LockObservations observe = new LockObservations(registry, "local", "orders");
-    try (LockClient holder = Locks.connect("local:obs-busy"); LockClient c = Locks.connect("local:obs-busy")) {
+    try (LockClient holder = Locks.connect("local:obs-busy");
+        LockClient c = Locks.connect("local:obs-busy")) {
       holder.lock("b").acquire(Duration.ofSeconds(1));
       assertThat(observe.tryAcquire(c.lock("b"), Duration.ZERO)).isEmpty();
       Thread.currentThread().interrupt();
@@ -87,7 +94,9 @@ class LockObservationsTest {
       } catch (InterruptedException expected) {
         // observed as interrupted
       }
-      assertThat(stopped).extracting(ctx -> low(ctx, "outcome")).containsExactly("timeout", "interrupted");
+      assertThat(stopped)
+          .extracting(ctx -> low(ctx, "outcome"))
+          .containsExactly("timeout", "interrupted");
       assertThat(stopped.get(1).getError()).isInstanceOf(InterruptedException.class);
     }
   }

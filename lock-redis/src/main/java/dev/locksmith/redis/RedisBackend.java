@@ -1,5 +1,6 @@
 package dev.locksmith.redis;
 
+import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
@@ -9,10 +10,12 @@ import dev.locksmith.LockState;
 import dev.locksmith.redis.internal.RedisKeys;
 import dev.locksmith.redis.internal.RedisNode;
 import dev.locksmith.redis.internal.RedisScripts;
+import dev.locksmith.redis.internal.RedisSettings;
 import dev.locksmith.redis.internal.ReleaseSubscriber;
 import dev.locksmith.spi.BackendContext;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Claim;
+import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Poll;
@@ -23,20 +26,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
-import dev.locksmith.BackendUnavailableException;
-import dev.locksmith.redis.internal.RedisSettings;
-import dev.locksmith.spi.Durations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis lock protocol on one server: acquire is one script (SET NX PX and the INCR of the
- * fence counter of the lock's hash slot when nobody waits; otherwise the lock goes to the first live entry of its waiter queue),
- * release and renew are owner-checked scripts, a release with waiters queued publishes a wake-up
- * that one shared subscriber connection hands to this client's waiters, and renewals go out
- * pipelined. Extend is the owner-checked PEXPIRE of renewal with the new lease; a hold after
- * release replaces the owner id with a value no lease has, expiring after the hold, so only
- * Redis's own expiry frees it. A semaphore or read-write lock keeps its live leases in sorted
+ * The Redis lock protocol on one server: acquire is one script (SET NX PX and the INCR of the fence
+ * counter of the lock's hash slot when nobody waits; otherwise the lock goes to the first live
+ * entry of its waiter queue), release and renew are owner-checked scripts, a release with waiters
+ * queued publishes a wake-up that one shared subscriber connection hands to this client's waiters,
+ * and renewals go out pipelined. Extend is the owner-checked PEXPIRE of renewal with the new lease;
+ * a hold after release replaces the owner id with a value no lease has, expiring after the hold, so
+ * only Redis's own expiry frees it. A semaphore or read-write lock keeps its live leases in sorted
  * sets scored by their expiry in the server's clock, beside the lock of the same name (same hash
  * tag and fence counter, other keys): one script per acquire, release, renewal.
  */
@@ -49,40 +49,94 @@ final class RedisBackend implements LockBackend {
   /** The shortest life of a waiter's queue entry between two of its polls. */
   static final long MIN_QUEUE_ENTRY_MILLIS = 500;
 
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
-          Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
-      // FIFO is declared, and checked by the kit, for locks only
-      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
-          "a paused holder's key expires with its lease and the next holder's token, from the same server's INCR of the lock's slot counter, is higher")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
-          "as for a paused holder: the lease runs from the server's SET, and the token orders the holders")
-      .promise(Fault.SERVER_RESTART, Promise.UNSAFE,
-          "a restart without persistence forgets the lock keys and the fence counters: a second holder can enter and tokens start again from 1")
-      .promise(Fault.SERVER_PAUSE, Promise.SAFE_WITH_FENCING,
-          "nobody can acquire while the server is paused and holders report loss when renewal fails past their lease; on resume the expired keys free the lock, and a holder that ignored the loss has the lower token")
-      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
-          "a cut-off holder's renewals fail and it is told the lease is lost by the lease's end; the key expires on the server and the next token is higher")
-      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE,
-          "one server, no replication (with replicas, asynchronous replication can lose a lock at failover)")
-      .promise(Fault.CLOCK_JUMP, Promise.UNSAFE, "Redis expires keys by its wall clock, so a jump forward on the server frees locks early")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes the key only if it still holds our owner id, in one script")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
-          "a retried acquire by the same owner gets its own lock back, and an abandoned attempt releases what it may have taken; liveness only")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE,
-          "a lock's tokens come from the fence counter of its hash slot, which has no TTL and only rises, so they rise while the server keeps its data (see SERVER_RESTART)")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.FIFO_FAIRNESS,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.SHARED_ACROSS_PROCESSES,
+              Feature.STATE_READS,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE,
+              Feature.SEMAPHORES,
+              Feature.READ_WRITE_LOCKS)
+          // FIFO is declared, and checked by the kit, for locks only
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+          .promise(
+              Fault.HOLDER_PAUSE,
+              Promise.SAFE_WITH_FENCING,
+              "a paused holder's key expires with its lease and the next holder's token, from the"
+                  + " same server's INCR of the lock's slot counter, is higher")
+          .promise(
+              Fault.HOLDER_CRASH,
+              Promise.SAFE,
+              "a crashed holder stops renewing and its key expires with the lease (PX)")
+          .promise(
+              Fault.PAUSE_DURING_ACQUIRE,
+              Promise.SAFE_WITH_FENCING,
+              "as for a paused holder: the lease runs from the server's SET, and the token orders"
+                  + " the holders")
+          .promise(
+              Fault.SERVER_RESTART,
+              Promise.UNSAFE,
+              "a restart without persistence forgets the lock keys and the fence counters: a second"
+                  + " holder can enter and tokens start again from 1")
+          .promise(
+              Fault.SERVER_PAUSE,
+              Promise.SAFE_WITH_FENCING,
+              "nobody can acquire while the server is paused and holders report loss when renewal"
+                  + " fails past their lease; on resume the expired keys free the lock, and a"
+                  + " holder that ignored the loss has the lower token")
+          .promise(
+              Fault.PARTITION,
+              Promise.SAFE_WITH_FENCING,
+              "a cut-off holder's renewals fail and it is told the lease is lost by the lease's"
+                  + " end; the key expires on the server and the next token is higher")
+          .promise(
+              Fault.LEADER_FAILOVER,
+              Promise.NOT_APPLICABLE,
+              "one server, no replication (with replicas, asynchronous replication can lose a lock"
+                  + " at failover)")
+          .promise(
+              Fault.CLOCK_JUMP,
+              Promise.UNSAFE,
+              "Redis expires keys by its wall clock, so a jump forward on the server frees locks"
+                  + " early")
+          .promise(
+              Fault.RELEASE_AFTER_EXPIRY,
+              Promise.SAFE,
+              "release deletes the key only if it still holds our owner id, in one script")
+          .promise(
+              Fault.AMBIGUOUS_ACQUIRE,
+              Promise.SAFE,
+              "a retried acquire by the same owner gets its own lock back, and an abandoned attempt"
+                  + " releases what it may have taken; liveness only")
+          .promise(
+              Fault.TOKEN_MONOTONICITY,
+              Promise.SAFE,
+              "a lock's tokens come from the fence counter of its hash slot, which has no TTL and"
+                  + " only rises, so they rise while the server keeps its data (see"
+                  + " SERVER_RESTART)")
+          .build();
 
   private final RedisNode node;
   private final RedisKeys keys;
   private final BackendContext context;
+
   /** The one subscriber of one server or a Sentinel set's primary; null on a Cluster. */
   private final ReleaseSubscriber subscriber;
-  /** On a Cluster: one sharded subscriber per node, by the node that owned the slot when it was made. */
+
+  /**
+   * On a Cluster: one sharded subscriber per node, by the node that owned the slot when it was
+   * made.
+   */
   private final Map<String, ReleaseSubscriber> shardSubscribers = new ConcurrentHashMap<>();
+
   private final ReentrantLock shardLock = new ReentrantLock();
   private volatile boolean closed;
   private final Guarantees guarantees;
@@ -96,12 +150,20 @@ final class RedisBackend implements LockBackend {
     this.node = node;
     this.keys = keys;
     this.context = context;
-    this.subscriber = node.isCluster() ? null : new ReleaseSubscriber(node, keys.clientChannel(context.clientId()));
+    this.subscriber =
+        node.isCluster()
+            ? null
+            : new ReleaseSubscriber(node, keys.clientChannel(context.clientId()));
     this.guarantees = guarantees(node.settings().topology(), node.settings().waitReplicas());
-    this.releaseScript = node.isCluster() ? RedisScripts.RELEASE_QUEUED_SHARDED : RedisScripts.RELEASE_QUEUED;
+    this.releaseScript =
+        node.isCluster() ? RedisScripts.RELEASE_QUEUED_SHARDED : RedisScripts.RELEASE_QUEUED;
     this.withdrawScript = node.isCluster() ? RedisScripts.WITHDRAW_SHARDED : RedisScripts.WITHDRAW;
-    this.semaphoreReleaseScript = node.isCluster() ? RedisScripts.SEMAPHORE_RELEASE_SHARDED : RedisScripts.SEMAPHORE_RELEASE;
-    this.readWriteReleaseScript = node.isCluster() ? RedisScripts.READ_WRITE_RELEASE_SHARDED : RedisScripts.READ_WRITE_RELEASE;
+    this.semaphoreReleaseScript =
+        node.isCluster() ? RedisScripts.SEMAPHORE_RELEASE_SHARDED : RedisScripts.SEMAPHORE_RELEASE;
+    this.readWriteReleaseScript =
+        node.isCluster()
+            ? RedisScripts.READ_WRITE_RELEASE_SHARDED
+            : RedisScripts.READ_WRITE_RELEASE;
     this.waitReplicas = node.settings().waitReplicas();
   }
 
@@ -114,40 +176,94 @@ final class RedisBackend implements LockBackend {
     if (topology == RedisSettings.Topology.SINGLE) {
       return GUARANTEES;
     }
-    String where = topology == RedisSettings.Topology.SENTINEL ? "the Sentinels promote a replica" : "the Cluster promotes a replica";
-    String wait = waitReplicas == 0
-        ? "replication is asynchronous and a grant is answered before any replica has it"
-        : "a grant is answered only after WAIT saw " + waitReplicas + " replica(s) acknowledge it (else it is given back and the acquire "
-            + "fails), but replication stays asynchronous: the replica promoted need not be one that acknowledged, and WAIT "
-            + "narrows the window, it does not close it";
+    String where =
+        topology == RedisSettings.Topology.SENTINEL
+            ? "the Sentinels promote a replica"
+            : "the Cluster promotes a replica";
+    String wait =
+        waitReplicas == 0
+            ? "replication is asynchronous and a grant is answered before any replica has it"
+            : "a grant is answered only after WAIT saw "
+                + waitReplicas
+                + " replica(s) acknowledge it (else it is given back and the acquire fails), but"
+                + " replication stays asynchronous: the replica promoted need not be one that"
+                + " acknowledged, and WAIT narrows the window, it does not close it";
     return Guarantees.builder()
-        .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-            Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE,
-            Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+        .features(
+            Feature.FENCING,
+            Feature.FIFO_FAIRNESS,
+            Feature.RENEWAL,
+            Feature.LOSS_DETECTION,
+            Feature.NOTIFIED_WAKEUP,
+            Feature.REENTRANCY,
+            Feature.SHARED_ACROSS_PROCESSES,
+            Feature.STATE_READS,
+            Feature.EXTEND,
+            Feature.HOLD_AFTER_RELEASE,
+            Feature.SEMAPHORES,
+            Feature.READ_WRITE_LOCKS)
         // FIFO is declared, and checked by the kit, for locks only
-        .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
-        .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING,
-            "a paused holder's key expires with its lease and the next holder's token, from the same primary's fence INCR, is higher")
-        .promise(Fault.HOLDER_CRASH, Promise.SAFE, "a crashed holder stops renewing and its key expires with the lease (PX)")
-        .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING,
-            "as for a paused holder: the lease runs from the primary's SET, and the token orders the holders")
-        .promise(Fault.SERVER_RESTART, Promise.UNSAFE,
-            "a primary restarted without persistence before a failover comes back empty and its replicas copy it: lock keys and "
-                + "fence counters are lost")
-        .promise(Fault.SERVER_PAUSE, Promise.SAFE_WITH_FENCING,
-            "nobody can acquire on a paused primary and holders report loss when renewal fails past their lease; if it stays "
-                + "paused long enough, " + where + ", with the failover's risks")
-        .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING,
-            "a cut-off holder's renewals fail and it is told the lease is lost by the lease's end; the key expires and the next token is higher")
-        .promise(Fault.LEADER_FAILOVER, Promise.UNSAFE,
-            "when the primary dies and " + where + ", " + wait + ": a lock or a fence INCR the new primary never got is lost, "
+        .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+        .promise(
+            Fault.HOLDER_PAUSE,
+            Promise.SAFE_WITH_FENCING,
+            "a paused holder's key expires with its lease and the next holder's token, from the"
+                + " same primary's fence INCR, is higher")
+        .promise(
+            Fault.HOLDER_CRASH,
+            Promise.SAFE,
+            "a crashed holder stops renewing and its key expires with the lease (PX)")
+        .promise(
+            Fault.PAUSE_DURING_ACQUIRE,
+            Promise.SAFE_WITH_FENCING,
+            "as for a paused holder: the lease runs from the primary's SET, and the token orders"
+                + " the holders")
+        .promise(
+            Fault.SERVER_RESTART,
+            Promise.UNSAFE,
+            "a primary restarted without persistence before a failover comes back empty and its"
+                + " replicas copy it: lock keys and fence counters are lost")
+        .promise(
+            Fault.SERVER_PAUSE,
+            Promise.SAFE_WITH_FENCING,
+            "nobody can acquire on a paused primary and holders report loss when renewal fails past"
+                + " their lease; if it stays paused long enough, "
+                + where
+                + ", with the failover's risks")
+        .promise(
+            Fault.PARTITION,
+            Promise.SAFE_WITH_FENCING,
+            "a cut-off holder's renewals fail and it is told the lease is lost by the lease's end;"
+                + " the key expires and the next token is higher")
+        .promise(
+            Fault.LEADER_FAILOVER,
+            Promise.UNSAFE,
+            "when the primary dies and "
+                + where
+                + ", "
+                + wait
+                + ": a lock or a fence INCR the new primary never got is lost, "
                 + "a second holder can enter, and its token can repeat one already given")
-        .promise(Fault.CLOCK_JUMP, Promise.UNSAFE, "Redis expires keys by its wall clock, so a jump forward on the primary frees locks early")
-        .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes the key only if it still holds our owner id, in one script")
-        .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE,
-            "a retried acquire by the same owner gets its own lock back, and an abandoned attempt releases what it may have taken; liveness only")
-        .promise(Fault.TOKEN_MONOTONICITY, Promise.UNSAFE,
-            "the fence counter rises on one primary, but a failover to a replica that lacks the last INCRs makes tokens repeat"
+        .promise(
+            Fault.CLOCK_JUMP,
+            Promise.UNSAFE,
+            "Redis expires keys by its wall clock, so a jump forward on the primary frees locks"
+                + " early")
+        .promise(
+            Fault.RELEASE_AFTER_EXPIRY,
+            Promise.SAFE,
+            "release deletes the key only if it still holds our owner id, in one script")
+        .promise(
+            Fault.AMBIGUOUS_ACQUIRE,
+            Promise.SAFE,
+            "a retried acquire by the same owner gets its own lock back, and an abandoned attempt"
+                + " releases what it may have taken; liveness only")
+        .promise(
+            Fault.TOKEN_MONOTONICITY,
+            Promise.UNSAFE,
+            "the fence counter rises on one primary, but a failover to a replica that lacks the"
+                + " last INCRs makes tokens repeat"
                 + (waitReplicas == 0 ? "" : " (WAIT makes that rarer, not impossible)"))
         .build();
   }
@@ -165,7 +281,10 @@ final class RedisBackend implements LockBackend {
     return subscriber;
   }
 
-  /** @return the subscriber that hears the lock's release channel: the one, or on a Cluster its node's */
+  /**
+   * @return the subscriber that hears the lock's release channel: the one, or on a Cluster its
+   *     node's
+   */
   private ReleaseSubscriber subscriberFor(String name) {
     if (subscriber != null) {
       return subscriber;
@@ -208,6 +327,7 @@ final class RedisBackend implements LockBackend {
     private ReleaseSubscriber joinedTo;
     private boolean joined;
     private boolean ambiguous;
+
     /** Whether a busy answer put us in the lock's queue: then giving up must take us out. */
     private boolean queued;
 
@@ -215,7 +335,11 @@ final class RedisBackend implements LockBackend {
       this.name = name;
       this.ownerId = ownerId;
       this.lockKeys = acquireKeys(keys, name);
-      this.args = List.of(ownerId, Long.toString(Math.max(1, lease.toMillis())), Long.toString(queueEntryMillis()));
+      this.args =
+          List.of(
+              ownerId,
+              Long.toString(Math.max(1, lease.toMillis())),
+              Long.toString(queueEntryMillis()));
       this.channel = keys.releasedChannel(name);
       this.wake = wake;
     }
@@ -225,7 +349,9 @@ final class RedisBackend implements LockBackend {
       return poll(true);
     }
 
-    /** Nobody waits: no subscription, and a busy lock leaves no entry in its queue (entry life 0). */
+    /**
+     * Nobody waits: no subscription, and a busy lock leaves no entry in its queue (entry life 0).
+     */
     @Override
     public Poll pollWithoutWaiting() throws InterruptedException {
       return poll(false);
@@ -245,8 +371,12 @@ final class RedisBackend implements LockBackend {
       Object reply;
       long acknowledged = -1;
       if (waitReplicas > 0) {
-        RedisNode.Replicated r = node.evalReplicated(RedisScripts.ACQUIRE_QUEUED, lockKeys, argv,
-            got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
+        RedisNode.Replicated r =
+            node.evalReplicated(
+                RedisScripts.ACQUIRE_QUEUED,
+                lockKeys,
+                argv,
+                got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
         reply = r.reply;
         acknowledged = r.acknowledged;
       } else {
@@ -261,16 +391,33 @@ final class RedisBackend implements LockBackend {
         leave();
         if (acknowledged >= 0 && acknowledged < waitReplicas) {
           // the primary granted it but too few replicas have it: a failover now could hand the
-          // lock to a second holder. Give it back and fail, rather than return a grant we cannot stand behind.
+          // lock to a second holder. Give it back and fail, rather than return a grant we cannot
+          // stand behind.
           releaseScript(name, ownerId);
-          throw new BackendUnavailableException("lock '" + name + "' was granted by " + node.serverOf(keys.owner(name)) + " but only "
-              + acknowledged + " of the " + waitReplicas + " replica(s) asked for (`wait-replicas`) acknowledged it within "
-              + Durations.format(node.settings().waitTimeout()) + " (`wait-timeout`); it was given back. Are the replicas up and "
-              + "connected (INFO replication), or is `wait-timeout` too short?");
+          throw new BackendUnavailableException(
+              "lock '"
+                  + name
+                  + "' was granted by "
+                  + node.serverOf(keys.owner(name))
+                  + " but only "
+                  + acknowledged
+                  + " of the "
+                  + waitReplicas
+                  + " replica(s) asked for (`wait-replicas`) acknowledged it within "
+                  + Durations.format(node.settings().waitTimeout())
+                  + " (`wait-timeout`); it was given back. Are the replicas up and "
+                  + "connected (INFO replication), or is `wait-timeout` too short?");
         }
         if (value <= 0) {
-          throw new LockException("lock '" + name + "' was taken but its fence counter on " + node.endpoint() + " reads " + value
-              + "; someone changed " + keys.fenceCounter(name));
+          throw new LockException(
+              "lock '"
+                  + name
+                  + "' was taken but its fence counter on "
+                  + node.endpoint()
+                  + " reads "
+                  + value
+                  + "; someone changed "
+                  + keys.fenceCounter(name));
         }
         return Poll.granted(value, null);
       }
@@ -300,11 +447,18 @@ final class RedisBackend implements LockBackend {
         // leave the queue (else the waiters behind us wait until our entry lapses) and, if the
         // last acquire was granted without our seeing the reply, give the lock back
         try {
-          node.eval(withdrawScript, List.of(keys.owner(name), keys.token(name), keys.queue(name), keys.queueDeadlines(name)),
+          node.eval(
+              withdrawScript,
+              List.of(
+                  keys.owner(name), keys.token(name), keys.queue(name), keys.queueDeadlines(name)),
               List.of(ownerId, channel));
         } catch (RuntimeException e) {
-          LOG.debug("withdrawing from lock '{}' on {} failed; our queue entry lapses and any grant expires with its lease: {}",
-              name, node.endpoint(), e.toString());
+          LOG.debug(
+              "withdrawing from lock '{}' on {} failed; our queue entry lapses and any grant"
+                  + " expires with its lease: {}",
+              name,
+              node.endpoint(),
+              e.toString());
         }
         queued = false;
       }
@@ -312,7 +466,8 @@ final class RedisBackend implements LockBackend {
   }
 
   @Override
-  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  public LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     if (claim.isExclusive()) {
       return attempt(name, ownerId, lease, wake);
     }
@@ -320,11 +475,11 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
-   * One acquisition of a semaphore permit or a side of a read-write lock: polls with the
-   * resource's acquire script and waits on the resource's release channel, subscribed before its
-   * first busy answer as a lock's attempt is. A busy writer leaves a mark that holds new readers
-   * back; withdrawing takes it away at once (else it lapses by itself a few recheck intervals
-   * after the writer's last poll).
+   * One acquisition of a semaphore permit or a side of a read-write lock: polls with the resource's
+   * acquire script and waits on the resource's release channel, subscribed before its first busy
+   * answer as a lock's attempt is. A busy writer leaves a mark that holds new readers back;
+   * withdrawing takes it away at once (else it lapses by itself a few recheck intervals after the
+   * writer's last poll).
    */
   private final class SharedAttempt implements LockAttempt {
     private final String name;
@@ -338,7 +493,10 @@ final class RedisBackend implements LockBackend {
     private ReleaseSubscriber joinedTo;
     private boolean joined;
     private boolean ambiguous;
-    /** Whether a busy answer marked us as a waiting writer: then giving up must take the mark away. */
+
+    /**
+     * Whether a busy answer marked us as a waiting writer: then giving up must take the mark away.
+     */
     private boolean marked;
 
     SharedAttempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
@@ -348,9 +506,14 @@ final class RedisBackend implements LockBackend {
       boolean permit = claim.kind() == Claim.Kind.PERMIT;
       this.acquire = permit ? RedisScripts.SEMAPHORE_ACQUIRE : RedisScripts.READ_WRITE_ACQUIRE;
       this.acquireKeys = sharedAcquireKeys(keys, name, claim);
-      this.args = List.of(ownerId, Long.toString(RedisScripts.ceilMillis(lease)),
-          permit ? Integer.toString(claim.permits()) : claim.kind() == Claim.Kind.WRITE ? "write" : "read",
-          Long.toString(queueEntryMillis()));
+      this.args =
+          List.of(
+              ownerId,
+              Long.toString(RedisScripts.ceilMillis(lease)),
+              permit
+                  ? Integer.toString(claim.permits())
+                  : claim.kind() == Claim.Kind.WRITE ? "write" : "read",
+              Long.toString(queueEntryMillis()));
       this.channel = sharedChannel(keys, name, claim);
       this.wake = wake;
     }
@@ -368,8 +531,12 @@ final class RedisBackend implements LockBackend {
       Object reply;
       long acknowledged = -1;
       if (waitReplicas > 0) {
-        RedisNode.Replicated r = node.evalReplicated(acquire, acquireKeys, args,
-            got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
+        RedisNode.Replicated r =
+            node.evalReplicated(
+                acquire,
+                acquireKeys,
+                args,
+                got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
         reply = r.reply;
         acknowledged = r.acknowledged;
       } else {
@@ -384,14 +551,28 @@ final class RedisBackend implements LockBackend {
         leave();
         if (acknowledged >= 0 && acknowledged < waitReplicas) {
           releaseShared(name, claim, ownerId);
-          throw new BackendUnavailableException(what() + " was granted by " + node.serverOf(acquireKeys.get(0)) + " but only "
-              + acknowledged + " of the " + waitReplicas + " replica(s) asked for (`wait-replicas`) acknowledged it within "
-              + Durations.format(node.settings().waitTimeout()) + " (`wait-timeout`); it was given back. Are the replicas up and "
-              + "connected (INFO replication), or is `wait-timeout` too short?");
+          throw new BackendUnavailableException(
+              what()
+                  + " was granted by "
+                  + node.serverOf(acquireKeys.get(0))
+                  + " but only "
+                  + acknowledged
+                  + " of the "
+                  + waitReplicas
+                  + " replica(s) asked for (`wait-replicas`) acknowledged it within "
+                  + Durations.format(node.settings().waitTimeout())
+                  + " (`wait-timeout`); it was given back. Are the replicas up and "
+                  + "connected (INFO replication), or is `wait-timeout` too short?");
         }
         if (value <= 0) {
-          throw new LockException(what() + " was taken but its fence counter on " + node.endpoint() + " reads " + value
-              + "; someone changed " + keys.fenceCounter(name));
+          throw new LockException(
+              what()
+                  + " was taken but its fence counter on "
+                  + node.endpoint()
+                  + " reads "
+                  + value
+                  + "; someone changed "
+                  + keys.fenceCounter(name));
         }
         return Poll.granted(value, null);
       }
@@ -408,7 +589,8 @@ final class RedisBackend implements LockBackend {
     }
 
     private String what() {
-      return claim.kind() == Claim.Kind.PERMIT ? "a permit of semaphore '" + name + "'"
+      return claim.kind() == Claim.Kind.PERMIT
+          ? "a permit of semaphore '" + name + "'"
           : "the " + claim + " lock of read-write lock '" + name + "'";
     }
 
@@ -428,43 +610,73 @@ final class RedisBackend implements LockBackend {
         try {
           releaseShared(name, claim, ownerId);
         } catch (RuntimeException e) {
-          LOG.debug("withdrawing from {} on {} failed; a writer's mark lapses and any grant expires with its lease: {}",
-              what(), node.endpoint(), e.toString());
+          LOG.debug(
+              "withdrawing from {} on {} failed; a writer's mark lapses and any grant expires with"
+                  + " its lease: {}",
+              what(),
+              node.endpoint(),
+              e.toString());
         }
         marked = false;
       }
     }
   }
 
-  /** @return whether the lease was live and is now given back */
+  /**
+   * @return whether the lease was live and is now given back
+   */
   private boolean releaseShared(String name, Claim claim, String ownerId) {
-    RedisScripts.Script script = claim.kind() == Claim.Kind.PERMIT ? semaphoreReleaseScript : readWriteReleaseScript;
-    Object r = node.eval(script, sharedReleaseKeys(keys, name, claim), List.of(ownerId, sharedChannel(keys, name, claim)));
+    RedisScripts.Script script =
+        claim.kind() == Claim.Kind.PERMIT ? semaphoreReleaseScript : readWriteReleaseScript;
+    Object r =
+        node.eval(
+            script,
+            sharedReleaseKeys(keys, name, claim),
+            List.of(ownerId, sharedChannel(keys, name, claim)));
     return Long.valueOf(1).equals(r);
   }
 
-  /** @return the KEYS of {@link RedisScripts#SEMAPHORE_ACQUIRE} or {@link RedisScripts#READ_WRITE_ACQUIRE} */
+  /**
+   * @return the KEYS of {@link RedisScripts#SEMAPHORE_ACQUIRE} or {@link
+   *     RedisScripts#READ_WRITE_ACQUIRE}
+   */
   static List<String> sharedAcquireKeys(RedisKeys keys, String name, Claim claim) {
     if (claim.kind() == Claim.Kind.PERMIT) {
-      return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.fenceCounter(name), keys.semaphoreWaiting(name));
+      return List.of(
+          keys.semaphoreLeases(name),
+          keys.semaphorePermits(name),
+          keys.fenceCounter(name),
+          keys.semaphoreWaiting(name));
     }
-    return List.of(keys.readLeases(name), keys.writeLeases(name), keys.writersWaiting(name), keys.fenceCounter(name),
+    return List.of(
+        keys.readLeases(name),
+        keys.writeLeases(name),
+        keys.writersWaiting(name),
+        keys.fenceCounter(name),
         keys.readWriteWaiting(name));
   }
 
-  /** @return the KEYS of {@link RedisScripts#SEMAPHORE_RELEASE} or {@link RedisScripts#READ_WRITE_RELEASE} */
+  /**
+   * @return the KEYS of {@link RedisScripts#SEMAPHORE_RELEASE} or {@link
+   *     RedisScripts#READ_WRITE_RELEASE}
+   */
   static List<String> sharedReleaseKeys(RedisKeys keys, String name, Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
-        return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.semaphoreWaiting(name));
+        return List.of(
+            keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.semaphoreWaiting(name));
       case READ:
-        return List.of(keys.readLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+        return List.of(
+            keys.readLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
       default:
-        return List.of(keys.writeLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+        return List.of(
+            keys.writeLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
     }
   }
 
-  /** @return the KEYS of {@link RedisScripts#SHARED_RENEW} */
+  /**
+   * @return the KEYS of {@link RedisScripts#SHARED_RENEW}
+   */
   static List<String> sharedRenewKeys(RedisKeys keys, String name, Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
@@ -476,9 +688,13 @@ final class RedisBackend implements LockBackend {
     }
   }
 
-  /** @return the channel a release of the resource is published on */
+  /**
+   * @return the channel a release of the resource is published on
+   */
   static String sharedChannel(RedisKeys keys, String name, Claim claim) {
-    return claim.kind() == Claim.Kind.PERMIT ? keys.semaphoreChannel(name) : keys.readWriteChannel(name);
+    return claim.kind() == Claim.Kind.PERMIT
+        ? keys.semaphoreChannel(name)
+        : keys.readWriteChannel(name);
   }
 
   /**
@@ -517,15 +733,23 @@ final class RedisBackend implements LockBackend {
         shortest = lease.lease();
       }
     }
-    List<Object> replies = node.evalMany(RedisScripts.SHARED_RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
+    List<Object> replies =
+        node.evalMany(RedisScripts.SHARED_RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
     List<Renewal> out = new ArrayList<>(leases.size());
     for (int i = 0; i < leases.size(); i++) {
       Object r = replies.get(i);
       if (Long.valueOf(RedisScripts.RENEWED).equals(r)) {
         out.add(Renewal.renewed());
       } else if (r instanceof Long) {
-        out.add(Renewal.lost("owner " + leases.get(i).ownerId() + " is no longer among the live leases in " + keyLists.get(i).get(0)
-            + " on " + node.endpoint() + " (expired, deleted, or the server restarted without persistence)"));
+        out.add(
+            Renewal.lost(
+                "owner "
+                    + leases.get(i).ownerId()
+                    + " is no longer among the live leases in "
+                    + keyLists.get(i).get(0)
+                    + " on "
+                    + node.endpoint()
+                    + " (expired, deleted, or the server restarted without persistence)"));
       } else if (r instanceof Throwable) {
         out.add(Renewal.failed((Throwable) r));
       } else {
@@ -535,7 +759,10 @@ final class RedisBackend implements LockBackend {
     return out;
   }
 
-  /** Renews leases of exclusive locks, pipelined {@link #RENEW_CHUNK} scripts per round trip (per primary on a Cluster). */
+  /**
+   * Renews leases of exclusive locks, pipelined {@link #RENEW_CHUNK} scripts per round trip (per
+   * primary on a Cluster).
+   */
   private List<Renewal> renewLocks(List<BackendLease> leases) {
     List<List<String>> keyLists = new ArrayList<>(leases.size());
     List<List<String>> argLists = new ArrayList<>(leases.size());
@@ -552,7 +779,8 @@ final class RedisBackend implements LockBackend {
       return out;
     }
     // a renewal answered after the lease ran out is worthless: wait no longer than the lease
-    List<Object> replies = node.evalMany(RedisScripts.RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
+    List<Object> replies =
+        node.evalMany(RedisScripts.RENEW, keyLists, argLists, RENEW_CHUNK, shortest);
     for (int i = 0; i < leases.size(); i++) {
       Object r = replies.get(i);
       if (r instanceof Long) {
@@ -560,10 +788,21 @@ final class RedisBackend implements LockBackend {
         if (code == RedisScripts.RENEWED) {
           out.add(Renewal.renewed());
         } else if (code == RedisScripts.HELD_BY_ANOTHER) {
-          out.add(Renewal.lost("the key " + keys.owner(leases.get(i).name()) + " on " + node.endpoint() + " holds another owner"));
+          out.add(
+              Renewal.lost(
+                  "the key "
+                      + keys.owner(leases.get(i).name())
+                      + " on "
+                      + node.endpoint()
+                      + " holds another owner"));
         } else {
-          out.add(Renewal.lost("the key " + keys.owner(leases.get(i).name()) + " is gone from " + node.endpoint()
-              + " (expired, deleted, or the server restarted without persistence)"));
+          out.add(
+              Renewal.lost(
+                  "the key "
+                      + keys.owner(leases.get(i).name())
+                      + " is gone from "
+                      + node.endpoint()
+                      + " (expired, deleted, or the server restarted without persistence)"));
         }
       } else if (r instanceof Throwable) {
         out.add(Renewal.failed((Throwable) r));
@@ -585,34 +824,51 @@ final class RedisBackend implements LockBackend {
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
     if (!lease.claim().isExclusive()) {
-      Object r = node.eval(RedisScripts.SHARED_RENEW, sharedRenewKeys(keys, lease.name(), lease.claim()),
-          List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
+      Object r =
+          node.eval(
+              RedisScripts.SHARED_RENEW,
+              sharedRenewKeys(keys, lease.name(), lease.claim()),
+              List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
       return Long.valueOf(RedisScripts.RENEWED).equals(r);
     }
-    Object r = node.eval(RedisScripts.RENEW, List.of(keys.owner(lease.name()), keys.token(lease.name())),
-        List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
+    Object r =
+        node.eval(
+            RedisScripts.RENEW,
+            List.of(keys.owner(lease.name()), keys.token(lease.name())),
+            List.of(lease.ownerId(), Long.toString(RedisScripts.ceilMillis(newLease))));
     return Long.valueOf(RedisScripts.RENEWED).equals(r);
   }
 
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
     if (!lease.claim().isExclusive()) {
-      throw new UnsupportedOperationException(this + " holds after release only leases of exclusive locks, not " + lease);
+      throw new UnsupportedOperationException(
+          this + " holds after release only leases of exclusive locks, not " + lease);
     }
-    Object r = node.eval(RedisScripts.HOLD, List.of(keys.owner(lease.name()), keys.token(lease.name())),
-        List.of(lease.ownerId(), RedisScripts.holdValue(lease.ownerId()), Long.toString(RedisScripts.ceilMillis(keep))));
+    Object r =
+        node.eval(
+            RedisScripts.HOLD,
+            List.of(keys.owner(lease.name()), keys.token(lease.name())),
+            List.of(
+                lease.ownerId(),
+                RedisScripts.holdValue(lease.ownerId()),
+                Long.toString(RedisScripts.ceilMillis(keep))));
     return Long.valueOf(1).equals(r);
   }
 
   @Override
   public LockState inspect(String name) {
-    Object r = node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
+    Object r =
+        node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
     List<?> reply = r instanceof List ? (List<?>) r : List.of();
     if (reply.size() < 3) {
       return LockState.free();
     }
     Object value = reply.get(0);
-    String owner = value instanceof byte[] ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8) : String.valueOf(value);
+    String owner =
+        value instanceof byte[]
+            ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8)
+            : String.valueOf(value);
     long ttl = ((Number) reply.get(1)).longValue();
     long token = ((Number) reply.get(2)).longValue();
     // held after release, the owner is the hold's value, which names the lease that set it but is
@@ -621,32 +877,44 @@ final class RedisBackend implements LockBackend {
     if (token > 0) {
       held = held.withFencingToken(token);
     }
-    // PTTL 0: under a millisecond left, and still held (Redis expires a key only once its clock is past the expiry);
-    // reported as 1 ms, since "held, 0 ms left" would contradict an acquire refused in that last millisecond
+    // PTTL 0: under a millisecond left, and still held (Redis expires a key only once its clock is
+    // past the expiry);
+    // reported as 1 ms, since "held, 0 ms left" would contradict an acquire refused in that last
+    // millisecond
     return ttl >= 0 ? held.withRemaining(Duration.ofMillis(Math.max(1, ttl))) : held;
   }
 
   private boolean releaseScript(String name, String ownerId) {
-    Object r = node.eval(releaseScript, releaseKeys(keys, name),
-        List.of(ownerId, keys.releasedChannel(name)));
+    Object r =
+        node.eval(
+            releaseScript, releaseKeys(keys, name), List.of(ownerId, keys.releasedChannel(name)));
     return Long.valueOf(1).equals(r);
   }
 
-  /** @return the KEYS of {@link RedisScripts#ACQUIRE_QUEUED} for a lock */
+  /**
+   * @return the KEYS of {@link RedisScripts#ACQUIRE_QUEUED} for a lock
+   */
   static List<String> acquireKeys(RedisKeys keys, String name) {
-    return List.of(keys.owner(name), keys.token(name), keys.fenceCounter(name), keys.legacyFence(name), keys.queue(name),
+    return List.of(
+        keys.owner(name),
+        keys.token(name),
+        keys.fenceCounter(name),
+        keys.legacyFence(name),
+        keys.queue(name),
         keys.queueDeadlines(name));
   }
 
-  /** @return the KEYS of {@link RedisScripts#RELEASE_QUEUED} for a lock */
+  /**
+   * @return the KEYS of {@link RedisScripts#RELEASE_QUEUED} for a lock
+   */
   static List<String> releaseKeys(RedisKeys keys, String name) {
     return List.of(keys.owner(name), keys.token(name), keys.queue(name));
   }
 
   /**
-   * How long a waiter's queue entry lives without a poll: three recheck intervals (a waiter
-   * polls at least once per interval), at least half a second. It bounds how long a waiter that
-   * vanished without withdrawing can hold up a free lock.
+   * How long a waiter's queue entry lives without a poll: three recheck intervals (a waiter polls
+   * at least once per interval), at least half a second. It bounds how long a waiter that vanished
+   * without withdrawing can hold up a free lock.
    */
   private long queueEntryMillis() {
     return Math.max(MIN_QUEUE_ENTRY_MILLIS, 3 * context.recheck().toMillis());

@@ -27,28 +27,33 @@ import java.util.Set;
  * {@code {<namespace><name>}:released}. Options: {@code namespace} (default {@code locksmith:}),
  * {@code database} (or the URI's path), {@code user}, {@code password} (or the URI's user info),
  * {@code tls} (on for {@code rediss://}), {@code connect-timeout} and {@code command-timeout}
- * (default 2s each), {@code pool-size} (default 8), and {@code wait-replicas} / {@code wait-timeout}
- * (WAIT for that many replicas after a grant; default 0 / 100ms).
+ * (default 2s each), {@code pool-size} (default 8), and {@code wait-replicas} / {@code
+ * wait-timeout} (WAIT for that many replicas after a grant; default 0 / 100ms).
  *
  * <p>{@code redis-sentinel://[user:password@]s1:26379,s2:26379/master[/database]} finds the primary
  * through Sentinels ({@code sentinel-user} / {@code sentinel-password} are the Sentinels' own
- * credentials, the URI's are the data nodes'); {@code redis-cluster://n1:7000,n2:7001} uses a
- * Redis Cluster, with release notifications over sharded pub/sub. {@code rediss-sentinel://} and
- * {@code rediss-cluster://} use TLS. Found by {@link java.util.ServiceLoader}; users do not call
- * it directly.
+ * credentials, the URI's are the data nodes'); {@code redis-cluster://n1:7000,n2:7001} uses a Redis
+ * Cluster, with release notifications over sharded pub/sub. {@code rediss-sentinel://} and {@code
+ * rediss-cluster://} use TLS. Found by {@link java.util.ServiceLoader}; users do not call it
+ * directly.
  */
 public final class RedisLockProvider implements LockProvider {
 
   /** Made by {@link java.util.ServiceLoader}. */
   public RedisLockProvider() {}
 
-  /** @return {@code redis}, {@code rediss}, and the Sentinel and Cluster forms of each */
+  /**
+   * @return {@code redis}, {@code rediss}, and the Sentinel and Cluster forms of each
+   */
   @Override
   public Set<String> schemes() {
-    return Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
+    return Set.of(
+        "redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster");
   }
 
-  /** @return the options listed in the class comment */
+  /**
+   * @return the options listed in the class comment
+   */
   @Override
   public Set<String> optionNames() {
     return RedisSettings.TOPOLOGY_OPTIONS;

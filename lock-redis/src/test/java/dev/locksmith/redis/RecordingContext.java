@@ -18,7 +18,8 @@ final class RecordingContext implements BackendContext {
 
   /**
    * @param clientId the client's id
-   * @param recheck what {@link #recheck()} answers (a waiting writer's mark lives three of them, at least 500 ms)
+   * @param recheck what {@link #recheck()} answers (a waiting writer's mark lives three of them, at
+   *     least 500 ms)
    */
   RecordingContext(String clientId, Duration recheck) {
     this.clientId = clientId;

@@ -10,10 +10,10 @@ import org.junit.jupiter.api.AfterAll;
 import redis.clients.jedis.Jedis;
 
 /**
- * The whole compatibility kit on a 6-node Redis Cluster (three primaries, three replicas)
- * through {@code redis-cluster://}. Pausing "the server" (rule 14.3) pauses all three primaries,
- * whichever holds the lock's slot; the node timeout is a minute, so no failover happens here
- * (lock-compare measures failovers).
+ * The whole compatibility kit on a 6-node Redis Cluster (three primaries, three replicas) through
+ * {@code redis-cluster://}. Pausing "the server" (rule 14.3) pauses all three primaries, whichever
+ * holds the lock's slot; the node timeout is a minute, so no failover happens here (lock-compare
+ * measures failovers).
  */
 class RedisClusterCompatibilityIT extends LockCompatibilityKit {
   private static RedisClusterSet cluster;

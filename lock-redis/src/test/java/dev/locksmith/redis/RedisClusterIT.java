@@ -43,10 +43,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import redis.clients.jedis.Jedis;
 
 /**
- * {@code redis-cluster://} on a real 6-node Cluster: bad URIs, renewals pipelined once per
- * primary, release notifications by SPUBLISH on the slot's primary alone (counted in INFO
- * commandstats), WAIT on the slot's primary, and a waiter woken by a release after the slot's
- * primary was killed and its replica promoted (last: it kills a node).
+ * {@code redis-cluster://} on a real 6-node Cluster: bad URIs, renewals pipelined once per primary,
+ * release notifications by SPUBLISH on the slot's primary alone (counted in INFO commandstats),
+ * WAIT on the slot's primary, and a waiter woken by a release after the slot's primary was killed
+ * and its replica promoted (last: it kills a node).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -73,17 +73,49 @@ class RedisClusterIT {
     Class<LockConfigurationException> config = LockConfigurationException.class;
     Class<BackendUnavailableException> unavailable = BackendUnavailableException.class;
     return Stream.of(
-        bad("no nodes", config, connect("redis-cluster://?lease=10s"), "names no host", "node1:7000"),
+        bad(
+            "no nodes",
+            config,
+            connect("redis-cluster://?lease=10s"),
+            "names no host",
+            "node1:7000"),
         bad("database path", config, connect("redis-cluster://" + nodes + "/3"), "only database 0"),
-        bad("database option", config, connect("redis-cluster://" + nodes + "?database=2"), "`database` was '2'", "only database 0"),
-        bad("node named twice", config, connect("redis-cluster://127.0.0.1:7000,127.0.0.1:7000"), "127.0.0.1:7000 twice"),
-        bad("sentinel-password on a cluster", config, connect("redis-cluster://" + nodes + "?sentinel-password=hunter2-Q"),
-            "`sentinel-password` was '****'", "redis-sentinel://"),
-        bad("wait-replicas abc", config, connect("redis-cluster://" + nodes + "?wait-replicas=abc"), "`wait-replicas` was 'abc'"),
-        bad("nothing listening", unavailable, connect("redis-cluster://:hunter2-Q@127.0.0.1:" + nobody + "?connect-timeout=1s"),
-            "127.0.0.1:" + nobody, "refused", "redis-cluster://:****@"),
-        bad("not a cluster node", unavailable, connect("redis-cluster://127.0.0.1:" + single.port() + "?connect-timeout=1s"),
-            "127.0.0.1:" + single.port(), "cluster-enabled yes", "redis://"));
+        bad(
+            "database option",
+            config,
+            connect("redis-cluster://" + nodes + "?database=2"),
+            "`database` was '2'",
+            "only database 0"),
+        bad(
+            "node named twice",
+            config,
+            connect("redis-cluster://127.0.0.1:7000,127.0.0.1:7000"),
+            "127.0.0.1:7000 twice"),
+        bad(
+            "sentinel-password on a cluster",
+            config,
+            connect("redis-cluster://" + nodes + "?sentinel-password=hunter2-Q"),
+            "`sentinel-password` was '****'",
+            "redis-sentinel://"),
+        bad(
+            "wait-replicas abc",
+            config,
+            connect("redis-cluster://" + nodes + "?wait-replicas=abc"),
+            "`wait-replicas` was 'abc'"),
+        bad(
+            "nothing listening",
+            unavailable,
+            connect("redis-cluster://:hunter2-Q@127.0.0.1:" + nobody + "?connect-timeout=1s"),
+            "127.0.0.1:" + nobody,
+            "refused",
+            "redis-cluster://:****@"),
+        bad(
+            "not a cluster node",
+            unavailable,
+            connect("redis-cluster://127.0.0.1:" + single.port() + "?connect-timeout=1s"),
+            "127.0.0.1:" + single.port(),
+            "cluster-enabled yes",
+            "redis://"));
   }
 
   @Order(1)
@@ -106,16 +138,19 @@ class RedisClusterIT {
       Set<Integer> owners = new HashSet<>();
       for (int i = 0; i < 300; i++) {
         String name = "renew-" + i;
-        LockAttempt attempt = backend.attempt(name, "o-" + i, Duration.ofSeconds(30), () -> { });
+        LockAttempt attempt = backend.attempt(name, "o-" + i, Duration.ofSeconds(30), () -> {});
         Poll poll = attempt.poll();
         assertThat(poll.isGranted()).isTrue();
-        leases.add(new BackendLease(name, "o-" + i, poll.fencingToken(), Duration.ofSeconds(30), null));
+        leases.add(
+            new BackendLease(name, "o-" + i, poll.fencingToken(), Duration.ofSeconds(30), null));
         owners.add(cluster.primaryOf(KEYS.owner(name)));
       }
       assertThat(owners).as("primaries holding 300 locks").hasSize(3);
       long before = backend.node().roundTrips();
       List<Renewal> renewed = backend.renew(leases);
-      assertThat(backend.node().roundTrips() - before).as("round trips to renew 300 leases on 3 primaries").isEqualTo(3);
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips to renew 300 leases on 3 primaries")
+          .isEqualTo(3);
       assertThat(renewed).extracting(Renewal::kind).containsOnly(Renewal.Kind.RENEWED).hasSize(300);
       for (BackendLease l : leases) {
         assertThat(backend.release(l)).isTrue();
@@ -138,8 +173,12 @@ class RedisClusterIT {
         Thread.sleep(20);
       }
       for (int p : cluster.primaries()) {
-        assertThat(shardSubscribers(p, channel)).as("sharded subscribers of the lock's channel on " + p
-            + (p == owner ? " (the slot's primary)" : "")).isEqualTo(p == owner ? 1 : 0);
+        assertThat(shardSubscribers(p, channel))
+            .as(
+                "sharded subscribers of the lock's channel on "
+                    + p
+                    + (p == owner ? " (the slot's primary)" : ""))
+            .isEqualTo(p == owner ? 1 : 0);
         try (Jedis j = cluster.admin(p)) {
           assertThat(j.pubsubNumSub(channel).get(channel)).as("plain subscribers on " + p).isZero();
         }
@@ -149,7 +188,8 @@ class RedisClusterIT {
       Lease got = waiting.get(10, TimeUnit.SECONDS);
       // the waiter was told to look again after the holder's 30 s lease, and its recheck is 1 h:
       // only the release notification can wake it this early
-      assertThat(Duration.ofNanos(System.nanoTime() - released)).as("release to grant, with a recheck of 1h")
+      assertThat(Duration.ofNanos(System.nanoTime() - released))
+          .as("release to grant, with a recheck of 1h")
           .isLessThan(Duration.ofSeconds(5));
       got.close();
     }
@@ -157,7 +197,8 @@ class RedisClusterIT {
 
   private static long shardSubscribers(int port, String channel) {
     try (Jedis j = cluster.admin(port)) {
-      Object reply = j.sendCommand(redis.clients.jedis.Protocol.Command.PUBSUB, "SHARDNUMSUB", channel);
+      Object reply =
+          j.sendCommand(redis.clients.jedis.Protocol.Command.PUBSUB, "SHARDNUMSUB", channel);
       List<?> pair = (List<?>) reply;
       return (Long) pair.get(1);
     }
@@ -173,7 +214,8 @@ class RedisClusterIT {
       String info = primary.info("replication");
       replica = Integer.parseInt(info.replaceAll("(?s).*slave0:ip=[^,]*,port=(\\d+).*", "$1"));
     }
-    try (Jedis primary = cluster.admin(owner); LockClient client = Locks.connect(cluster.uri() + "?wait-replicas=1&wait-timeout=200ms");
+    try (Jedis primary = cluster.admin(owner);
+        LockClient client = Locks.connect(cluster.uri() + "?wait-replicas=1&wait-timeout=200ms");
         LockClient plain = Locks.connect(cluster.uri())) {
       plain.lock(name).acquire(Duration.ofSeconds(5)).close();
       client.lock(name).acquire(Duration.ofSeconds(5)).close(); // the replica acknowledges
@@ -181,13 +223,19 @@ class RedisClusterIT {
       try {
         long start = System.nanoTime();
         assertThatThrownBy(() -> client.lock(name).acquire(Duration.ofSeconds(5)))
-            .isInstanceOf(BackendUnavailableException.class).hasMessageContaining("only 0 of the 1 replica(s)");
+            .isInstanceOf(BackendUnavailableException.class)
+            .hasMessageContaining("only 0 of the 1 replica(s)");
         // the slot's primary's WAIT ran out its 200ms before the refusal
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time to refuse").isBetween(Duration.ofMillis(200),
-            Duration.ofSeconds(3));
-        assertThat(primary.exists(KEYS.owner(name))).as("the refused grant was given back").isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .as("time to refuse")
+            .isBetween(Duration.ofMillis(200), Duration.ofSeconds(3));
+        assertThat(primary.exists(KEYS.owner(name)))
+            .as("the refused grant was given back")
+            .isFalse();
         Optional<Lease> taken = plain.lock(name).tryAcquire();
-        assertThat(taken).as("a grant without wait-replicas while the replica is frozen").isPresent();
+        assertThat(taken)
+            .as("a grant without wait-replicas while the replica is frozen")
+            .isPresent();
         taken.get().close();
       } finally {
         cluster.resume(replica);
@@ -215,7 +263,8 @@ class RedisClusterIT {
       long released = System.nanoTime();
       assertThat(held.release()).as("the holder's release on the promoted replica").isTrue();
       Lease got = waiting.get(15, TimeUnit.SECONDS);
-      assertThat(Duration.ofNanos(System.nanoTime() - released)).as("release to grant after the failover")
+      assertThat(Duration.ofNanos(System.nanoTime() - released))
+          .as("release to grant after the failover")
           .isLessThan(Duration.ofSeconds(10));
       assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
       got.close();

@@ -13,10 +13,10 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
- * A real 6-node Redis Cluster on free loopback ports: three primaries and three replicas
- * ({@code cluster-enabled yes}, joined with {@code redis-cli --cluster create ... --cluster-replicas 1}),
- * nothing persisted. A test can pause or kill the primary of a key's slot; its replica is
- * promoted once the primary has been unreachable for the node timeout. Shipped in the test-jar.
+ * A real 6-node Redis Cluster on free loopback ports: three primaries and three replicas ({@code
+ * cluster-enabled yes}, joined with {@code redis-cli --cluster create ... --cluster-replicas 1}),
+ * nothing persisted. A test can pause or kill the primary of a key's slot; its replica is promoted
+ * once the primary has been unreachable for the node timeout. Shipped in the test-jar.
  */
 public final class RedisClusterSet implements AutoCloseable {
   private final List<ServerProcess> nodes = new ArrayList<>();
@@ -25,11 +25,12 @@ public final class RedisClusterSet implements AutoCloseable {
   private RedisClusterSet() {}
 
   /**
-   * Starts six nodes, joins them and waits until every node reports {@code cluster_state:ok}
-   * and every replica is in sync.
+   * Starts six nodes, joins them and waits until every node reports {@code cluster_state:ok} and
+   * every replica is in sync.
    *
    * @param name a short name for log files and work directories
-   * @param nodeTimeout {@code cluster-node-timeout}: how long a primary must be unreachable before its replica takes over
+   * @param nodeTimeout {@code cluster-node-timeout}: how long a primary must be unreachable before
+   *     its replica takes over
    * @return the running Cluster
    */
   public static RedisClusterSet start(String name, Duration nodeTimeout) {
@@ -43,13 +44,43 @@ public final class RedisClusterSet implements AutoCloseable {
           port = ServerProcess.freePort();
         } while (port + 10000 > 65535); // the Cluster bus listens on port + 10000
         Path dir = Path.of("target", "redis-servers", name + "-cluster-" + port).toAbsolutePath();
-        List<String> command = List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
-            "--cluster-enabled", "yes", "--cluster-config-file", dir.resolve("nodes.conf").toString(),
-            "--cluster-node-timeout", Long.toString(nodeTimeout.toMillis()), "--cluster-announce-ip", "127.0.0.1",
-            "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0", "--dir", dir.toString());
-        set.nodes.add(ServerProcess.start("redis-" + name + "-" + i, command, dir, Map.of(), Duration.ofSeconds(20),
-            RedisSentinelSet.pings(port)));
+        List<String> command =
+            List.of(
+                binary.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+                "--daemonize",
+                "no",
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                dir.resolve("nodes.conf").toString(),
+                "--cluster-node-timeout",
+                Long.toString(nodeTimeout.toMillis()),
+                "--cluster-announce-ip",
+                "127.0.0.1",
+                "--repl-diskless-sync",
+                "yes",
+                "--repl-diskless-sync-delay",
+                "0",
+                "--dir",
+                dir.toString());
+        set.nodes.add(
+            ServerProcess.start(
+                "redis-" + name + "-" + i,
+                command,
+                dir,
+                Map.of(),
+                Duration.ofSeconds(20),
+                RedisSentinelSet.pings(port)));
         set.ports.add(port);
       }
       List<String> create = new ArrayList<>(List.of(cli.toString(), "--cluster", "create"));
@@ -75,8 +106,8 @@ public final class RedisClusterSet implements AutoCloseable {
   }
 
   /**
-   * Waits until every live node reports {@code cluster_state:ok}, sees three primaries with
-   * all slots, and every live replica's link to its primary is up.
+   * Waits until every live node reports {@code cluster_state:ok}, sees three primaries with all
+   * slots, and every live replica's link to its primary is up.
    *
    * @param limit how long to wait
    */
@@ -92,8 +123,10 @@ public final class RedisClusterSet implements AutoCloseable {
         try (Jedis j = RedisSentinelSet.connect(ports.get(i))) {
           String info = j.clusterInfo();
           String repl = j.info("replication");
-          ok = info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384")
-              && (repl.contains("role:master") || repl.contains("master_link_status:up"));
+          ok =
+              info.contains("cluster_state:ok")
+                  && info.contains("cluster_slots_ok:16384")
+                  && (repl.contains("role:master") || repl.contains("master_link_status:up"));
           last = ports.get(i) + ": " + info.lines().limit(3).reduce("", (a, b) -> a + " " + b);
         } catch (RuntimeException e) {
           ok = false;
@@ -105,15 +138,26 @@ public final class RedisClusterSet implements AutoCloseable {
       }
       RedisSentinelSet.sleep(100);
     }
-    throw new IllegalStateException("the Cluster did not become healthy within " + limit + ": " + last);
+    throw new IllegalStateException(
+        "the Cluster did not become healthy within " + limit + ": " + last);
   }
 
-  /** @return {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3} (three seeds; the rest is discovered) */
+  /**
+   * @return {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3} (three seeds; the rest
+   *     is discovered)
+   */
   public String uri() {
-    return "redis-cluster://127.0.0.1:" + ports.get(0) + ",127.0.0.1:" + ports.get(1) + ",127.0.0.1:" + ports.get(2);
+    return "redis-cluster://127.0.0.1:"
+        + ports.get(0)
+        + ",127.0.0.1:"
+        + ports.get(1)
+        + ",127.0.0.1:"
+        + ports.get(2);
   }
 
-  /** @return the ports of the six nodes */
+  /**
+   * @return the ports of the six nodes
+   */
   public List<Integer> ports() {
     return List.copyOf(ports);
   }
@@ -144,7 +188,9 @@ public final class RedisClusterSet implements AutoCloseable {
     throw new IllegalStateException("no node serves slot " + slot, last);
   }
 
-  /** @return the ports of the nodes that are primaries now */
+  /**
+   * @return the ports of the nodes that are primaries now
+   */
   public List<Integer> primaries() {
     List<Integer> out = new ArrayList<>();
     for (int i = 0; i < ports.size(); i++) {
@@ -162,7 +208,9 @@ public final class RedisClusterSet implements AutoCloseable {
     return out;
   }
 
-  /** @return the ports of the nodes that are replicas now */
+  /**
+   * @return the ports of the nodes that are replicas now
+   */
   public List<Integer> replicas() {
     List<Integer> out = new ArrayList<>(ports);
     out.removeAll(primaries());
@@ -177,17 +225,23 @@ public final class RedisClusterSet implements AutoCloseable {
     return RedisSentinelSet.connect(port);
   }
 
-  /** @param port a node to freeze (SIGSTOP) */
+  /**
+   * @param port a node to freeze (SIGSTOP)
+   */
   public void pause(int port) {
     nodes.get(ports.indexOf(port)).pause();
   }
 
-  /** @param port a node to thaw (SIGCONT) */
+  /**
+   * @param port a node to thaw (SIGCONT)
+   */
   public void resume(int port) {
     nodes.get(ports.indexOf(port)).resume();
   }
 
-  /** @param port a node to kill (SIGKILL) */
+  /**
+   * @param port a node to kill (SIGKILL)
+   */
   public void kill(int port) {
     nodes.get(ports.indexOf(port)).kill();
   }
@@ -206,7 +260,8 @@ public final class RedisClusterSet implements AutoCloseable {
         int now = primaryOf(key);
         if (now != formerPort) {
           try (Jedis j = RedisSentinelSet.connect(now)) {
-            if (j.info("replication").contains("role:master") && j.clusterInfo().contains("cluster_state:ok")) {
+            if (j.info("replication").contains("role:master")
+                && j.clusterInfo().contains("cluster_state:ok")) {
               return;
             }
           }
@@ -216,10 +271,13 @@ public final class RedisClusterSet implements AutoCloseable {
       }
       RedisSentinelSet.sleep(50);
     }
-    throw new IllegalStateException("no replica took over the slot of '" + key + "' within " + limit);
+    throw new IllegalStateException(
+        "no replica took over the slot of '" + key + "' within " + limit);
   }
 
-  /** @return the tails of every node's log */
+  /**
+   * @return the tails of every node's log
+   */
   public String logs() {
     StringBuilder b = new StringBuilder();
     for (ServerProcess p : nodes) {

@@ -8,8 +8,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 /**
- * A real redis-server and its fault hooks, as a target of the fault comparison (lock-compare
- * runs it beside the other backends). Shipped in the test-jar.
+ * A real redis-server and its fault hooks, as a target of the fault comparison (lock-compare runs
+ * it beside the other backends). Shipped in the test-jar.
  */
 public final class RedisComparisonTarget implements AutoCloseable {
   private final RedisServer redis;
@@ -34,7 +34,10 @@ public final class RedisComparisonTarget implements AutoCloseable {
     return new RedisComparisonTarget(RedisServer.startWithAof("compare-redis-aof"), true);
   }
 
-  /** @return the target: redis:// on the running server, with pause, kill/restart and partition hooks */
+  /**
+   * @return the target: redis:// on the running server, with pause, kill/restart and partition
+   *     hooks
+   */
   public Comparison.Target target() {
     if (!aof) {
       return Comparison.Target.of("redis", redis.uri(), hooks(redis), Duration.ZERO);
@@ -43,7 +46,8 @@ public final class RedisComparisonTarget implements AutoCloseable {
     // every server; FAULTS.md's row 4 is about a server without persistence, and the Redis
     // distributed-lock page names fsync=always as what keeps a lock across a restart.
     return Comparison.Target.of("redis+aof", redis.uri(), hooks(redis), Duration.ZERO)
-        .withPrediction(Fault.SERVER_RESTART, "S with appendfsync always (lock and fence counter kept)")
+        .withPrediction(
+            Fault.SERVER_RESTART, "S with appendfsync always (lock and fence counter kept)")
         .only(Comparison.Scenario.SERVER_RESTART);
   }
 
@@ -57,8 +61,13 @@ public final class RedisComparisonTarget implements AutoCloseable {
    * @return the keys to delete
    */
   static String[] revokedKeys(RedisKeys keys, String name) {
-    return new String[] {keys.owner(name), keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.readLeases(name),
-        keys.writeLeases(name)};
+    return new String[] {
+      keys.owner(name),
+      keys.semaphoreLeases(name),
+      keys.semaphorePermits(name),
+      keys.readLeases(name),
+      keys.writeLeases(name)
+    };
   }
 
   /** The server hooks of a test server; the kit adds revocation to them. */

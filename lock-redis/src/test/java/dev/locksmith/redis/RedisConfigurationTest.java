@@ -1,13 +1,12 @@
 package dev.locksmith.redis;
 
-import dev.locksmith.redis.internal.RedisKeys;
-import dev.locksmith.redis.internal.RedisSettings;
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.LockConfigurationException;
 import dev.locksmith.Locks;
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisSettings;
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.LockUri;
 import java.time.Duration;
@@ -41,8 +40,18 @@ class RedisConfigurationTest {
 
   @Test
   void everythingGiven() {
-    RedisSettings s = read("rediss://app:p%40ss@cache.example:6380/3", Map.of("namespace", "orders:", "pool-size", "32",
-        "connect-timeout", "500ms", "command-timeout", "1s"));
+    RedisSettings s =
+        read(
+            "rediss://app:p%40ss@cache.example:6380/3",
+            Map.of(
+                "namespace",
+                "orders:",
+                "pool-size",
+                "32",
+                "connect-timeout",
+                "500ms",
+                "command-timeout",
+                "1s"));
     assertThat(s.host()).isEqualTo("cache.example");
     assertThat(s.port()).isEqualTo(6380);
     assertThat(s.user()).isEqualTo("app");
@@ -57,8 +66,18 @@ class RedisConfigurationTest {
 
   @Test
   void sentinelUri() {
-    RedisSettings s = read("rediss-sentinel://app:pw-1@s1,s2:26380/orders-master/2", Map.of("sentinel-user", "ops",
-        "sentinel-password", "sentinel-pw-2", "wait-replicas", "1", "wait-timeout", "50ms"));
+    RedisSettings s =
+        read(
+            "rediss-sentinel://app:pw-1@s1,s2:26380/orders-master/2",
+            Map.of(
+                "sentinel-user",
+                "ops",
+                "sentinel-password",
+                "sentinel-pw-2",
+                "wait-replicas",
+                "1",
+                "wait-timeout",
+                "50ms"));
     assertThat(s.topology()).isEqualTo(RedisSettings.Topology.SENTINEL);
     assertThat(s.seedList()).isEqualTo("s1:26379,s2:26380");
     assertThat(s.masterName()).isEqualTo("orders-master");
@@ -79,112 +98,159 @@ class RedisConfigurationTest {
     assertThat(s.database()).isZero();
     assertThat(s.tls()).isFalse();
     assertThat(s.waitReplicas()).as("wait-replicas by default").isZero();
-    assertThat(read("redis://localhost", Map.of()).topology()).isEqualTo(RedisSettings.Topology.SINGLE);
+    assertThat(read("redis://localhost", Map.of()).topology())
+        .isEqualTo(RedisSettings.Topology.SINGLE);
   }
 
   @Test
   void topologyProblemsAtOnceWithSecretsRedacted() {
-    assertThatThrownBy(() -> read("redis-sentinel://s1:26379,s1:26379/", Map.of("sentinel-password", "", "wait-replicas", "65",
-        "wait-timeout", "2m")))
+    assertThatThrownBy(
+            () ->
+                read(
+                    "redis-sentinel://s1:26379,s1:26379/",
+                    Map.of("sentinel-password", "", "wait-replicas", "65", "wait-timeout", "2m")))
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("s1:26379 twice")
         .hasMessageContaining("names no master")
         .hasMessageContaining("`sentinel-password` was ''")
         .hasMessageContaining("`wait-replicas` was '65'")
         .hasMessageContaining("`wait-timeout` was '2m'");
-    assertThatThrownBy(() -> read("redis-cluster://:Se%2Fcret@n1:7000/1", Map.of("sentinel-password", "hunter2-Q")))
+    assertThatThrownBy(
+            () ->
+                read(
+                    "redis-cluster://:Se%2Fcret@n1:7000/1",
+                    Map.of("sentinel-password", "hunter2-Q")))
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("only database 0")
         .hasMessageContaining("`sentinel-password` was '****'")
-        .hasMessageNotContaining("hunter2-Q").hasMessageNotContaining("Se/cret").hasMessageNotContaining("Se%2Fcret");
+        .hasMessageNotContaining("hunter2-Q")
+        .hasMessageNotContaining("Se/cret")
+        .hasMessageNotContaining("Se%2Fcret");
   }
 
   @Test
   void everyProblemAtOnceBeforeConnecting() {
     // nothing listens on these hosts: the settings must be refused before any connection is tried
-    assertThatThrownBy(() -> Locks.connect("redis://u:topsecret@h1:1,h2:2/abc?pool-size=0&namespace={x}"
-        + "&connect-timeout=-1s&command-timeout=forever&tls=maybe&colour=blue"))
+    assertThatThrownBy(
+            () ->
+                Locks.connect(
+                    "redis://u:topsecret@h1:1,h2:2/abc?pool-size=0&namespace={x}"
+                        + "&connect-timeout=-1s&command-timeout=forever&tls=maybe&colour=blue"))
         .isInstanceOf(LockConfigurationException.class)
-        .satisfies(e -> {
-          List<String> problems = ((LockConfigurationException) e).problems();
-          assertThat(String.join("\n", problems))
-              .contains("exactly one host", "redlock://")
-              .contains("`database` was 'abc'")
-              .contains("`pool-size` was '0'")
-              .contains("`namespace` was '{x}'")
-              .contains("`connect-timeout` was '-1s'")
-              .contains("`command-timeout` was 'forever'")
-              .contains("`tls` was 'maybe'")
-              .contains("`colour` was '****'")
-              .doesNotContain("topsecret");
-          assertThat(problems).hasSize(8);
-        });
+        .satisfies(
+            e -> {
+              List<String> problems = ((LockConfigurationException) e).problems();
+              assertThat(String.join("\n", problems))
+                  .contains("exactly one host", "redlock://")
+                  .contains("`database` was 'abc'")
+                  .contains("`pool-size` was '0'")
+                  .contains("`namespace` was '{x}'")
+                  .contains("`connect-timeout` was '-1s'")
+                  .contains("`command-timeout` was 'forever'")
+                  .contains("`tls` was 'maybe'")
+                  .contains("`colour` was '****'")
+                  .doesNotContain("topsecret");
+              assertThat(problems).hasSize(8);
+            });
   }
 
   @Test
   void databaseGivenTwiceDifferently() {
     assertThatThrownBy(() -> read("redis://localhost/2", Map.of("database", "5")))
-        .isInstanceOf(LockConfigurationException.class).hasMessageContaining("`database` was '5'");
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("`database` was '5'");
   }
 
   @Test
   void userWithoutPassword() {
     assertThatThrownBy(() -> read("redis://alice@localhost", Map.of()))
-        .isInstanceOf(LockConfigurationException.class).hasMessageContaining("`user` was 'alice'");
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("`user` was 'alice'");
   }
 
   @Test
   void passwordFromAnOptionIsRedactedInMessages() {
     assertThatThrownBy(() -> read("redis://localhost", Map.of("password", "", "pool-size", "x")))
-        .isInstanceOf(LockConfigurationException.class).hasMessageContaining("`password`").hasMessageContaining("`pool-size`");
+        .isInstanceOf(LockConfigurationException.class)
+        .hasMessageContaining("`password`")
+        .hasMessageContaining("`pool-size`");
   }
 
   @Test
   void severalServersShareOneReadingOfTheOptions() {
-    BackendConfig config = new BackendConfig(LockUri.parse("redlock://u:pw@a:1,b,[::1]:3/2"),
-        Map.of("namespace", "ns:", "pool-size", "4"), List.of());
+    BackendConfig config =
+        new BackendConfig(
+            LockUri.parse("redlock://u:pw@a:1,b,[::1]:3/2"),
+            Map.of("namespace", "ns:", "pool-size", "4"),
+            List.of());
     List<RedisSettings> each = RedisSettings.readEach(config, 3, "redlock://h1,h2,h3");
     config.check();
-    assertThat(each).extracting(RedisSettings::endpoint).containsExactly("a:1", "b:6379", "[::1]:3");
-    assertThat(each).allSatisfy(s -> {
-      assertThat(s.database()).isEqualTo(2);
-      assertThat(s.namespace()).isEqualTo("ns:");
-      assertThat(s.poolSize()).isEqualTo(4);
-      assertThat(s.user()).isEqualTo("u");
-      assertThat(s.toString()).doesNotContain("pw");
-    });
+    assertThat(each)
+        .extracting(RedisSettings::endpoint)
+        .containsExactly("a:1", "b:6379", "[::1]:3");
+    assertThat(each)
+        .allSatisfy(
+            s -> {
+              assertThat(s.database()).isEqualTo(2);
+              assertThat(s.namespace()).isEqualTo("ns:");
+              assertThat(s.poolSize()).isEqualTo(4);
+              assertThat(s.user()).isEqualTo("u");
+              assertThat(s.toString()).doesNotContain("pw");
+            });
   }
 
   @Test
   void severalServersReportEachBadOptionOnce() {
-    BackendConfig config = new BackendConfig(LockUri.parse("redlock://a:1,b:2,a:1/x"),
-        Map.of("pool-size", "0", "tls", "maybe"), List.of());
+    BackendConfig config =
+        new BackendConfig(
+            LockUri.parse("redlock://a:1,b:2,a:1/x"),
+            Map.of("pool-size", "0", "tls", "maybe"),
+            List.of());
     RedisSettings.readEach(config, 3, "redlock://h1,h2,h3");
-    assertThatThrownBy(config::check).isInstanceOf(LockConfigurationException.class).satisfies(e -> {
-      List<String> problems = ((LockConfigurationException) e).problems();
-      assertThat(String.join("\n", problems)).contains("a:1 twice", "`database` was 'x'", "`pool-size` was '0'", "`tls` was 'maybe'");
-      assertThat(problems).hasSize(4);
-    });
+    assertThatThrownBy(config::check)
+        .isInstanceOf(LockConfigurationException.class)
+        .satisfies(
+            e -> {
+              List<String> problems = ((LockConfigurationException) e).problems();
+              assertThat(String.join("\n", problems))
+                  .contains(
+                      "a:1 twice",
+                      "`database` was 'x'",
+                      "`pool-size` was '0'",
+                      "`tls` was 'maybe'");
+              assertThat(problems).hasSize(4);
+            });
   }
 
   @Test
   void severalServersNeedEnoughHosts() {
-    BackendConfig config = new BackendConfig(LockUri.parse("redlock://a:1,b:2"), Map.of(), List.of());
+    BackendConfig config =
+        new BackendConfig(LockUri.parse("redlock://a:1,b:2"), Map.of(), List.of());
     RedisSettings.readEach(config, 3, "redlock://h1,h2,h3");
-    assertThatThrownBy(config::check).isInstanceOf(LockConfigurationException.class)
+    assertThatThrownBy(config::check)
+        .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("names 2 hosts and must name at least 3");
   }
 
   @Test
   void keysOfOneLockShareAHashTagWhateverTheName() {
     RedisKeys keys = new RedisKeys("ns:");
-    for (String name : List.of("plain", "}starts-with-brace", "has{both}braces", "{x}", "ключ 🔒")) {
-      assertThat(hashTag(keys.owner(name))).isEqualTo(hashTag(keys.token(name))).isEqualTo(hashTag(keys.legacyFence(name)))
-          .isEqualTo(hashTag(keys.queue(name))).isEqualTo(hashTag(keys.releasedChannel(name))).isNotEmpty().startsWith("ns:");
+    for (String name :
+        List.of("plain", "}starts-with-brace", "has{both}braces", "{x}", "ключ 🔒")) {
+      assertThat(hashTag(keys.owner(name)))
+          .isEqualTo(hashTag(keys.token(name)))
+          .isEqualTo(hashTag(keys.legacyFence(name)))
+          .isEqualTo(hashTag(keys.queue(name)))
+          .isEqualTo(hashTag(keys.releasedChannel(name)))
+          .isNotEmpty()
+          .startsWith("ns:");
     }
   }
 
-  /** Redis Cluster's rule: the text between the first '{' and the next '}', if non-empty, else the whole key. */
+  /**
+   * Redis Cluster's rule: the text between the first '{' and the next '}', if non-empty, else the
+   * whole key.
+   */
   private static String hashTag(String key) {
     int open = key.indexOf('{');
     if (open < 0) {

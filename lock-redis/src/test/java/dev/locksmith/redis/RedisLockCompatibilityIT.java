@@ -2,7 +2,6 @@ package dev.locksmith.redis;
 
 import dev.locksmith.redis.internal.RedisKeys;
 import dev.locksmith.redis.internal.RedisSettings;
-
 import dev.locksmith.tck.FaultHooks;
 import dev.locksmith.tck.LockCompatibilityKit;
 import org.junit.jupiter.api.AfterAll;
@@ -36,10 +35,12 @@ class RedisLockCompatibilityIT extends LockCompatibilityKit {
   @Override
   protected FaultHooks faults() {
     RedisServer redis = server();
-    return RedisComparisonTarget.hooks(redis).withRevoke(lockName -> {
-      try (Jedis admin = redis.admin()) {
-        admin.del(RedisComparisonTarget.revokedKeys(KEYS, lockName));
-      }
-    });
+    return RedisComparisonTarget.hooks(redis)
+        .withRevoke(
+            lockName -> {
+              try (Jedis admin = redis.admin()) {
+                admin.del(RedisComparisonTarget.revokedKeys(KEYS, lockName));
+              }
+            });
   }
 }

@@ -1,13 +1,12 @@
 package dev.locksmith.redis;
 
-import dev.locksmith.redis.internal.RedisKeys;
-import dev.locksmith.redis.internal.RedisSettings;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.Locks;
+import dev.locksmith.redis.internal.RedisKeys;
+import dev.locksmith.redis.internal.RedisSettings;
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.LockAttempt;
@@ -47,36 +46,56 @@ class RedisRoundTripsIT {
   void uncontendedAcquireAndReleaseCostTwoRoundTrips() throws Exception {
     try (RedisBackend backend = openBackend("rt-1")) {
       long before = backend.node().roundTrips();
-      LockAttempt attempt = backend.attempt("two-trips", "rt-1:1", Duration.ofSeconds(10), () -> { });
+      LockAttempt attempt =
+          backend.attempt("two-trips", "rt-1:1", Duration.ofSeconds(10), () -> {});
       Poll poll = attempt.poll();
       assertThat(poll.isGranted()).isTrue();
-      assertThat(backend.release(new BackendLease("two-trips", "rt-1:1", poll.fencingToken(), Duration.ofSeconds(10), null))).isTrue();
-      assertThat(backend.node().roundTrips() - before).as("round trips for an uncontended acquire and release").isEqualTo(2);
+      assertThat(
+              backend.release(
+                  new BackendLease(
+                      "two-trips", "rt-1:1", poll.fencingToken(), Duration.ofSeconds(10), null)))
+          .isTrue();
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips for an uncontended acquire and release")
+          .isEqualTo(2);
     }
   }
 
   @Test
   void uncontendedAcquireAndReleaseThroughTheClientSendTwoCommands() throws Exception {
-    try (LockClient client = Locks.connect(server.uri()); Jedis admin = server.admin()) {
-      client.lock("warm-up").tryAcquire().orElseThrow().close(); // the pool's first connection is made here
+    try (LockClient client = Locks.connect(server.uri());
+        Jedis admin = server.admin()) {
+      client
+          .lock("warm-up")
+          .tryAcquire()
+          .orElseThrow()
+          .close(); // the pool's first connection is made here
       Map<String, Long> before = commandCalls(admin);
       try (Lease lease = client.lock("two-commands").acquire(Duration.ofSeconds(5))) {
         assertThat(lease.fencingToken()).isPositive();
       }
       Map<String, Long> after = commandCalls(admin);
       Map<String, Long> sent = new TreeMap<>();
-      after.forEach((cmd, calls) -> {
-        long d = calls - before.getOrDefault(cmd, 0L);
-        if (d > 0 && !cmd.equals("info") && !cmd.equals("ping")) {
-          sent.put(cmd, d);
-        }
-      });
-      // two commands from the client; the others are counted by the server as they run inside the two scripts:
-      // each script checks the waiter queue (EXISTS); the acquire SETs the owner key, GETs the legacy per-lock
-      // counter (absent), INCRs the slot's counter and SETs the token key; the release GETs the owner key and DELs
+      after.forEach(
+          (cmd, calls) -> {
+            long d = calls - before.getOrDefault(cmd, 0L);
+            if (d > 0 && !cmd.equals("info") && !cmd.equals("ping")) {
+              sent.put(cmd, d);
+            }
+          });
+      // two commands from the client; the others are counted by the server as they run inside the
+      // two scripts:
+      // each script checks the waiter queue (EXISTS); the acquire SETs the owner key, GETs the
+      // legacy per-lock
+      // counter (absent), INCRs the slot's counter and SETs the token key; the release GETs the
+      // owner key and DELs
       // both keys in one DEL; with nobody queued it publishes nothing
-      assertThat(sent).as("commands the server ran for one uncontended acquire and release (INFO and pool PINGs aside)")
-          .isEqualTo(Map.of("evalsha", 2L, "exists", 2L, "set", 2L, "incr", 1L, "get", 2L, "del", 1L));
+      assertThat(sent)
+          .as(
+              "commands the server ran for one uncontended acquire and release (INFO and pool PINGs"
+                  + " aside)")
+          .isEqualTo(
+              Map.of("evalsha", 2L, "exists", 2L, "set", 2L, "incr", 1L, "get", 2L, "del", 1L));
     }
   }
 
@@ -88,7 +107,7 @@ class RedisRoundTripsIT {
       for (int i = 0; i < 10_000; i++) {
         String name = "batch/" + i;
         String owner = "rt-2:" + i;
-        Poll poll = backend.attempt(name, owner, lease, () -> { }).poll();
+        Poll poll = backend.attempt(name, owner, lease, () -> {}).poll();
         assertThat(poll.isGranted()).as("lock %d granted", i).isTrue();
         leases.add(new BackendLease(name, owner, poll.fencingToken(), lease, null));
       }
@@ -99,11 +118,14 @@ class RedisRoundTripsIT {
       List<Renewal> outcomes = backend.renew(leases);
       long trips = backend.node().roundTrips() - before;
       assertThat(outcomes).hasSize(10_000).allMatch(r -> r.kind() == Renewal.Kind.RENEWED);
-      assertThat(trips).as("round trips to renew 10,000 leases").isLessThanOrEqualTo(100)
+      assertThat(trips)
+          .as("round trips to renew 10,000 leases")
+          .isLessThanOrEqualTo(100)
           .isEqualTo(10_000 / RedisBackend.RENEW_CHUNK);
       try (Jedis admin = server.admin()) {
         assertThat(admin.pttl(new RedisKeys(RedisSettings.DEFAULT_NAMESPACE).owner("batch/4321")))
-            .as("the TTL of a renewed key was set back to the lease").isGreaterThan(20_000);
+            .as("the TTL of a renewed key was set back to the lease")
+            .isGreaterThan(20_000);
       }
       for (BackendLease l : leases) {
         backend.release(l);
@@ -114,11 +136,12 @@ class RedisRoundTripsIT {
   @Test
   void renewalReportsGoneAndTakenKeysAsLost() throws Exception {
     RedisKeys keys = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
-    try (RedisBackend backend = openBackend("rt-3"); Jedis admin = server.admin()) {
+    try (RedisBackend backend = openBackend("rt-3");
+        Jedis admin = server.admin()) {
       Duration lease = Duration.ofSeconds(30);
       List<BackendLease> leases = new ArrayList<>();
       for (String name : List.of("kept", "deleted", "stolen")) {
-        Poll poll = backend.attempt(name, "rt-3:" + name, lease, () -> { }).poll();
+        Poll poll = backend.attempt(name, "rt-3:" + name, lease, () -> {}).poll();
         leases.add(new BackendLease(name, "rt-3:" + name, poll.fencingToken(), lease, null));
       }
       admin.del(keys.owner("deleted"));
@@ -129,7 +152,9 @@ class RedisRoundTripsIT {
       assertThat(outcomes.get(1).detail()).contains("gone");
       assertThat(outcomes.get(2).kind()).isEqualTo(Renewal.Kind.LOST);
       assertThat(outcomes.get(2).detail()).contains("another owner");
-      assertThat(backend.release(leases.get(2))).as("release never deletes another holder's key").isFalse();
+      assertThat(backend.release(leases.get(2)))
+          .as("release never deletes another holder's key")
+          .isFalse();
       assertThat(admin.get(keys.owner("stolen"))).isEqualTo("someone-else");
       backend.release(leases.get(0));
     }
@@ -138,13 +163,15 @@ class RedisRoundTripsIT {
   @Test
   void aRetriedAcquireBySameOwnerGetsItsOwnTokenBack() throws Exception {
     try (RedisBackend backend = openBackend("rt-4")) {
-      Poll first = backend.attempt("retried", "rt-4:1", Duration.ofSeconds(10), () -> { }).poll();
-      Poll again = backend.attempt("retried", "rt-4:1", Duration.ofSeconds(10), () -> { }).poll();
+      Poll first = backend.attempt("retried", "rt-4:1", Duration.ofSeconds(10), () -> {}).poll();
+      Poll again = backend.attempt("retried", "rt-4:1", Duration.ofSeconds(10), () -> {}).poll();
       assertThat(again.isGranted()).isTrue();
       assertThat(again.fencingToken()).isEqualTo(first.fencingToken());
-      Poll other = backend.attempt("retried", "rt-4:2", Duration.ofSeconds(10), () -> { }).poll();
+      Poll other = backend.attempt("retried", "rt-4:2", Duration.ofSeconds(10), () -> {}).poll();
       assertThat(other.isGranted()).isFalse();
-      assertThat(other.retryAfter()).as("busy with the holder's remaining lease").isGreaterThan(Duration.ofSeconds(5))
+      assertThat(other.retryAfter())
+          .as("busy with the holder's remaining lease")
+          .isGreaterThan(Duration.ofSeconds(5))
           .isLessThanOrEqualTo(Duration.ofSeconds(10).plusMillis(1));
     }
   }

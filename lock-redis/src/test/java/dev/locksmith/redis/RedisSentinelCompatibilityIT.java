@@ -9,9 +9,9 @@ import org.junit.jupiter.api.AfterAll;
 import redis.clients.jedis.Jedis;
 
 /**
- * The whole compatibility kit on a Sentinel set (a primary, two replicas, three Sentinels)
- * through {@code redis-sentinel://}. The Sentinels' down-after is a minute, so pausing the primary
- * (rule 14.3) never triggers a failover here; failovers are measured by lock-compare.
+ * The whole compatibility kit on a Sentinel set (a primary, two replicas, three Sentinels) through
+ * {@code redis-sentinel://}. The Sentinels' down-after is a minute, so pausing the primary (rule
+ * 14.3) never triggers a failover here; failovers are measured by lock-compare.
  */
 class RedisSentinelCompatibilityIT extends LockCompatibilityKit {
   private static RedisSentinelSet set;

@@ -32,10 +32,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import redis.clients.jedis.Jedis;
 
 /**
- * {@code redis-sentinel://} on a real Sentinel set: bad URIs and unusable Sentinels, the
- * {@code wait-replicas} option (WAIT counted in the primary's INFO commandstats, a grant given back
- * when the replicas are frozen), and a waiter woken by a release after the primary was killed
- * and the Sentinels promoted a replica. The failover test runs last: it kills the primary.
+ * {@code redis-sentinel://} on a real Sentinel set: bad URIs and unusable Sentinels, the {@code
+ * wait-replicas} option (WAIT counted in the primary's INFO commandstats, a grant given back when
+ * the replicas are frozen), and a waiter woken by a release after the primary was killed and the
+ * Sentinels promoted a replica. The failover test runs last: it kills the primary.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -54,43 +54,124 @@ class RedisSentinelIT {
   }
 
   static Stream<Arguments> cases() {
-    String sentinels = set.uri().substring("redis-sentinel://".length(), set.uri().lastIndexOf('/'));
+    String sentinels =
+        set.uri().substring("redis-sentinel://".length(), set.uri().lastIndexOf('/'));
     int nobody = ServerProcess.freePort();
     int nobody2 = ServerProcess.freePort();
     Class<LockConfigurationException> config = LockConfigurationException.class;
     Class<BackendUnavailableException> unavailable = BackendUnavailableException.class;
     return Stream.of(
-        bad("no master name", config, connect("redis-sentinel://" + sentinels), "names no master", "redis-sentinel://"),
-        bad("empty master name", config, connect("redis-sentinel://" + sentinels + "/"), "names no master", "master-name"),
-        bad("no sentinels", config, connect("redis-sentinel:///mymaster"), "names no host", "sentinel1:26379"),
-        bad("empty host in the list", config, connect("redis-sentinel://127.0.0.1:1,,127.0.0.1:2/mymaster"), "hosts is empty"),
-        bad("bad port in the list", config, connect("redis-sentinel://127.0.0.1:99999/mymaster"), "'99999'", "1 to 65535"),
-        bad("sentinel named twice", config, connect("redis-sentinel://127.0.0.1:1,127.0.0.1:1/mymaster"), "127.0.0.1:1 twice"),
-        bad("database path abc", config, connect("redis-sentinel://" + sentinels + "/mymaster/abc"), "`database` was 'abc'",
+        bad(
+            "no master name",
+            config,
+            connect("redis-sentinel://" + sentinels),
+            "names no master",
+            "redis-sentinel://"),
+        bad(
+            "empty master name",
+            config,
+            connect("redis-sentinel://" + sentinels + "/"),
+            "names no master",
+            "master-name"),
+        bad(
+            "no sentinels",
+            config,
+            connect("redis-sentinel:///mymaster"),
+            "names no host",
+            "sentinel1:26379"),
+        bad(
+            "empty host in the list",
+            config,
+            connect("redis-sentinel://127.0.0.1:1,,127.0.0.1:2/mymaster"),
+            "hosts is empty"),
+        bad(
+            "bad port in the list",
+            config,
+            connect("redis-sentinel://127.0.0.1:99999/mymaster"),
+            "'99999'",
+            "1 to 65535"),
+        bad(
+            "sentinel named twice",
+            config,
+            connect("redis-sentinel://127.0.0.1:1,127.0.0.1:1/mymaster"),
+            "127.0.0.1:1 twice"),
+        bad(
+            "database path abc",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster/abc"),
+            "`database` was 'abc'",
             "0 to 9999"),
-        bad("empty sentinel password", config, connect("redis-sentinel://" + sentinels + "/mymaster?sentinel-password="),
-            "`sentinel-password` was ''", "must not be empty"),
-        bad("sentinel user without password", config, connect("redis-sentinel://" + sentinels + "/mymaster?sentinel-user=ops"),
-            "`sentinel-user` was 'ops'", "needs a `sentinel-password`"),
-        bad("sentinel password on redis://", config, connect("redis://127.0.0.1:6379?sentinel-password=hunter2-Q"),
-            "`sentinel-password` was '****'", "only to redis-sentinel://"),
-        bad("wait-replicas -1", config, connect("redis-sentinel://" + sentinels + "/mymaster?wait-replicas=-1"),
-            "`wait-replicas` was '-1'", "0 to 64"),
-        bad("wait-timeout 0ms", config, connect("redis-sentinel://" + sentinels + "/mymaster?wait-replicas=1&wait-timeout=0ms"),
-            "`wait-timeout` was '0ms'", "1ms to 1m"),
-        bad("wait-timeout alone", config, connect("redis-sentinel://" + sentinels + "/mymaster?wait-timeout=50ms"),
-            "`wait-timeout` was '50ms'", "`wait-replicas`"),
-        bad("rediss-sentinel without tls", config, connect("rediss-sentinel://" + sentinels + "/mymaster?tls=false"),
-            "`tls` was 'false'", "always uses TLS"),
-        bad("unknown master", unavailable, connect("redis-sentinel://:hunter2-Q@" + sentinels + "/no-such-master?connect-timeout=1s"),
-            "no-such-master", "none of them monitors", "redis-sentinel://:****@"),
-        bad("unreachable sentinels", unavailable,
-            connect("redis-sentinel://:tok3n-Z@127.0.0.1:" + nobody + ",127.0.0.1:" + nobody2 + "/mymaster?connect-timeout=500ms"),
-            "127.0.0.1:" + nobody, "127.0.0.1:" + nobody2, "Sentinels", "mymaster", "500ms"),
-        bad("a data node given as Sentinel", unavailable,
-            connect("redis-sentinel://127.0.0.1:" + set.primaryPort() + "/mymaster?connect-timeout=1s"),
-            "127.0.0.1:" + set.primaryPort(), "mymaster"));
-
+        bad(
+            "empty sentinel password",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster?sentinel-password="),
+            "`sentinel-password` was ''",
+            "must not be empty"),
+        bad(
+            "sentinel user without password",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster?sentinel-user=ops"),
+            "`sentinel-user` was 'ops'",
+            "needs a `sentinel-password`"),
+        bad(
+            "sentinel password on redis://",
+            config,
+            connect("redis://127.0.0.1:6379?sentinel-password=hunter2-Q"),
+            "`sentinel-password` was '****'",
+            "only to redis-sentinel://"),
+        bad(
+            "wait-replicas -1",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster?wait-replicas=-1"),
+            "`wait-replicas` was '-1'",
+            "0 to 64"),
+        bad(
+            "wait-timeout 0ms",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster?wait-replicas=1&wait-timeout=0ms"),
+            "`wait-timeout` was '0ms'",
+            "1ms to 1m"),
+        bad(
+            "wait-timeout alone",
+            config,
+            connect("redis-sentinel://" + sentinels + "/mymaster?wait-timeout=50ms"),
+            "`wait-timeout` was '50ms'",
+            "`wait-replicas`"),
+        bad(
+            "rediss-sentinel without tls",
+            config,
+            connect("rediss-sentinel://" + sentinels + "/mymaster?tls=false"),
+            "`tls` was 'false'",
+            "always uses TLS"),
+        bad(
+            "unknown master",
+            unavailable,
+            connect(
+                "redis-sentinel://:hunter2-Q@" + sentinels + "/no-such-master?connect-timeout=1s"),
+            "no-such-master",
+            "none of them monitors",
+            "redis-sentinel://:****@"),
+        bad(
+            "unreachable sentinels",
+            unavailable,
+            connect(
+                "redis-sentinel://:tok3n-Z@127.0.0.1:"
+                    + nobody
+                    + ",127.0.0.1:"
+                    + nobody2
+                    + "/mymaster?connect-timeout=500ms"),
+            "127.0.0.1:" + nobody,
+            "127.0.0.1:" + nobody2,
+            "Sentinels",
+            "mymaster",
+            "500ms"),
+        bad(
+            "a data node given as Sentinel",
+            unavailable,
+            connect(
+                "redis-sentinel://127.0.0.1:" + set.primaryPort() + "/mymaster?connect-timeout=1s"),
+            "127.0.0.1:" + set.primaryPort(),
+            "mymaster"));
   }
 
   @Order(1)
@@ -101,26 +182,44 @@ class RedisSentinelIT {
   }
 
   private static RedisBackend openBackend(String query) {
-    dev.locksmith.spi.BackendConfig config = new dev.locksmith.spi.BackendConfig(dev.locksmith.spi.LockUri.parse(set.uri()),
-        query.isEmpty() ? java.util.Map.of() : java.util.Map.of("wait-replicas", "2", "wait-timeout", "2s"), java.util.List.of());
+    dev.locksmith.spi.BackendConfig config =
+        new dev.locksmith.spi.BackendConfig(
+            dev.locksmith.spi.LockUri.parse(set.uri()),
+            query.isEmpty()
+                ? java.util.Map.of()
+                : java.util.Map.of("wait-replicas", "2", "wait-timeout", "2s"),
+            java.util.List.of());
     return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext("wait-test"));
   }
 
   @Order(3)
   @Test
   void waitReplicasAddsOneRoundTripToAGrantAndNoneToABusyPoll() throws Exception {
-    try (RedisBackend plain = openBackend(""); RedisBackend waiting = openBackend("?wait-replicas=2&wait-timeout=2s")) {
+    try (RedisBackend plain = openBackend("");
+        RedisBackend waiting = openBackend("?wait-replicas=2&wait-timeout=2s")) {
       long before = plain.node().roundTrips();
-      assertThat(plain.attempt("rt-plain", "p-1", Duration.ofSeconds(10), () -> { }).poll().isGranted()).isTrue();
-      assertThat(plain.node().roundTrips() - before).as("round trips of a grant without wait-replicas").isEqualTo(1);
+      assertThat(
+              plain.attempt("rt-plain", "p-1", Duration.ofSeconds(10), () -> {}).poll().isGranted())
+          .isTrue();
+      assertThat(plain.node().roundTrips() - before)
+          .as("round trips of a grant without wait-replicas")
+          .isEqualTo(1);
       before = waiting.node().roundTrips();
-      assertThat(waiting.attempt("rt-wait", "w-1", Duration.ofSeconds(10), () -> { }).poll().isGranted()).isTrue();
-      assertThat(waiting.node().roundTrips() - before).as("round trips of a grant with wait-replicas=2 (script, WAIT)").isEqualTo(2);
+      assertThat(
+              waiting
+                  .attempt("rt-wait", "w-1", Duration.ofSeconds(10), () -> {})
+                  .poll()
+                  .isGranted())
+          .isTrue();
+      assertThat(waiting.node().roundTrips() - before)
+          .as("round trips of a grant with wait-replicas=2 (script, WAIT)")
+          .isEqualTo(2);
       before = waiting.node().roundTrips();
-      var busy = waiting.attempt("rt-plain", "w-2", Duration.ofSeconds(10), () -> { });
+      var busy = waiting.attempt("rt-plain", "w-2", Duration.ofSeconds(10), () -> {});
       assertThat(busy.poll().isGranted()).isFalse();
       busy.abandon();
-      assertThat(waiting.node().roundTrips() - before).as("round trips of a busy poll and its withdrawal with wait-replicas=2")
+      assertThat(waiting.node().roundTrips() - before)
+          .as("round trips of a busy poll and its withdrawal with wait-replicas=2")
           .isEqualTo(2);
     }
   }
@@ -130,22 +229,30 @@ class RedisSentinelIT {
   void aGrantTooFewReplicasAcknowledgeIsGivenBackAndFails() throws Exception {
     String name = "frozen-replicas";
     try (LockClient waiting = Locks.connect(set.uri() + "?wait-replicas=1&wait-timeout=200ms");
-        LockClient plain = Locks.connect(set.uri()); Jedis primary = set.primary()) {
+        LockClient plain = Locks.connect(set.uri());
+        Jedis primary = set.primary()) {
       set.pauseReplicas();
       try {
         long start = System.nanoTime();
         assertThatThrownBy(() -> waiting.lock(name).acquire(Duration.ofSeconds(5)))
             .isInstanceOf(BackendUnavailableException.class)
             .hasMessageContaining("only 0 of the 1 replica(s)")
-            .hasMessageContaining("`wait-replicas`").hasMessageContaining("200ms");
+            .hasMessageContaining("`wait-replicas`")
+            .hasMessageContaining("200ms");
         // the primary's WAIT ran out its 200ms before the refusal
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("time to refuse").isBetween(Duration.ofMillis(200),
-            Duration.ofSeconds(3));
-        // Redis 7.0 counts a WAIT in commandstats when it times out (not when replicas answer in time)
-        assertThat(primary.exists(KEYS.owner(name))).as("the refused grant was given back").isFalse();
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .as("time to refuse")
+            .isBetween(Duration.ofMillis(200), Duration.ofSeconds(3));
+        // Redis 7.0 counts a WAIT in commandstats when it times out (not when replicas answer in
+        // time)
+        assertThat(primary.exists(KEYS.owner(name)))
+            .as("the refused grant was given back")
+            .isFalse();
         // without the option the same grant is returned at once: replication is asynchronous
         Optional<Lease> taken = plain.lock(name).tryAcquire();
-        assertThat(taken).as("a grant without wait-replicas while the replicas are frozen").isPresent();
+        assertThat(taken)
+            .as("a grant without wait-replicas while the replicas are frozen")
+            .isPresent();
         taken.get().close();
       } finally {
         set.resumeAll();
@@ -154,8 +261,8 @@ class RedisSentinelIT {
   }
 
   /**
-   * Waits until a client reaches the new primary: it learns of it from the Sentinels'
-   * {@code +switch-master} (or, on a Cluster, the slot map) a moment after the promotion.
+   * Waits until a client reaches the new primary: it learns of it from the Sentinels' {@code
+   * +switch-master} (or, on a Cluster, the slot map) a moment after the promotion.
    */
   static void awaitReachable(LockClient client, String name) throws InterruptedException {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
@@ -193,9 +300,12 @@ class RedisSentinelIT {
       long released = System.nanoTime();
       assertThat(held.release()).as("the holder's release on the promoted replica").isTrue();
       Lease got = waiting.get(15, TimeUnit.SECONDS);
-      assertThat(Duration.ofNanos(System.nanoTime() - released)).as("time from the release to the waiter's grant")
+      assertThat(Duration.ofNanos(System.nanoTime() - released))
+          .as("time from the release to the waiter's grant")
           .isLessThan(Duration.ofSeconds(10));
-      assertThat(got.fencingToken()).as("the waiter's token after the failover").isGreaterThan(held.fencingToken());
+      assertThat(got.fencingToken())
+          .as("the waiter's token after the failover")
+          .isGreaterThan(held.fencingToken());
       got.close();
     }
   }

@@ -15,10 +15,10 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 
 /**
- * A real Sentinel set on free loopback ports: one primary, two replicas and three Sentinels
- * ({@code redis-server --sentinel}) that monitor it as {@value #MASTER} with a quorum of 2.
- * Nothing persists. A test can pause, kill and restart the current primary; the Sentinels then
- * promote a replica once it has been down for {@code downAfter}. Shipped in the test-jar.
+ * A real Sentinel set on free loopback ports: one primary, two replicas and three Sentinels ({@code
+ * redis-server --sentinel}) that monitor it as {@value #MASTER} with a quorum of 2. Nothing
+ * persists. A test can pause, kill and restart the current primary; the Sentinels then promote a
+ * replica once it has been down for {@code downAfter}. Shipped in the test-jar.
  */
 public final class RedisSentinelSet implements AutoCloseable {
   /** The master name the Sentinels monitor. */
@@ -45,15 +45,42 @@ public final class RedisSentinelSet implements AutoCloseable {
     try {
       for (int i = 0; i < 3; i++) {
         int port = ServerProcess.freePort();
-        List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-            "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
-            "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0", "--replica-announce-ip", "127.0.0.1"));
+        List<String> command =
+            new ArrayList<>(
+                List.of(
+                    binary.toString(),
+                    "--port",
+                    Integer.toString(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--protected-mode",
+                    "no",
+                    "--daemonize",
+                    "no",
+                    "--repl-diskless-sync",
+                    "yes",
+                    "--repl-diskless-sync-delay",
+                    "0",
+                    "--replica-announce-ip",
+                    "127.0.0.1"));
         if (i > 0) {
-          command.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(set.dataPorts.get(0))));
+          command.addAll(
+              List.of("--replicaof", "127.0.0.1", Integer.toString(set.dataPorts.get(0))));
         }
         Path dir = Path.of("target", "redis-servers", name + "-data-" + port).toAbsolutePath();
         command.addAll(List.of("--dir", dir.toString()));
-        set.data.add(ServerProcess.start("redis-" + name + "-" + i, command, dir, Map.of(), Duration.ofSeconds(20), pings(port)));
+        set.data.add(
+            ServerProcess.start(
+                "redis-" + name + "-" + i,
+                command,
+                dir,
+                Map.of(),
+                Duration.ofSeconds(20),
+                pings(port)));
         set.dataPorts.add(port);
       }
       for (int i = 0; i < 3; i++) {
@@ -61,20 +88,33 @@ public final class RedisSentinelSet implements AutoCloseable {
         Path dir = Path.of("target", "redis-servers", name + "-sentinel-" + port).toAbsolutePath();
         Files.createDirectories(dir);
         Path conf = dir.resolve("sentinel.conf");
-        Files.writeString(conf, String.join("\n",
-            "port " + port,
-            "bind 127.0.0.1",
-            "protected-mode no",
-            "daemonize no",
-            "dir " + dir,
-            "sentinel announce-ip 127.0.0.1",
-            "sentinel monitor " + MASTER + " 127.0.0.1 " + set.dataPorts.get(0) + " 2",
-            "sentinel down-after-milliseconds " + MASTER + " " + downAfter.toMillis(),
-            "sentinel failover-timeout " + MASTER + " " + Math.max(2000, downAfter.toMillis() * 4),
-            "sentinel parallel-syncs " + MASTER + " 2",
-            ""), StandardCharsets.UTF_8);
-        set.sentinels.add(ServerProcess.start("sentinel-" + name + "-" + i,
-            List.of(binary.toString(), conf.toString(), "--sentinel"), dir, Map.of(), Duration.ofSeconds(20), pings(port)));
+        Files.writeString(
+            conf,
+            String.join(
+                "\n",
+                "port " + port,
+                "bind 127.0.0.1",
+                "protected-mode no",
+                "daemonize no",
+                "dir " + dir,
+                "sentinel announce-ip 127.0.0.1",
+                "sentinel monitor " + MASTER + " 127.0.0.1 " + set.dataPorts.get(0) + " 2",
+                "sentinel down-after-milliseconds " + MASTER + " " + downAfter.toMillis(),
+                "sentinel failover-timeout "
+                    + MASTER
+                    + " "
+                    + Math.max(2000, downAfter.toMillis() * 4),
+                "sentinel parallel-syncs " + MASTER + " 2",
+                ""),
+            StandardCharsets.UTF_8);
+        set.sentinels.add(
+            ServerProcess.start(
+                "sentinel-" + name + "-" + i,
+                List.of(binary.toString(), conf.toString(), "--sentinel"),
+                dir,
+                Map.of(),
+                Duration.ofSeconds(20),
+                pings(port)));
         set.sentinelPorts.add(port);
       }
       set.awaitDiscovered(Duration.ofSeconds(30));
@@ -93,7 +133,14 @@ public final class RedisSentinelSet implements AutoCloseable {
       for (int port : sentinelPorts) {
         try (Jedis s = connect(port)) {
           Map<String, String> m = s.sentinelMaster(MASTER);
-          last = "sentinel " + port + ": " + m.get("num-slaves") + " replicas, " + m.get("num-other-sentinels") + " other sentinels";
+          last =
+              "sentinel "
+                  + port
+                  + ": "
+                  + m.get("num-slaves")
+                  + " replicas, "
+                  + m.get("num-other-sentinels")
+                  + " other sentinels";
           all &= "2".equals(m.get("num-slaves")) && "2".equals(m.get("num-other-sentinels"));
         } catch (RuntimeException e) {
           last = e.toString();
@@ -110,7 +157,8 @@ public final class RedisSentinelSet implements AutoCloseable {
       }
       sleep(100);
     }
-    throw new IllegalStateException("the Sentinel set did not settle within " + limit + ": " + last);
+    throw new IllegalStateException(
+        "the Sentinel set did not settle within " + limit + ": " + last);
   }
 
   static void sleep(long ms) {
@@ -137,11 +185,17 @@ public final class RedisSentinelSet implements AutoCloseable {
   }
 
   static Jedis connect(int port) {
-    return new Jedis(new HostAndPort("127.0.0.1", port),
-        DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000).build());
+    return new Jedis(
+        new HostAndPort("127.0.0.1", port),
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(2000)
+            .socketTimeoutMillis(5000)
+            .build());
   }
 
-  /** @return {@code redis-sentinel://127.0.0.1:s1,127.0.0.1:s2,127.0.0.1:s3/mymaster} */
+  /**
+   * @return {@code redis-sentinel://127.0.0.1:s1,127.0.0.1:s2,127.0.0.1:s3/mymaster}
+   */
   public String uri() {
     StringBuilder b = new StringBuilder("redis-sentinel://");
     for (int i = 0; i < sentinelPorts.size(); i++) {
@@ -150,13 +204,17 @@ public final class RedisSentinelSet implements AutoCloseable {
     return b.append('/').append(MASTER).toString();
   }
 
-  /** @return the port of the data node the Sentinels name as primary now */
+  /**
+   * @return the port of the data node the Sentinels name as primary now
+   */
   public int primaryPort() {
     RuntimeException last = null;
     for (int port : sentinelPorts) {
       try (Jedis s = connect(port)) {
-        HostAndPort hp = s.sentinelGetMasterAddrByName(MASTER) == null ? null
-            : HostAndPort.from(String.join(":", s.sentinelGetMasterAddrByName(MASTER)));
+        HostAndPort hp =
+            s.sentinelGetMasterAddrByName(MASTER) == null
+                ? null
+                : HostAndPort.from(String.join(":", s.sentinelGetMasterAddrByName(MASTER)));
         if (hp != null) {
           return hp.getPort();
         }
@@ -167,22 +225,30 @@ public final class RedisSentinelSet implements AutoCloseable {
     throw new IllegalStateException("no Sentinel names a primary", last);
   }
 
-  /** @return the ports of the three data nodes, the first started as primary */
+  /**
+   * @return the ports of the three data nodes, the first started as primary
+   */
   public List<Integer> dataPorts() {
     return List.copyOf(dataPorts);
   }
 
-  /** @return the ports of the three Sentinels */
+  /**
+   * @return the ports of the three Sentinels
+   */
   public List<Integer> sentinelPorts() {
     return List.copyOf(sentinelPorts);
   }
 
-  /** @return a direct connection to the current primary; close it */
+  /**
+   * @return a direct connection to the current primary; close it
+   */
   public Jedis primary() {
     return connect(primaryPort());
   }
 
-  /** @return a direct connection to a data node; close it */
+  /**
+   * @return a direct connection to a data node; close it
+   */
   public Jedis admin(int port) {
     return connect(port);
   }
@@ -215,7 +281,9 @@ public final class RedisSentinelSet implements AutoCloseable {
     }
   }
 
-  /** @return the port of the primary that was killed (SIGKILL) */
+  /**
+   * @return the port of the primary that was killed (SIGKILL)
+   */
   public int killPrimary() {
     int port = primaryPort();
     process(port).kill();
@@ -223,7 +291,8 @@ public final class RedisSentinelSet implements AutoCloseable {
   }
 
   /**
-   * Waits until the Sentinels name another primary than {@code formerPort} and it answers as a primary.
+   * Waits until the Sentinels name another primary than {@code formerPort} and it answers as a
+   * primary.
    *
    * @param formerPort the primary that was killed
    * @param limit how long to wait
@@ -258,7 +327,9 @@ public final class RedisSentinelSet implements AutoCloseable {
     process(port).restart();
   }
 
-  /** @return the tails of every log, for failure messages */
+  /**
+   * @return the tails of every log, for failure messages
+   */
   public String logs() {
     StringBuilder b = new StringBuilder();
     for (ServerProcess p : data) {

@@ -14,9 +14,8 @@ import redis.clients.jedis.Jedis;
 /**
  * A real {@code redis-server} on a free loopback port, without persistence ({@code --save ""
  * --appendonly no}) unless started with {@link #startWithAof(String)}, that a test can pause
- * (SIGSTOP), resume, kill and restart on the same port.
- * Shipped in lock-redis's test-jar so that other modules' tests (lock-redlock) can start servers
- * the same way.
+ * (SIGSTOP), resume, kill and restart on the same port. Shipped in lock-redis's test-jar so that
+ * other modules' tests (lock-redlock) can start servers the same way.
  *
  * <pre>{@code
  * try (RedisServer redis = RedisServer.start("kit")) {
@@ -52,16 +51,17 @@ public final class RedisServer implements AutoCloseable {
    * @param name a short name for its log file and work directory
    * @param password the password of the default user ({@code --requirepass}), or null for none
    * @return the running server
-   * @throws IllegalStateException if redis-server is missing (a failure, never a skip) or does not start
+   * @throws IllegalStateException if redis-server is missing (a failure, never a skip) or does not
+   *     start
    */
   public static RedisServer start(String name, String password) {
     return start(name, password, false);
   }
 
   /**
-   * Starts a server without a password that persists every write before answering it
-   * ({@code --appendonly yes --appendfsync always}), so that a kill and {@link #restart()} keep
-   * its keys (with their expiry times) and counters.
+   * Starts a server without a password that persists every write before answering it ({@code
+   * --appendonly yes --appendfsync always}), so that a kill and {@link #restart()} keep its keys
+   * (with their expiry times) and counters.
    *
    * @param name a short name for its log file and work directory
    * @return the running server
@@ -73,8 +73,22 @@ public final class RedisServer implements AutoCloseable {
   private static RedisServer start(String name, String password, boolean aof) {
     Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
     int port = ServerProcess.freePort();
-    List<String> command = new ArrayList<>(List.of(binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-        "--save", "", "--appendonly", aof ? "yes" : "no", "--protected-mode", "no", "--daemonize", "no"));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                binary.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                aof ? "yes" : "no",
+                "--protected-mode",
+                "no",
+                "--daemonize",
+                "no"));
     if (aof) {
       command.addAll(List.of("--appendfsync", "always"));
     }
@@ -85,8 +99,14 @@ public final class RedisServer implements AutoCloseable {
     Path workDir = Path.of("target", "redis-servers", name + "-" + port).toAbsolutePath();
     command.add("--dir");
     command.add(workDir.toString());
-    ServerProcess process = ServerProcess.start("redis-" + name, command, workDir, Map.of(), Duration.ofSeconds(20),
-        answersPing(port, password));
+    ServerProcess process =
+        ServerProcess.start(
+            "redis-" + name,
+            command,
+            workDir,
+            Map.of(),
+            Duration.ofSeconds(20),
+            answersPing(port, password));
     return new RedisServer(process, port, password);
   }
 
@@ -105,24 +125,31 @@ public final class RedisServer implements AutoCloseable {
   }
 
   private static Jedis connect(int port, String password) {
-    DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
+    DefaultJedisClientConfig.Builder b =
+        DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
     if (password != null) {
       b.password(password);
     }
     return new Jedis(new HostAndPort("127.0.0.1", port), b.build());
   }
 
-  /** @return the port on 127.0.0.1 */
+  /**
+   * @return the port on 127.0.0.1
+   */
   public int port() {
     return port;
   }
 
-  /** @return {@code redis://[:password@]127.0.0.1:port} */
+  /**
+   * @return {@code redis://[:password@]127.0.0.1:port}
+   */
   public String uri() {
     return "redis://" + (password == null ? "" : "default:" + password + "@") + "127.0.0.1:" + port;
   }
 
-  /** @return a new direct connection for inspecting or changing the server; close it */
+  /**
+   * @return a new direct connection for inspecting or changing the server; close it
+   */
   public Jedis admin() {
     return connect(port, password);
   }
@@ -137,7 +164,10 @@ public final class RedisServer implements AutoCloseable {
     process.resume();
   }
 
-  /** Kills the server (SIGKILL); its data is gone unless it was started {@link #startWithAof(String) with AOF}. */
+  /**
+   * Kills the server (SIGKILL); its data is gone unless it was started {@link #startWithAof(String)
+   * with AOF}.
+   */
   public void kill() {
     process.kill();
   }
@@ -147,7 +177,9 @@ public final class RedisServer implements AutoCloseable {
     process.restart();
   }
 
-  /** @return the tail of the server's log */
+  /**
+   * @return the tail of the server's log
+   */
   public String logTail() {
     return process.tail();
   }

@@ -12,17 +12,20 @@ import redis.clients.jedis.resps.ScanResult;
 /**
  * A Sentinel set or a Cluster as a target of the fault comparison, for scenario 7 ("leader killed
  * during contention") alone: the primary that holds the contended lock is killed (SIGKILL) and a
- * replica is promoted (Sentinel down-after / Cluster node timeout: 1 s). With {@code wait}, the
- * URI asks every grant to be acknowledged by one replica ({@code wait-replicas=1}). Shipped in the test-jar.
+ * replica is promoted (Sentinel down-after / Cluster node timeout: 1 s). With {@code wait}, the URI
+ * asks every grant to be acknowledged by one replica ({@code wait-replicas=1}). Shipped in the
+ * test-jar.
  */
 public final class RedisTopologyComparisonTarget implements AutoCloseable {
   private static final String PREDICTION =
-      "U (asynchronous replication: a grant the promoted replica never got is lost, Kleppmann 2016; WAIT narrows the window)";
+      "U (asynchronous replication: a grant the promoted replica never got is lost, Kleppmann 2016;"
+          + " WAIT narrows the window)";
   private final RedisSentinelSet sentinels;
   private final RedisClusterSet cluster;
   private final boolean wait;
 
-  private RedisTopologyComparisonTarget(RedisSentinelSet sentinels, RedisClusterSet cluster, boolean wait) {
+  private RedisTopologyComparisonTarget(
+      RedisSentinelSet sentinels, RedisClusterSet cluster, boolean wait) {
     this.sentinels = sentinels;
     this.cluster = cluster;
     this.wait = wait;
@@ -33,8 +36,10 @@ public final class RedisTopologyComparisonTarget implements AutoCloseable {
    * @return a Sentinel set: one primary, two replicas, three Sentinels
    */
   public static RedisTopologyComparisonTarget sentinel(boolean wait) {
-    return new RedisTopologyComparisonTarget(RedisSentinelSet.start("compare-sentinel" + (wait ? "-wait" : ""), Duration.ofSeconds(1)),
-        null, wait);
+    return new RedisTopologyComparisonTarget(
+        RedisSentinelSet.start("compare-sentinel" + (wait ? "-wait" : ""), Duration.ofSeconds(1)),
+        null,
+        wait);
   }
 
   /**
@@ -42,30 +47,40 @@ public final class RedisTopologyComparisonTarget implements AutoCloseable {
    * @return a 6-node Cluster
    */
   public static RedisTopologyComparisonTarget cluster(boolean wait) {
-    return new RedisTopologyComparisonTarget(null, RedisClusterSet.start("compare-cluster" + (wait ? "-wait" : ""), Duration.ofSeconds(1)),
+    return new RedisTopologyComparisonTarget(
+        null,
+        RedisClusterSet.start("compare-cluster" + (wait ? "-wait" : ""), Duration.ofSeconds(1)),
         wait);
   }
 
-  /** @return the target, labelled redis-sentinel / redis-cluster, with "+wait" when grants wait for a replica */
+  /**
+   * @return the target, labelled redis-sentinel / redis-cluster, with "+wait" when grants wait for
+   *     a replica
+   */
   public Comparison.Target target() {
     String label = (sentinels != null ? "redis-sentinel" : "redis-cluster") + (wait ? "+wait" : "");
-    String uri = (sentinels != null ? sentinels.uri() : cluster.uri()) + (wait ? "?wait-replicas=1&wait-timeout=100ms" : "");
-    FaultHooks hooks = new FaultHooks() {
-      @Override
-      public void killLeader() {
-        if (sentinels != null) {
-          sentinels.killPrimary();
-        } else {
-          cluster.kill(primaryHoldingALock());
-        }
-      }
-    };
+    String uri =
+        (sentinels != null ? sentinels.uri() : cluster.uri())
+            + (wait ? "?wait-replicas=1&wait-timeout=100ms" : "");
+    FaultHooks hooks =
+        new FaultHooks() {
+          @Override
+          public void killLeader() {
+            if (sentinels != null) {
+              sentinels.killPrimary();
+            } else {
+              cluster.kill(primaryHoldingALock());
+            }
+          }
+        };
     return Comparison.Target.of(label, uri, hooks, Duration.ZERO)
         .withPrediction(Fault.LEADER_FAILOVER, PREDICTION)
         .only(Comparison.Scenario.LEADER_FAILOVER);
   }
 
-  /** @return the Cluster primary whose slot holds a taken lock now (the contended one) */
+  /**
+   * @return the Cluster primary whose slot holds a taken lock now (the contended one)
+   */
   private int primaryHoldingALock() {
     for (int port : cluster.primaries()) {
       try (Jedis j = cluster.admin(port)) {

@@ -13,9 +13,9 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * One call per server, all at once, and a wait that ends as soon as the answers so far decide
- * the outcome or a deadline passes. Calls still running at the deadline keep running; their
- * futures let the caller react to a late answer (release what a late acquire took).
+ * One call per server, all at once, and a wait that ends as soon as the answers so far decide the
+ * outcome or a deadline passes. Calls still running at the deadline keep running; their futures let
+ * the caller react to a late answer (release what a late acquire took).
  *
  * @param <T> what one server answers
  */
@@ -68,7 +68,8 @@ final class Fanout<T> {
   }
 
   static Throwable unwrap(Throwable e) {
-    while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+    while ((e instanceof CompletionException || e instanceof ExecutionException)
+        && e.getCause() != null) {
       e = e.getCause();
     }
     return e;
@@ -96,7 +97,10 @@ final class Fanout<T> {
     }
   }
 
-  /** Like {@link #await(long, Predicate)}, but an interrupt ends the wait and is kept in the thread's flag. */
+  /**
+   * Like {@link #await(long, Predicate)}, but an interrupt ends the wait and is kept in the
+   * thread's flag.
+   */
   void awaitUninterruptibly(long deadlineNanos, Predicate<Fanout<T>> decided) {
     try {
       await(deadlineNanos, decided);
@@ -109,7 +113,9 @@ final class Fanout<T> {
     return results.length;
   }
 
-  /** @return whether call {@code i} has answered (a result or a failure) */
+  /**
+   * @return whether call {@code i} has answered (a result or a failure)
+   */
   boolean answered(int i) {
     lock.lock();
     try {
@@ -119,7 +125,10 @@ final class Fanout<T> {
     }
   }
 
-  /** @return the answer of call {@code i}: its result, the {@link Throwable} it failed with, or null while pending */
+  /**
+   * @return the answer of call {@code i}: its result, the {@link Throwable} it failed with, or null
+   *     while pending
+   */
   Object answer(int i) {
     lock.lock();
     try {
@@ -129,7 +138,9 @@ final class Fanout<T> {
     }
   }
 
-  /** @return the future of call {@code i}, to act on a late answer */
+  /**
+   * @return the future of call {@code i}, to act on a late answer
+   */
   CompletableFuture<T> future(int i) {
     return futures.get(i);
   }

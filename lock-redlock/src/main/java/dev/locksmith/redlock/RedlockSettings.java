@@ -16,13 +16,17 @@ final class RedlockSettings {
   static final Set<String> OPTIONS = Set.of(DRIFT_FACTOR, SERVER_TIMEOUT);
 
   static final double DEFAULT_DRIFT_FACTOR = 0.01;
+
   /** Added to the drift allowance: the resolution of the servers' expiry clocks. */
   static final Duration DRIFT_FLOOR = Duration.ofMillis(2);
+
   static final Duration MIN_SERVER_TIMEOUT = Duration.ofMillis(10);
 
   private final double driftFactor;
+
   /** Null: a tenth of the lease, from 10ms up to the command timeout. */
   private final Duration serverTimeout;
+
   private final Duration commandTimeout;
 
   RedlockSettings(double driftFactor, Duration serverTimeout, Duration commandTimeout) {
@@ -42,17 +46,25 @@ final class RedlockSettings {
         d = Double.NaN;
       }
       if (!(d >= 0 && d <= 0.5)) {
-        config.problem(DRIFT_FACTOR, text, "it must be a number from 0 to 0.5, the share of the lease allowed for clock drift, such as 0.01");
+        config.problem(
+            DRIFT_FACTOR,
+            text,
+            "it must be a number from 0 to 0.5, the share of the lease allowed for clock drift,"
+                + " such as 0.01");
       } else {
         drift = d;
       }
     }
     Duration serverTimeout = null;
     if (config.options().containsKey(SERVER_TIMEOUT)) {
-      serverTimeout = config.duration(SERVER_TIMEOUT, Duration.ofMillis(100), MIN_SERVER_TIMEOUT, Duration.ofMinutes(1));
+      serverTimeout =
+          config.duration(
+              SERVER_TIMEOUT, Duration.ofMillis(100), MIN_SERVER_TIMEOUT, Duration.ofMinutes(1));
       if (serverTimeout.compareTo(commandTimeout) > 0) {
-        config.problem(SERVER_TIMEOUT, config.options().get(SERVER_TIMEOUT), "it must not exceed the command-timeout of "
-            + Durations.format(commandTimeout));
+        config.problem(
+            SERVER_TIMEOUT,
+            config.options().get(SERVER_TIMEOUT),
+            "it must not exceed the command-timeout of " + Durations.format(commandTimeout));
       }
     }
     return new RedlockSettings(drift, serverTimeout, commandTimeout);
@@ -62,12 +74,16 @@ final class RedlockSettings {
     return driftFactor;
   }
 
-  /** @return the drift allowance for a lease: lease * drift-factor + 2ms */
+  /**
+   * @return the drift allowance for a lease: lease * drift-factor + 2ms
+   */
   long driftNanos(Duration lease) {
     return (long) (lease.toNanos() * driftFactor) + DRIFT_FLOOR.toNanos();
   }
 
-  /** @return how long one server may take to answer an acquire or a release: short against the lease */
+  /**
+   * @return how long one server may take to answer an acquire or a release: short against the lease
+   */
   Duration perServerTimeout(Duration lease) {
     if (serverTimeout != null) {
       return serverTimeout;
@@ -79,7 +95,9 @@ final class RedlockSettings {
     return tenth.compareTo(commandTimeout) > 0 ? commandTimeout : tenth;
   }
 
-  /** @return how long one server may take to answer a renewal pipeline: a third of the lease at most */
+  /**
+   * @return how long one server may take to answer a renewal pipeline: a third of the lease at most
+   */
   Duration renewTimeout(Duration shortestLease) {
     Duration third = shortestLease.dividedBy(3);
     Duration own = perServerTimeout(shortestLease);
@@ -92,7 +110,10 @@ final class RedlockSettings {
 
   @Override
   public String toString() {
-    return String.format(Locale.ROOT, "drift-factor=%s, server-timeout=%s", driftFactor,
+    return String.format(
+        Locale.ROOT,
+        "drift-factor=%s, server-timeout=%s",
+        driftFactor,
         serverTimeout == null ? "lease/10" : Durations.format(serverTimeout));
   }
 }

@@ -5,16 +5,18 @@ import dev.locksmith.tck.compare.Comparison;
 import java.time.Duration;
 
 /**
- * Five real redis-servers and their fault hooks, as a target of the fault comparison
- * (lock-compare runs it beside the other backends). Shipped in the test-jar. Pausing, killing
- * or restarting "the server" hurts all five; the failover hook kills one, a minority, and the
- * majority hooks kill three and restart them (empty, as they run without persistence). No
- * partition hook: cutting one client off would need a proxy in front of every server.
+ * Five real redis-servers and their fault hooks, as a target of the fault comparison (lock-compare
+ * runs it beside the other backends). Shipped in the test-jar. Pausing, killing or restarting "the
+ * server" hurts all five; the failover hook kills one, a minority, and the majority hooks kill
+ * three and restart them (empty, as they run without persistence). No partition hook: cutting one
+ * client off would need a proxy in front of every server.
  */
 public final class RedlockComparisonTarget implements AutoCloseable {
   private final RedlockServers servers = RedlockServers.start("compare-redlock", 5);
 
-  /** @return the target: redlock:// over five servers */
+  /**
+   * @return the target: redlock:// over five servers
+   */
   public Comparison.Target target() {
     return Comparison.Target.of("redlock", servers.uri(), hooks(servers), Duration.ZERO);
   }
@@ -59,7 +61,9 @@ public final class RedlockComparisonTarget implements AutoCloseable {
     };
   }
 
-  /** @return the first quorum-many servers: three of five */
+  /**
+   * @return the first quorum-many servers: three of five
+   */
   private static int[] majority(RedlockServers s) {
     int[] m = new int[s.size() / 2 + 1];
     for (int i = 0; i < m.length; i++) {

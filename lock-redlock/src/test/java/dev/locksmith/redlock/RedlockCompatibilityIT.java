@@ -6,8 +6,8 @@ import org.junit.jupiter.api.AfterAll;
 
 /**
  * The whole compatibility kit against five real redis-servers. Faults hit every server at once
- * (revoke deletes the key everywhere; pause, kill and restart all five), so the whole lock
- * service fails as one; {@code RedlockQuorumIT} covers minorities and majorities.
+ * (revoke deletes the key everywhere; pause, kill and restart all five), so the whole lock service
+ * fails as one; {@code RedlockQuorumIT} covers minorities and majorities.
  */
 class RedlockCompatibilityIT extends LockCompatibilityKit {
   private static RedlockServers servers;

@@ -18,21 +18,27 @@ class RedlockConfigurationTest {
   @Test
   void everyProblemOnceBeforeConnecting() {
     // nothing listens on these hosts: the settings must be refused before any connection is tried
-    assertThatThrownBy(() -> Locks.connect("redlock://u:topsecret@h1:1,h2:2,h1:1,h4:4/abc?pool-size=0&drift-factor=2"
-        + "&server-timeout=5m&tls=maybe"))
+    assertThatThrownBy(
+            () ->
+                Locks.connect(
+                    "redlock://u:topsecret@h1:1,h2:2,h1:1,h4:4/abc?pool-size=0&drift-factor=2"
+                        + "&server-timeout=5m&tls=maybe"))
         .isInstanceOf(LockConfigurationException.class)
-        .satisfies(e -> {
-          List<String> problems = ((LockConfigurationException) e).problems();
-          assertThat(String.join("\n", problems))
-              .contains("h1:1 twice")
-              .contains("`database` was 'abc'")
-              .contains("`pool-size` was '0'")
-              .contains("`drift-factor` was '2'")
-              .contains("`server-timeout` was '5m'")
-              .contains("`tls` was 'maybe'")
-              .doesNotContain("topsecret");
-          assertThat(problems).as("each problem once, not once per server: %s", problems).hasSize(6);
-        });
+        .satisfies(
+            e -> {
+              List<String> problems = ((LockConfigurationException) e).problems();
+              assertThat(String.join("\n", problems))
+                  .contains("h1:1 twice")
+                  .contains("`database` was 'abc'")
+                  .contains("`pool-size` was '0'")
+                  .contains("`drift-factor` was '2'")
+                  .contains("`server-timeout` was '5m'")
+                  .contains("`tls` was 'maybe'")
+                  .doesNotContain("topsecret");
+              assertThat(problems)
+                  .as("each problem once, not once per server: %s", problems)
+                  .hasSize(6);
+            });
   }
 
   @Test
@@ -51,8 +57,11 @@ class RedlockConfigurationTest {
     assertThat(s.perServerTimeout(Duration.ofSeconds(1))).isEqualTo(Duration.ofMillis(100));
     assertThat(s.perServerTimeout(Duration.ofSeconds(60))).isEqualTo(Duration.ofSeconds(2));
     assertThat(s.perServerTimeout(Duration.ofMillis(50))).isEqualTo(Duration.ofMillis(10));
-    BackendConfig given = new BackendConfig(LockUri.parse("redlock://a,b,c"), Map.of("drift-factor", "0.05", "server-timeout", "30ms"),
-        List.of());
+    BackendConfig given =
+        new BackendConfig(
+            LockUri.parse("redlock://a,b,c"),
+            Map.of("drift-factor", "0.05", "server-timeout", "30ms"),
+            List.of());
     RedlockSettings g = RedlockSettings.read(given, Duration.ofSeconds(2));
     given.check();
     assertThat(g.driftNanos(Duration.ofSeconds(1))).isEqualTo(Duration.ofMillis(52).toNanos());

@@ -29,8 +29,10 @@ import redis.clients.jedis.Jedis;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedlockLeaseControlIT {
   private static final Duration LEASE = Duration.ofSeconds(2);
-  private static final LockOptions UNRENEWED = LockOptions.builder().lease(LEASE).autoRenew(false).build();
-  private static final LockOptions LONG_UNRENEWED = LockOptions.builder().lease(Duration.ofSeconds(20)).autoRenew(false).build();
+  private static final LockOptions UNRENEWED =
+      LockOptions.builder().lease(LEASE).autoRenew(false).build();
+  private static final LockOptions LONG_UNRENEWED =
+      LockOptions.builder().lease(Duration.ofSeconds(20)).autoRenew(false).build();
   private RedlockServers servers;
 
   @BeforeEach
@@ -62,37 +64,56 @@ class RedlockLeaseControlIT {
   }
 
   /** Awaits a condition with a deadline, checking it every few milliseconds. */
-  private static void await(BooleanSupplier condition, Duration within, String what) throws InterruptedException {
+  private static void await(BooleanSupplier condition, Duration within, String what)
+      throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime() - deadline).as("still not %s after %d ms", what, within.toMillis()).isNegative();
+      assertThat(System.nanoTime() - deadline)
+          .as("still not %s after %d ms", what, within.toMillis())
+          .isNegative();
       Thread.sleep(5);
     }
   }
 
   @Test
   void extendWithOneServerDownStillExtendsOnTheRest() throws Exception {
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       String name = "extend-minority-down";
       Lease held = a.lock(name, UNRENEWED).acquire(Duration.ofSeconds(5));
       servers.kill(4);
-      assertThat(held.extend(Duration.ofSeconds(30))).as("extend(30s) with one of five servers down").isTrue();
+      assertThat(held.extend(Duration.ofSeconds(30)))
+          .as("extend(30s) with one of five servers down")
+          .isTrue();
       // extend answers once a majority has it: the fourth live server follows a moment later
       for (int i = 0; i < 4; i++) {
         int server = i;
-        await(() -> pttl(server, name) > 25_000L, Duration.ofSeconds(2), "extended to 30 s on server " + server);
+        await(
+            () -> pttl(server, name) > 25_000L,
+            Duration.ofSeconds(2),
+            "extended to 30 s on server " + server);
       }
       assertThat(held.isValid()).isTrue();
       // well past the old expiry the lock is still ours
-      await(() -> pttl(0, name) < 30_000L - LEASE.toMillis() - 500, Duration.ofSeconds(10), "past the old expiry");
+      await(
+          () -> pttl(0, name) < 30_000L - LEASE.toMillis() - 500,
+          Duration.ofSeconds(10),
+          "past the old expiry");
       assertThat(b.lock(name).tryAcquire()).as("another client past the old expiry").isEmpty();
       assertThat(held.isValid()).isTrue();
-      assertThat(held.extend(Duration.ofMillis(500))).as("extend to a shorter lease with one server down").isTrue();
+      assertThat(held.extend(Duration.ofMillis(500)))
+          .as("extend to a shorter lease with one server down")
+          .isTrue();
       for (int i = 0; i < 4; i++) {
         int server = i;
-        await(() -> pttl(server, name) <= 500L + 10, Duration.ofSeconds(2), "shortened to 500 ms on server " + server);
+        await(
+            () -> pttl(server, name) <= 500L + 10,
+            Duration.ofSeconds(2),
+            "shortened to 500 ms on server " + server);
       }
-      assertThat(b.lock(name).tryAcquire(Duration.ofSeconds(3))).as("another client after the shortened lease").isPresent();
+      assertThat(b.lock(name).tryAcquire(Duration.ofSeconds(3)))
+          .as("another client after the shortened lease")
+          .isPresent();
     }
   }
 
@@ -102,19 +123,25 @@ class RedlockLeaseControlIT {
       String name = "extend-majority-down";
       Lease held = a.lock(name, LONG_UNRENEWED).acquire(Duration.ofSeconds(5));
       servers.kill(0, 1, 2);
-      assertThat(held.extend(Duration.ofSeconds(60))).as("extend(60s) with three of five servers down").isFalse();
+      assertThat(held.extend(Duration.ofSeconds(60)))
+          .as("extend(60s) with three of five servers down")
+          .isFalse();
       assertThat(held.isValid()).as("the lease after a failed extend").isFalse();
       // gone well before the old 20s expiry: given back, neither left extended nor left to expire
       for (int i = 3; i < 5; i++) {
         int server = i;
-        await(() -> pttl(server, name) == -2, Duration.ofSeconds(5), "given back on server " + server);
+        await(
+            () -> pttl(server, name) == -2,
+            Duration.ofSeconds(5),
+            "given back on server " + server);
       }
     }
   }
 
   @Test
   void aHoldWithOneServerDownKeepsTheLockThenFreesIt() throws Exception {
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       String name = "hold-minority-down";
       Lease held = a.lock(name, UNRENEWED).acquire(Duration.ofSeconds(5));
       servers.kill(2);
@@ -122,16 +149,22 @@ class RedlockLeaseControlIT {
       long asked = System.nanoTime();
       assertThat(held.releaseAfter(keep)).as("releaseAfter with one of five servers down").isTrue();
       for (int i : new int[] {0, 1, 3, 4}) {
-        // releaseAfter answers once a majority holds; a fourth live server may answer a moment later
+        // releaseAfter answers once a majority holds; a fourth live server may answer a moment
+        // later
         int server = i;
-        await(() -> String.valueOf(value(server, name)).startsWith(RedisScripts.HOLD_PREFIX), Duration.ofMillis(500),
+        await(
+            () -> String.valueOf(value(server, name)).startsWith(RedisScripts.HOLD_PREFIX),
+            Duration.ofMillis(500),
             "the hold on server " + server);
-        assertThat(pttl(i, name)).as("ms left of the hold on server %d", i).isBetween(1L, keep.toMillis() + 20);
+        assertThat(pttl(i, name))
+            .as("ms left of the hold on server %d", i)
+            .isBetween(1L, keep.toMillis() + 20);
       }
       a.close(); // the hold is the servers' own
       assertThat(b.lock(name).tryAcquire()).as("another client during the hold").isEmpty();
       try (Lease next = b.lock(name).acquire(Duration.ofSeconds(10))) {
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked)).as("ms from the hold to the next holder")
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked))
+            .as("ms from the hold to the next holder")
             .isGreaterThanOrEqualTo(keep.toMillis() - 15);
         assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
       }
@@ -144,12 +177,18 @@ class RedlockLeaseControlIT {
       String name = "hold-majority-down";
       Lease held = a.lock(name, LONG_UNRENEWED).acquire(Duration.ofSeconds(5));
       servers.kill(0, 1, 2);
-      assertThatThrownBy(() -> held.releaseAfter(Duration.ofSeconds(60))).isInstanceOf(BackendUnavailableException.class)
-          .hasMessageContaining("held on 2 of the 5").hasMessageContaining("needs 3")
-          .hasMessageContaining(servers.endpoint(0)).hasMessageContaining(servers.endpoint(2));
+      assertThatThrownBy(() -> held.releaseAfter(Duration.ofSeconds(60)))
+          .isInstanceOf(BackendUnavailableException.class)
+          .hasMessageContaining("held on 2 of the 5")
+          .hasMessageContaining("needs 3")
+          .hasMessageContaining(servers.endpoint(0))
+          .hasMessageContaining(servers.endpoint(2));
       for (int i = 3; i < 5; i++) {
         int server = i;
-        await(() -> pttl(server, name) == -2, Duration.ofSeconds(5), "the hold given back on server " + server);
+        await(
+            () -> pttl(server, name) == -2,
+            Duration.ofSeconds(5),
+            "the hold given back on server " + server);
       }
     }
   }
@@ -157,19 +196,26 @@ class RedlockLeaseControlIT {
   @Test
   void aLeaseNoLongerThanTheDriftAllowanceIsRefusedAtOnce() throws Exception {
     try (LockClient a = connect()) {
-      LockOptions oneMs = LockOptions.builder().lease(LockOptions.MIN_LEASE).autoRenew(false).build();
+      LockOptions oneMs =
+          LockOptions.builder().lease(LockOptions.MIN_LEASE).autoRenew(false).build();
       long start = System.nanoTime();
       assertThatThrownBy(() -> a.lock("one-ms", oneMs).acquire(Duration.ofSeconds(30)))
           .isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("`lease` was '1ms'").hasMessageContaining("drift").hasMessageContaining("at least 3ms");
-      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to refuse, with a 30s acquire timeout")
+          .hasMessageContaining("`lease` was '1ms'")
+          .hasMessageContaining("drift")
+          .hasMessageContaining("at least 3ms");
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+          .as("ms to refuse, with a 30s acquire timeout")
           .isLessThan(5000);
       for (int i = 0; i < 5; i++) {
         assertThat(pttl(i, "one-ms")).as("server %d after the refused acquire", i).isEqualTo(-2L);
       }
       // the shortest lease that outlasts its drift allowance is no error
-      LockOptions threeMs = LockOptions.builder().lease(Duration.ofMillis(3)).autoRenew(false).build();
-      assertThatCode(() -> a.lock("three-ms", threeMs).tryAcquire()).as("tryAcquire() with a 3ms lease").doesNotThrowAnyException();
+      LockOptions threeMs =
+          LockOptions.builder().lease(Duration.ofMillis(3)).autoRenew(false).build();
+      assertThatCode(() -> a.lock("three-ms", threeMs).tryAcquire())
+          .as("tryAcquire() with a 3ms lease")
+          .doesNotThrowAnyException();
     }
   }
 }

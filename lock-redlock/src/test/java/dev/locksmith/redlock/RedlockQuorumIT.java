@@ -19,7 +19,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Five servers, some of them down or frozen: a minority changes nothing, a majority fails clearly. */
+/**
+ * Five servers, some of them down or frozen: a minority changes nothing, a majority fails clearly.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedlockQuorumIT {
   private RedlockServers servers;
@@ -42,7 +44,8 @@ class RedlockQuorumIT {
 
   @Test
   void twoOfFiveKilledStillLocksRenewsAndOrdersTokens() throws Exception {
-    try (LockClient a = connect(); LockClient b = connect()) {
+    try (LockClient a = connect();
+        LockClient b = connect()) {
       Lease held = a.lock("minority-down").acquire(Duration.ofSeconds(5));
       long first = held.fencingToken();
       servers.kill(3, 4);
@@ -50,7 +53,9 @@ class RedlockQuorumIT {
       long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2500);
       while (System.nanoTime() - until < 0) {
         assertThat(held.isValid()).as("lease valid with two of five servers down").isTrue();
-        assertThat(b.lock("minority-down").tryAcquire()).as("another client while the lock is held").isEmpty();
+        assertThat(b.lock("minority-down").tryAcquire())
+            .as("another client while the lock is held")
+            .isEmpty();
         Thread.sleep(100); // pacing the probe, not waiting for a condition
       }
       assertThat(held.lost()).isNotDone();
@@ -59,7 +64,8 @@ class RedlockQuorumIT {
         assertThat(next.fencingToken()).isGreaterThan(first);
       }
       // and a client that connects while they are down works too
-      try (LockClient late = connect(); Lease l = late.lock("minority-down").acquire(Duration.ofSeconds(5))) {
+      try (LockClient late = connect();
+          Lease l = late.lock("minority-down").acquire(Duration.ofSeconds(5))) {
         assertThat(l.fencingToken()).isGreaterThan(first + 1);
       }
     }
@@ -78,15 +84,20 @@ class RedlockQuorumIT {
           .isInstanceOf(BackendUnavailableException.class)
           .hasMessageContaining("only 2 of the 5 Redis servers")
           .hasMessageContaining("needs 3")
-          .hasMessageContaining(servers.endpoint(0)).hasMessageContaining(servers.endpoint(1)).hasMessageContaining(servers.endpoint(2))
+          .hasMessageContaining(servers.endpoint(0))
+          .hasMessageContaining(servers.endpoint(1))
+          .hasMessageContaining(servers.endpoint(2))
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain(servers.endpoint(3) + ":"));
-      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to fail, with a 30s acquire timeout")
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+          .as("ms to fail, with a 30s acquire timeout")
           .isLessThan(5000);
     }
     assertThatThrownBy(this::connect)
         .isInstanceOf(BackendUnavailableException.class)
         .hasMessageContaining("only 2 of the 5 Redis servers")
-        .hasMessageContaining(servers.endpoint(0)).hasMessageContaining(servers.endpoint(1)).hasMessageContaining(servers.endpoint(2));
+        .hasMessageContaining(servers.endpoint(0))
+        .hasMessageContaining(servers.endpoint(1))
+        .hasMessageContaining(servers.endpoint(2));
   }
 
   @Test
@@ -102,11 +113,13 @@ class RedlockQuorumIT {
         try (Lease l = a.lock("frozen-2").acquire(Duration.ofSeconds(10))) {
           assertThat(l.isValid()).isTrue();
         }
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to acquire and release with one server frozen")
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+            .as("ms to acquire and release with one server frozen")
             .isLessThan(5000);
         try (Lease l = a.lock("frozen").acquire(Duration.ofSeconds(10))) {
           assertThat(l.fencingToken()).isGreaterThan(before);
-          // acquire returns once a majority granted, so the fourth answering server may still be in flight
+          // acquire returns once a majority granted, so the fourth answering server may still be in
+          // flight
           long holding = IntStream.of(0, 1, 3, 4).filter(i -> servers.holds(i, "frozen")).count();
           assertThat(holding).as("answering servers holding the lease").isGreaterThanOrEqualTo(3);
         }
@@ -114,7 +127,9 @@ class RedlockQuorumIT {
         assertThatThrownBy(() -> a.lock("frozen").acquire(Duration.ofSeconds(30)))
             .isInstanceOf(BackendUnavailableException.class)
             .hasMessageContaining("did not answer within 200ms")
-            .hasMessageContaining(servers.endpoint(0)).hasMessageContaining(servers.endpoint(2)).hasMessageContaining(servers.endpoint(4));
+            .hasMessageContaining(servers.endpoint(0))
+            .hasMessageContaining(servers.endpoint(2))
+            .hasMessageContaining(servers.endpoint(4));
       } finally {
         servers.resume(0, 2, 4);
       }
@@ -125,13 +140,15 @@ class RedlockQuorumIT {
   }
 
   /**
-   * A one-shot attempt waits for its give-backs (RedlockBackend's awaitGiveBacks), but not for a frozen server beyond its
-   * server-timeout: with command-timeout 5s, a wait for the frozen server's own answer to the give-back would take 5 s.
+   * A one-shot attempt waits for its give-backs (RedlockBackend's awaitGiveBacks), but not for a
+   * frozen server beyond its server-timeout: with command-timeout 5s, a wait for the frozen
+   * server's own answer to the give-back would take 5 s.
    */
   @Test
   void aOneShotAttemptWithAServerFrozenAnswersWithinTwoServerTimeouts() throws Exception {
     String uri = servers.uri() + "?lease=2s&server-timeout=200ms&command-timeout=5s";
-    try (LockClient a = Locks.connect(uri); LockClient b = Locks.connect(uri)) {
+    try (LockClient a = Locks.connect(uri);
+        LockClient b = Locks.connect(uri)) {
       try (Lease held = a.lock("frozen-one-shot").acquire(Duration.ofSeconds(5))) {
         servers.pause(2);
         try {
@@ -139,9 +156,15 @@ class RedlockQuorumIT {
             long start = System.nanoTime();
             Optional<Lease> got = b.lock(name).tryAcquire();
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertThat(got.isPresent()).as("tryAcquire() of '%s' granted", name).isEqualTo(name.endsWith("free"));
+            assertThat(got.isPresent())
+                .as("tryAcquire() of '%s' granted", name)
+                .isEqualTo(name.endsWith("free"));
             got.ifPresent(Lease::release);
-            assertThat(ms).as("ms for tryAcquire() of '%s' with one of five servers frozen (server-timeout 200ms)", name)
+            assertThat(ms)
+                .as(
+                    "ms for tryAcquire() of '%s' with one of five servers frozen (server-timeout"
+                        + " 200ms)",
+                    name)
                 .isLessThan(2000);
           }
         } finally {
@@ -164,7 +187,8 @@ class RedlockQuorumIT {
         servers.restart(previous);
       }
       servers.kill(d);
-      try (LockClient holder = connect(); Lease l = holder.lock("rotating").acquire(Duration.ofSeconds(10))) {
+      try (LockClient holder = connect();
+          Lease l = holder.lock("rotating").acquire(Duration.ofSeconds(10))) {
         tokens.add(l.fencingToken());
         int atLeast = 0;
         for (int i = 0; i < 5; i++) {
@@ -172,12 +196,16 @@ class RedlockQuorumIT {
             atLeast++;
           }
         }
-        assertThat(atLeast).as("servers whose fence is at least the token %d", l.fencingToken()).isGreaterThanOrEqualTo(3);
+        assertThat(atLeast)
+            .as("servers whose fence is at least the token %d", l.fencingToken())
+            .isGreaterThanOrEqualTo(3);
       }
       previous = d;
     }
     for (int i = 1; i < tokens.size(); i++) {
-      assertThat(tokens.get(i)).as("token of holder %d after %s", i, tokens.subList(0, i)).isGreaterThan(tokens.get(i - 1));
+      assertThat(tokens.get(i))
+          .as("token of holder %d after %s", i, tokens.subList(0, i))
+          .isGreaterThan(tokens.get(i - 1));
     }
   }
 }

@@ -21,7 +21,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
-/** The protocol's cost in round trips, counted per server, never timed; and the fence written back to a majority. */
+/**
+ * The protocol's cost in round trips, counted per server, never timed; and the fence written back
+ * to a majority.
+ */
 class RedlockRoundTripsIT {
   private static RedlockServers servers;
 
@@ -37,29 +40,27 @@ class RedlockRoundTripsIT {
 
   private static RedlockBackend open(String clientId) {
     BackendConfig config = new BackendConfig(LockUri.parse(servers.uri()), Map.of(), List.of());
-    BackendContext context = new BackendContext() {
-      @Override
-      public String clientId() {
-        return clientId;
-      }
+    BackendContext context =
+        new BackendContext() {
+          @Override
+          public String clientId() {
+            return clientId;
+          }
 
-      @Override
-      public Duration recheck() {
-        return Duration.ofSeconds(1);
-      }
+          @Override
+          public Duration recheck() {
+            return Duration.ofSeconds(1);
+          }
 
-      @Override
-      public void leaseLost(String ownerId, LeaseLostException.Reason reason, String detail) {
-      }
+          @Override
+          public void leaseLost(String ownerId, LeaseLostException.Reason reason, String detail) {}
 
-      @Override
-      public void allLeasesLost(String detail) {
-      }
+          @Override
+          public void allLeasesLost(String detail) {}
 
-      @Override
-      public void leaseValidUntil(String ownerId, long validUntilNanos) {
-      }
-    };
+          @Override
+          public void leaseValidUntil(String ownerId, long validUntilNanos) {}
+        };
     return (RedlockBackend) new RedlockLockProvider().open(config, context);
   }
 
@@ -67,7 +68,8 @@ class RedlockRoundTripsIT {
     return backend.members().stream().mapToLong(m -> m.node.roundTrips()).sum();
   }
 
-  private static void awaitEqual(String what, long expected, LongSupplier actual) throws InterruptedException {
+  private static void awaitEqual(String what, long expected, LongSupplier actual)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     while (actual.getAsLong() != expected) {
       if (System.nanoTime() - deadline > 0) {
@@ -83,15 +85,26 @@ class RedlockRoundTripsIT {
       Duration lease = Duration.ofSeconds(10);
       long before = roundTrips(backend);
       long pollStart = System.nanoTime();
-      Poll poll = backend.attempt("one-round", "rt-1:1", lease, () -> { }).poll();
+      Poll poll = backend.attempt("one-round", "rt-1:1", lease, () -> {}).poll();
       long pollEnd = System.nanoTime();
       assertThat(poll.isGranted()).isTrue();
       long drift = TimeUnit.MILLISECONDS.toNanos(102); // 10s * 0.01 + 2ms
-      assertThat(poll.validUntilNanos(pollStart, lease.toNanos())).as("validity: from the round's start, the lease less drift")
+      assertThat(poll.validUntilNanos(pollStart, lease.toNanos()))
+          .as("validity: from the round's start, the lease less drift")
           .isBetween(pollStart + lease.toNanos() - drift, pollEnd + lease.toNanos() - drift);
-      awaitEqual("round trips of an uncontended acquire on 5 servers", 5, () -> roundTrips(backend) - before);
-      assertThat(backend.release(new BackendLease("one-round", "rt-1:1", poll.fencingToken(), lease, poll.state()))).isTrue();
-      awaitEqual("round trips of an uncontended acquire and release on 5 servers", 10, () -> roundTrips(backend) - before);
+      awaitEqual(
+          "round trips of an uncontended acquire on 5 servers",
+          5,
+          () -> roundTrips(backend) - before);
+      assertThat(
+              backend.release(
+                  new BackendLease(
+                      "one-round", "rt-1:1", poll.fencingToken(), lease, poll.state())))
+          .isTrue();
+      awaitEqual(
+          "round trips of an uncontended acquire and release on 5 servers",
+          10,
+          () -> roundTrips(backend) - before);
     }
   }
 
@@ -101,21 +114,25 @@ class RedlockRoundTripsIT {
       Duration lease = Duration.ofSeconds(30);
       List<BackendLease> leases = new ArrayList<>();
       for (int i = 0; i < 3000; i++) {
-        Poll poll = backend.attempt("batch/" + i, "rt-2:" + i, lease, () -> { }).poll();
+        Poll poll = backend.attempt("batch/" + i, "rt-2:" + i, lease, () -> {}).poll();
         assertThat(poll.isGranted()).as("lock %d", i).isTrue();
-        leases.add(new BackendLease("batch/" + i, "rt-2:" + i, poll.fencingToken(), lease, poll.state()));
+        leases.add(
+            new BackendLease("batch/" + i, "rt-2:" + i, poll.fencingToken(), lease, poll.state()));
       }
       long before = roundTrips(backend);
       List<Renewal> outcomes = backend.renew(leases);
       assertThat(outcomes).hasSize(3000).allMatch(r -> r.kind() == Renewal.Kind.RENEWED);
-      awaitEqual("round trips to renew 3,000 leases on 5 servers", 15, () -> roundTrips(backend) - before);
+      awaitEqual(
+          "round trips to renew 3,000 leases on 5 servers", 15, () -> roundTrips(backend) - before);
       try (Jedis admin = servers.get(3).admin()) {
         // renew() returns once a majority answered; this server's pipeline may still be on its way
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (admin.pttl(RedlockServers.KEYS.owner("batch/17")) <= 30_000 && System.nanoTime() - deadline < 0) {
+        while (admin.pttl(RedlockServers.KEYS.owner("batch/17")) <= 30_000
+            && System.nanoTime() - deadline < 0) {
           Thread.sleep(5);
         }
-        assertThat(admin.pttl(RedlockServers.KEYS.owner("batch/17"))).as("TTL after renewal: lease + drift (30.302s)")
+        assertThat(admin.pttl(RedlockServers.KEYS.owner("batch/17")))
+            .as("TTL after renewal: lease + drift (30.302s)")
             .isGreaterThan(30_000);
       }
       for (BackendLease l : leases) {
@@ -137,7 +154,7 @@ class RedlockRoundTripsIT {
     }
     try (RedlockBackend backend = open("rt-3")) {
       Duration lease = Duration.ofSeconds(10);
-      Poll poll = backend.attempt(name, "rt-3:1", lease, () -> { }).poll();
+      Poll poll = backend.attempt(name, "rt-3:1", lease, () -> {}).poll();
       assertThat(poll.fencingToken()).isEqualTo(101);
       int atLeast = 0;
       for (int i = 0; i < 5; i++) {
@@ -145,9 +162,11 @@ class RedlockRoundTripsIT {
           atLeast++;
         }
       }
-      assertThat(atLeast).as("servers whose fence is at least the token when the lock counts as held").isGreaterThanOrEqualTo(3);
+      assertThat(atLeast)
+          .as("servers whose fence is at least the token when the lock counts as held")
+          .isGreaterThanOrEqualTo(3);
       backend.release(new BackendLease(name, "rt-3:1", poll.fencingToken(), lease, poll.state()));
-      Poll next = backend.attempt(name, "rt-3:2", lease, () -> { }).poll();
+      Poll next = backend.attempt(name, "rt-3:2", lease, () -> {}).poll();
       assertThat(next.fencingToken()).isEqualTo(102);
       backend.release(new BackendLease(name, "rt-3:2", next.fencingToken(), lease, next.state()));
     }
@@ -156,7 +175,8 @@ class RedlockRoundTripsIT {
   @Test
   void theUpgradeFromPerNameCountersKeepsTokensAboveTheOldOnes() throws Exception {
     String name = "legacy-fence";
-    // a majority remembers the token 500 in the per-name counters of the version before slot counters
+    // a majority remembers the token 500 in the per-name counters of the version before slot
+    // counters
     for (int i = 0; i < 5; i++) {
       try (Jedis admin = servers.get(i).admin()) {
         admin.del(RedlockServers.KEYS.fenceCounter(name));
@@ -167,8 +187,10 @@ class RedlockRoundTripsIT {
     }
     try (RedlockBackend backend = open("rt-5")) {
       Duration lease = Duration.ofSeconds(10);
-      Poll poll = backend.attempt(name, "rt-5:1", lease, () -> { }).poll();
-      assertThat(poll.fencingToken()).as("every majority meets a server that folds 500 into its slot counter").isEqualTo(501);
+      Poll poll = backend.attempt(name, "rt-5:1", lease, () -> {}).poll();
+      assertThat(poll.fencingToken())
+          .as("every majority meets a server that folds 500 into its slot counter")
+          .isEqualTo(501);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       for (int i = 0; i < 3; i++) {
         while (true) {
@@ -178,13 +200,15 @@ class RedlockRoundTripsIT {
             }
           }
           if (System.nanoTime() - deadline > 0) {
-            fail("server %d still has the per-name counter %s after the grant", i, RedlockServers.KEYS.legacyFence(name));
+            fail(
+                "server %d still has the per-name counter %s after the grant",
+                i, RedlockServers.KEYS.legacyFence(name));
           }
           Thread.sleep(10);
         }
       }
       backend.release(new BackendLease(name, "rt-5:1", poll.fencingToken(), lease, poll.state()));
-      Poll next = backend.attempt(name, "rt-5:2", lease, () -> { }).poll();
+      Poll next = backend.attempt(name, "rt-5:2", lease, () -> {}).poll();
       assertThat(next.fencingToken()).isGreaterThan(501);
       backend.release(new BackendLease(name, "rt-5:2", next.fencingToken(), lease, next.state()));
     }

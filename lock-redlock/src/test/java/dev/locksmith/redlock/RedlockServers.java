@@ -41,7 +41,10 @@ final class RedlockServers implements AutoCloseable {
     return new RedlockServers(started);
   }
 
-  /** Starts one server; again on another free port if the one picked was taken before the server bound it. */
+  /**
+   * Starts one server; again on another free port if the one picked was taken before the server
+   * bound it.
+   */
   private static RedisServer startOne(String name) {
     for (int attempt = 1; ; attempt++) {
       try {
@@ -62,19 +65,27 @@ final class RedlockServers implements AutoCloseable {
     return servers.size();
   }
 
-  /** @return {@code redlock://127.0.0.1:p1,127.0.0.1:p2,...} */
+  /**
+   * @return {@code redlock://127.0.0.1:p1,127.0.0.1:p2,...}
+   */
   String uri() {
-    return "redlock://" + servers.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(","));
+    return "redlock://"
+        + servers.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(","));
   }
 
-  /** @return {@code 127.0.0.1:port} of server i, as messages name it */
+  /**
+   * @return {@code 127.0.0.1:port} of server i, as messages name it
+   */
   String endpoint(int i) {
     return "127.0.0.1:" + servers.get(i).port();
   }
 
   static final ClaimScripts.Keys CLAIM_KEYS = new ClaimScripts.Keys(KEYS);
 
-  /** Deletes a lock's owner key, and the keys of the semaphore and the read-write lock of that name, on every server that runs. */
+  /**
+   * Deletes a lock's owner key, and the keys of the semaphore and the read-write lock of that name,
+   * on every server that runs.
+   */
   void revoke(String lockName) {
     for (RedisServer s : servers) {
       try (Jedis admin = s.admin()) {
@@ -86,7 +97,9 @@ final class RedlockServers implements AutoCloseable {
     }
   }
 
-  /** @return the fence counter of a lock's hash slot on server i (0 if absent) */
+  /**
+   * @return the fence counter of a lock's hash slot on server i (0 if absent)
+   */
   long fence(int i, String lockName) {
     try (Jedis admin = servers.get(i).admin()) {
       String v = admin.get(KEYS.fenceCounter(lockName));
@@ -94,7 +107,9 @@ final class RedlockServers implements AutoCloseable {
     }
   }
 
-  /** @return whether server i holds a lock's owner key */
+  /**
+   * @return whether server i holds a lock's owner key
+   */
   boolean holds(int i, String lockName) {
     try (Jedis admin = servers.get(i).admin()) {
       return admin.exists(KEYS.owner(lockName));

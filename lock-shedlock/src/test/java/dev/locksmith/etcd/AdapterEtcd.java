@@ -12,7 +12,9 @@ public final class AdapterEtcd {
 
   private AdapterEtcd() {}
 
-  /** @return etcd://127.0.0.1:PORT */
+  /**
+   * @return etcd://127.0.0.1:PORT
+   */
   public static synchronized String uri() throws InterruptedException {
     if (cluster == null) {
       try {
@@ -21,13 +23,16 @@ public final class AdapterEtcd {
         throw new UncheckedIOException(e);
       }
       EtcdCluster started = cluster;
-      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        try {
-          started.close();
-        } catch (IOException e) {
-          // the JVM is exiting; the data directory is temporary
-        }
-      }));
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      started.close();
+                    } catch (IOException e) {
+                      // the JVM is exiting; the data directory is temporary
+                    }
+                  }));
     }
     return "etcd://" + cluster.hosts();
   }

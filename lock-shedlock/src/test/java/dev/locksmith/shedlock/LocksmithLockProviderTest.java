@@ -27,7 +27,10 @@ class LocksmithLockProviderTest {
     local.close();
   }
 
-  /** The same client, declaring fewer features: what a backend without them looks like to the adapter. */
+  /**
+   * The same client, declaring fewer features: what a backend without them looks like to the
+   * adapter.
+   */
   private static LockClient without(LockClient real, Guarantees.Feature... dropped) {
     Set<Guarantees.Feature> kept = EnumSet.copyOf(real.guarantees().features());
     kept.removeAll(Set.of(dropped));
@@ -66,16 +69,24 @@ class LocksmithLockProviderTest {
 
   @Test
   void aBackendWithoutHoldAfterReleaseIsRefusedAtConstruction() {
-    assertThatThrownBy(() -> new LocksmithLockProvider(without(local, Guarantees.Feature.HOLD_AFTER_RELEASE)))
+    assertThatThrownBy(
+            () -> new LocksmithLockProvider(without(local, Guarantees.Feature.HOLD_AFTER_RELEASE)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("`client`").hasMessageContaining("local:shedlock-unit")
-        .hasMessageContaining("does not declare HOLD_AFTER_RELEASE").hasMessageNotContaining("EXTEND and");
+        .hasMessageContaining("`client`")
+        .hasMessageContaining("local:shedlock-unit")
+        .hasMessageContaining("does not declare HOLD_AFTER_RELEASE")
+        .hasMessageNotContaining("EXTEND and");
   }
 
   @Test
   void aBackendWithoutEitherFeatureIsRefusedNamingBoth() {
-    assertThatThrownBy(() -> new LocksmithLockProvider(without(local, Guarantees.Feature.EXTEND, Guarantees.Feature.HOLD_AFTER_RELEASE)))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not declare EXTEND and HOLD_AFTER_RELEASE");
+    assertThatThrownBy(
+            () ->
+                new LocksmithLockProvider(
+                    without(
+                        local, Guarantees.Feature.EXTEND, Guarantees.Feature.HOLD_AFTER_RELEASE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("does not declare EXTEND and HOLD_AFTER_RELEASE");
   }
 
   @Test
@@ -85,43 +96,63 @@ class LocksmithLockProviderTest {
 
   @Test
   void nullsAreNamed() {
-    assertThatThrownBy(() -> new LocksmithLockProvider(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`client`");
-    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(null)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> new LocksmithLockProvider(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`client`");
+    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(null))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("`lockConfiguration`");
   }
 
   @Test
   void aZeroLockAtMostForIsRefused() {
-    LockConfiguration zero = new LockConfiguration(ClockProvider.now(), "job", Duration.ZERO, Duration.ZERO);
-    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(zero)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("`lockAtMostFor` was PT0S").hasMessageContaining("above zero");
+    LockConfiguration zero =
+        new LockConfiguration(ClockProvider.now(), "job", Duration.ZERO, Duration.ZERO);
+    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(zero))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`lockAtMostFor` was PT0S")
+        .hasMessageContaining("above zero");
   }
 
   @Test
   void aLockAtMostForBeyondSevenDaysIsRefused() {
-    LockConfiguration absurd = new LockConfiguration(ClockProvider.now(), "job", Duration.ofDays(30), Duration.ZERO);
-    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(absurd)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("`lockAtMostFor` was PT720H").hasMessageContaining("at most");
+    LockConfiguration absurd =
+        new LockConfiguration(ClockProvider.now(), "job", Duration.ofDays(30), Duration.ZERO);
+    assertThatThrownBy(() -> new LocksmithLockProvider(local).lock(absurd))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`lockAtMostFor` was PT720H")
+        .hasMessageContaining("at most");
   }
 
   @Test
   void aLockAtMostForAlreadyPastIsClampedToTheShortestLease() {
-    LockConfiguration late = new LockConfiguration(ClockProvider.now().minusSeconds(5), "late-job", Duration.ofSeconds(1), Duration.ZERO);
+    LockConfiguration late =
+        new LockConfiguration(
+            ClockProvider.now().minusSeconds(5), "late-job", Duration.ofSeconds(1), Duration.ZERO);
     SimpleLock lock = new LocksmithLockProvider(local).lock(late).orElseThrow();
-    assertThat(LocksmithLockProvider.leaseFor("lockAtMostFor", Duration.ofSeconds(1), ClockProvider.now().minusSeconds(1)))
+    assertThat(
+            LocksmithLockProvider.leaseFor(
+                "lockAtMostFor", Duration.ofSeconds(1), ClockProvider.now().minusSeconds(1)))
         .isEqualTo(LockOptions.MIN_LEASE);
     lock.unlock(); // long expired: a warning, no exception
   }
 
   @Test
   void badExtendArgumentsAreNamedAndLeaveTheLockUsable() {
-    SimpleLock lock = new LocksmithLockProvider(local)
-        .lock(new LockConfiguration(ClockProvider.now(), "ext", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
-    assertThatThrownBy(() -> lock.extend(Duration.ofSeconds(1), Duration.ofSeconds(2))).isInstanceOf(IllegalArgumentException.class)
+    SimpleLock lock =
+        new LocksmithLockProvider(local)
+            .lock(
+                new LockConfiguration(
+                    ClockProvider.now(), "ext", Duration.ofSeconds(10), Duration.ZERO))
+            .orElseThrow();
+    assertThatThrownBy(() -> lock.extend(Duration.ofSeconds(1), Duration.ofSeconds(2)))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`lockAtLeastFor` was PT2S");
-    assertThatThrownBy(() -> lock.extend(Duration.ofDays(8), Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> lock.extend(Duration.ofDays(8), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`lockAtMostFor` was PT192H");
-    assertThatThrownBy(() -> lock.extend(null, Duration.ZERO)).isInstanceOf(NullPointerException.class)
+    assertThatThrownBy(() -> lock.extend(null, Duration.ZERO))
+        .isInstanceOf(NullPointerException.class)
         .hasMessageContaining("`lockAtMostFor`");
     lock.unlock();
   }

@@ -43,16 +43,29 @@ import org.junit.jupiter.api.Test;
  */
 abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegrationTest {
   static final TckTimeouts TIMES = TckTimeouts.fromEnvironment();
-  /** Servers judge expiry by their own clocks, a little after the client's (JDBC takes over 25 ms late). */
+
+  /**
+   * Servers judge expiry by their own clocks, a little after the client's (JDBC takes over 25 ms
+   * late).
+   */
   private static final Duration FREE_WITHIN = Duration.ofMillis(Math.round(300 * TIMES.scale()));
-  /** What "not before" allows for the gap between the client's and the server's start of a lease. */
+
+  /**
+   * What "not before" allows for the gap between the client's and the server's start of a lease.
+   */
   private static final Duration EARLY = Duration.ofMillis(15);
+
   private static final Map<String, LockClient> CLIENTS = new ConcurrentHashMap<>();
 
-  /** @return the lock URI of this set-up's server */
+  /**
+   * @return the lock URI of this set-up's server
+   */
   protected abstract String uri() throws Exception;
 
-  /** @return how long after its expiry a vanished holder's lock may stay taken (at most 2 s, rule 17.9) */
+  /**
+   * @return how long after its expiry a vanished holder's lock may stay taken (at most 2 s, rule
+   *     17.9)
+   */
   protected Duration expirySlack() {
     return Duration.ZERO;
   }
@@ -61,18 +74,21 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
     try {
       return uri();
     } catch (Exception e) {
-      throw new IllegalStateException("could not start the server of " + getClass().getSimpleName() + ": " + e, e);
+      throw new IllegalStateException(
+          "could not start the server of " + getClass().getSimpleName() + ": " + e, e);
     }
   }
 
   /** The client the provider under test locks through, one per set-up. */
   protected LockClient client() {
-    return CLIENTS.computeIfAbsent("holder " + getClass().getName(), k -> Locks.connect(uriOrFail()));
+    return CLIENTS.computeIfAbsent(
+        "holder " + getClass().getName(), k -> Locks.connect(uriOrFail()));
   }
 
   /** A second client, standing for another process, that looks at the lock. */
   protected LockClient observer() {
-    return CLIENTS.computeIfAbsent("observer " + getClass().getName(), k -> Locks.connect(uriOrFail()));
+    return CLIENTS.computeIfAbsent(
+        "observer " + getClass().getName(), k -> Locks.connect(uriOrFail()));
   }
 
   @AfterAll
@@ -88,17 +104,28 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
 
   @Override
   protected void assertLocked(String lockName) {
-    assertThat(takeAndGiveBack(lockName)).as("lock '" + lockName + "' must be held, so another client cannot take it").isFalse();
+    assertThat(takeAndGiveBack(lockName))
+        .as("lock '" + lockName + "' must be held, so another client cannot take it")
+        .isFalse();
   }
 
   @Override
   protected void assertUnlocked(String lockName) {
     assertThat(await(FREE_WITHIN, () -> takeAndGiveBack(lockName)))
-        .as("lock '" + lockName + "' must be free for another client within " + FREE_WITHIN.toMillis() + " ms").isTrue();
+        .as(
+            "lock '"
+                + lockName
+                + "' must be free for another client within "
+                + FREE_WITHIN.toMillis()
+                + " ms")
+        .isTrue();
   }
 
   private boolean takeAndGiveBack(String lockName) {
-    Optional<Lease> lease = observer().lock(lockName, LockOptions.builder().autoRenew(false).reentrant(false).build()).tryAcquire();
+    Optional<Lease> lease =
+        observer()
+            .lock(lockName, LockOptions.builder().autoRenew(false).reentrant(false).build())
+            .tryAcquire();
     lease.ifPresent(Lease::release);
     return lease.isPresent();
   }
@@ -121,10 +148,14 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
     }
   }
 
-  /** Polls another client's tryAcquire until it gets the lock; returns when, in ms since {@code startNanos}. */
+  /**
+   * Polls another client's tryAcquire until it gets the lock; returns when, in ms since {@code
+   * startNanos}.
+   */
   private long millisUntilFree(String name, long startNanos, Duration bound) {
     assertThat(await(bound, () -> takeAndGiveBack(name)))
-        .as("lock '" + name + "' must be free again within " + bound.toMillis() + " ms").isTrue();
+        .as("lock '" + name + "' must be free again within " + bound.toMillis() + " ms")
+        .isTrue();
     return (System.nanoTime() - startNanos) / 1_000_000;
   }
 
@@ -137,51 +168,75 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
   }
 
   @Test
-  @DisplayName("lockAtMostFor: the server frees the lock of a holder that vanished, not before and soon after")
+  @DisplayName(
+      "lockAtMostFor: the server frees the lock of a holder that vanished, not before and soon"
+          + " after")
   void lockAtMostForIsEnforcedByTheServer() {
     String name = name("at-most");
     Duration atMost = Duration.ofMillis(800);
     LockClient doomed = Locks.connect(uriOrFail());
     long start = System.nanoTime();
-    Optional<SimpleLock> lock = new LocksmithLockProvider(doomed).lock(config(name, atMost, Duration.ZERO));
+    Optional<SimpleLock> lock =
+        new LocksmithLockProvider(doomed).lock(config(name, atMost, Duration.ZERO));
     assertThat(lock).isNotEmpty();
     ((Abandonable) doomed).abandon(); // a crash: nothing released, connections dropped
     assertLocked(name);
     long freeAt = millisUntilFree(name, start, atMost.plus(expirySlack()).plus(TIMES.tolerance()));
-    assertThat(freeAt).as("free after lockAtMostFor").isGreaterThanOrEqualTo(atMost.minus(EARLY).toMillis());
+    assertThat(freeAt)
+        .as("free after lockAtMostFor")
+        .isGreaterThanOrEqualTo(atMost.minus(EARLY).toMillis());
   }
 
   @Test
-  @DisplayName("lockAtLeastFor: the server keeps the lock after unlock and a shutdown of the client, then frees it")
+  @DisplayName(
+      "lockAtLeastFor: the server keeps the lock after unlock and a shutdown of the client, then"
+          + " frees it")
   void lockAtLeastForSurvivesClientShutdown() {
     String name = name("at-least-close");
     Duration atLeast = Duration.ofMillis(1200);
     LockClient closing = Locks.connect(uriOrFail());
     long start = System.nanoTime();
-    Optional<SimpleLock> lock = new LocksmithLockProvider(closing).lock(config(name, Duration.ofSeconds(30), atLeast));
+    Optional<SimpleLock> lock =
+        new LocksmithLockProvider(closing).lock(config(name, Duration.ofSeconds(30), atLeast));
     assertThat(lock).isNotEmpty();
     lock.get().unlock();
     closing.close(); // closing releases what it holds: the hold after unlock is no longer its own
     assertLocked(name);
     long freeAt = millisUntilFree(name, start, atLeast.plus(expirySlack()).plus(TIMES.tolerance()));
-    assertThat(freeAt).as("held until lockAtLeastUntil").isGreaterThanOrEqualTo(atLeast.minus(EARLY).toMillis());
+    assertThat(freeAt)
+        .as("held until lockAtLeastUntil")
+        .isGreaterThanOrEqualTo(atLeast.minus(EARLY).toMillis());
   }
 
   @Test
-  @DisplayName("lockAtLeastFor: the server keeps the lock after unlock and a SIGKILL of the process, then frees it")
+  @DisplayName(
+      "lockAtLeastFor: the server keeps the lock after unlock and a SIGKILL of the process, then"
+          + " frees it")
   void lockAtLeastForSurvivesSigkill() throws Exception {
-    assumeTrue(client().guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES),
+    assumeTrue(
+        client().guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES),
         "the backend does not coordinate separate processes (no SHARED_ACROSS_PROCESSES)");
     String name = name("at-least-kill");
     Duration atLeast = Duration.ofMillis(2500);
-    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-    ProcessBuilder pb = new ProcessBuilder(java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-        ShedLockJobProcess.class.getName(), name, "30000", Long.toString(atLeast.toMillis()));
+    String java =
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            java,
+            "-Xmx128m",
+            "-XX:TieredStopAtLevel=1",
+            "-cp",
+            System.getProperty("java.class.path"),
+            ShedLockJobProcess.class.getName(),
+            name,
+            "30000",
+            Long.toString(atLeast.toMillis()));
     pb.environment().put("LOCKSMITH_URI", uriOrFail());
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     Process child = pb.start();
     long start;
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+    try (BufferedReader out =
+        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
       String line = out.readLine();
       start = System.nanoTime();
       assertThat(line).as("the child's report").startsWith("UNLOCKED ");
@@ -197,32 +252,46 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
   }
 
   @Test
-  @DisplayName("extend: the server keeps the lock past the old lockAtMostFor, and frees it at the new one if the holder vanishes")
+  @DisplayName(
+      "extend: the server keeps the lock past the old lockAtMostFor, and frees it at the new one if"
+          + " the holder vanishes")
   void extendMovesTheServersExpiry() {
     String name = name("extend");
     LockClient doomed = Locks.connect(uriOrFail());
-    Optional<SimpleLock> lock = new LocksmithLockProvider(doomed).lock(config(name, Duration.ofMillis(500), Duration.ZERO));
+    Optional<SimpleLock> lock =
+        new LocksmithLockProvider(doomed).lock(config(name, Duration.ofMillis(500), Duration.ZERO));
     assertThat(lock).isNotEmpty();
     long start = System.nanoTime();
     Optional<SimpleLock> extended = lock.get().extend(Duration.ofMillis(1500), Duration.ZERO);
     assertThat(extended).isNotEmpty();
     ((Abandonable) doomed).abandon();
-    long freeAt = millisUntilFree(name, start, Duration.ofMillis(1500).plus(expirySlack()).plus(TIMES.tolerance()));
-    assertThat(freeAt).as("held past the old expiry, until the new one").isGreaterThanOrEqualTo(1500 - EARLY.toMillis());
+    long freeAt =
+        millisUntilFree(
+            name, start, Duration.ofMillis(1500).plus(expirySlack()).plus(TIMES.tolerance()));
+    assertThat(freeAt)
+        .as("held past the old expiry, until the new one")
+        .isGreaterThanOrEqualTo(1500 - EARLY.toMillis());
   }
 
   @Test
   @DisplayName("extend after expiry answers empty and leaves the new holder alone")
   void extendAfterExpiryLeavesTheNewHolderAlone() {
     String name = name("extend-expired");
-    Optional<SimpleLock> lock = getLockProvider().lock(config(name, Duration.ofMillis(100), Duration.ZERO));
+    Optional<SimpleLock> lock =
+        getLockProvider().lock(config(name, Duration.ofMillis(100), Duration.ZERO));
     assertThat(lock).isNotEmpty();
     List<Lease> taken = new ArrayList<>();
-    LockOptions options = LockOptions.builder().lease(Duration.ofSeconds(10)).autoRenew(false).build();
-    assertThat(await(Duration.ofMillis(100).plus(expirySlack()).plus(TIMES.tolerance()), () -> {
-      observer().lock(name, options).tryAcquire().ifPresent(taken::add);
-      return !taken.isEmpty();
-    })).as("another client takes the expired lock").isTrue();
+    LockOptions options =
+        LockOptions.builder().lease(Duration.ofSeconds(10)).autoRenew(false).build();
+    assertThat(
+            await(
+                Duration.ofMillis(100).plus(expirySlack()).plus(TIMES.tolerance()),
+                () -> {
+                  observer().lock(name, options).tryAcquire().ifPresent(taken::add);
+                  return !taken.isEmpty();
+                }))
+        .as("another client takes the expired lock")
+        .isTrue();
     Lease newHolder = taken.get(0);
     try {
       assertThat(lock.get().extend(Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
@@ -232,7 +301,9 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
         assertThat(state.isHeld()).as("the new holder still holds it").isTrue();
         state.fencingToken().ifPresent(t -> assertThat(t).isEqualTo(newHolder.fencingToken()));
       }
-      assertThatThrownBy(() -> lock.get().unlock()).isInstanceOf(IllegalStateException.class).hasMessageContaining(name);
+      assertThatThrownBy(() -> lock.get().unlock())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
     } finally {
       assertThat(newHolder.release()).as("the new holder still held the lock to the end").isTrue();
     }
@@ -242,16 +313,21 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
   @DisplayName("after extend, only the new lock unlocks, and its lockAtLeastFor is the one kept")
   void unlockAfterExtend() {
     String name = name("unlock-extended");
-    Optional<SimpleLock> lock = getLockProvider().lock(config(name, Duration.ofSeconds(10), Duration.ZERO));
+    Optional<SimpleLock> lock =
+        getLockProvider().lock(config(name, Duration.ofSeconds(10), Duration.ZERO));
     assertThat(lock).isNotEmpty();
-    SimpleLock extended = lock.get().extend(Duration.ofSeconds(10), Duration.ofMillis(700)).orElseThrow();
-    assertThatThrownBy(() -> lock.get().unlock()).isInstanceOf(IllegalStateException.class)
+    SimpleLock extended =
+        lock.get().extend(Duration.ofSeconds(10), Duration.ofMillis(700)).orElseThrow();
+    assertThatThrownBy(() -> lock.get().unlock())
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("already unlocked or extended");
     assertLocked(name);
     long start = System.nanoTime();
     extended.unlock();
     assertLocked(name); // kept for the extension's lockAtLeastFor
-    long freeAt = millisUntilFree(name, start, Duration.ofMillis(700).plus(expirySlack()).plus(TIMES.tolerance()));
+    long freeAt =
+        millisUntilFree(
+            name, start, Duration.ofMillis(700).plus(expirySlack()).plus(TIMES.tolerance()));
     assertThat(freeAt).isGreaterThanOrEqualTo(700 - EARLY.toMillis() - 50);
     assertThatThrownBy(extended::unlock).isInstanceOf(IllegalStateException.class);
   }
@@ -261,10 +337,14 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
   void sameThreadIsRefused() {
     String name = name("same-thread");
     LocksmithLockProvider provider = getLockProvider();
-    SimpleLock first = provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+    SimpleLock first =
+        provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
     try {
       assertThat(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO))).isEmpty();
-      assertThat(new LocksmithLockProvider(client()).lock(config(name, Duration.ofSeconds(10), Duration.ZERO))).isEmpty();
+      assertThat(
+              new LocksmithLockProvider(client())
+                  .lock(config(name, Duration.ofSeconds(10), Duration.ZERO)))
+          .isEmpty();
     } finally {
       first.unlock();
     }
@@ -278,13 +358,16 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
     DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(getLockProvider());
     List<Long> seen = new ArrayList<>();
     for (int run = 0; run < 3; run++) {
-      executor.executeWithLock((Runnable) () -> {
-        OptionalLong token = LocksmithLockProvider.currentFencingToken();
-        assertThat(token).isPresent();
-        assertThat(LocksmithLockProvider.fencingToken(name)).isEqualTo(token);
-        assertThat(LocksmithLockProvider.fencingToken(name + "-other")).isEmpty();
-        seen.add(token.getAsLong());
-      }, config(name, Duration.ofSeconds(10), Duration.ZERO));
+      executor.executeWithLock(
+          (Runnable)
+              () -> {
+                OptionalLong token = LocksmithLockProvider.currentFencingToken();
+                assertThat(token).isPresent();
+                assertThat(LocksmithLockProvider.fencingToken(name)).isEqualTo(token);
+                assertThat(LocksmithLockProvider.fencingToken(name + "-other")).isEmpty();
+                seen.add(token.getAsLong());
+              },
+          config(name, Duration.ofSeconds(10), Duration.ZERO));
       assertThat(LocksmithLockProvider.fencingToken(name)).as("outside the task").isEmpty();
     }
     assertThat(seen).hasSize(3);

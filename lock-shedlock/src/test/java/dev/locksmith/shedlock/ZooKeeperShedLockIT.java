@@ -13,6 +13,7 @@ class ZooKeeperShedLockIT extends ShedLockContract {
 
   @Override
   protected Duration expirySlack() {
-    return Duration.ofSeconds(2); // rule 17.9: a session backend frees an unrenewed lease within 2 s of its expiry
+    return Duration.ofSeconds(
+        2); // rule 17.9: a session backend frees an unrenewed lease within 2 s of its expiry
   }
 }

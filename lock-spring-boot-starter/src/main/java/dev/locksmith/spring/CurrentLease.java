@@ -7,15 +7,17 @@ import java.util.Optional;
 
 /**
  * The lease of the innermost {@link Locked} method or {@link LockTemplate} call running on this
- * thread, for code that passes the fencing token on:
- * {@code store.write(row, CurrentLease.get().orElseThrow().fencingToken())}.
+ * thread, for code that passes the fencing token on: {@code store.write(row,
+ * CurrentLease.get().orElseThrow().fencingToken())}.
  */
 public final class CurrentLease {
   private static final ThreadLocal<Deque<Lease>> STACK = ThreadLocal.withInitial(ArrayDeque::new);
 
   private CurrentLease() {}
 
-  /** @return the lease, or empty outside a locked method */
+  /**
+   * @return the lease, or empty outside a locked method
+   */
   public static Optional<Lease> get() {
     return Optional.ofNullable(STACK.get().peek());
   }

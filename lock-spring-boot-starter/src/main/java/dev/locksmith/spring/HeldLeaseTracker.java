@@ -13,22 +13,25 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Keeps the client's held leases from its events, for the actuator endpoint. Not itself a
- * {@link LockEvents} (a bean of that type would be taken for the application's own listener):
- * {@link #then(LockEvents)} gives the listener, which passes every event on.
+ * Keeps the client's held leases from its events, for the actuator endpoint. Not itself a {@link
+ * LockEvents} (a bean of that type would be taken for the application's own listener): {@link
+ * #then(LockEvents)} gives the listener, which passes every event on.
  *
  * <p>A lock taken by one thread of the client as another releases it can be granted before the
  * release's event is sent, so the next holder's {@code acquired} may arrive first. A name the
- * client only locks exclusively has one holder: its newer grant replaces the older holding at
- * once. Names the client also uses for semaphores or read-write locks (seen through
- * {@link #track(LockClient)}) may have several holders, and keep every one until its own event.
+ * client only locks exclusively has one holder: its newer grant replaces the older holding at once.
+ * Names the client also uses for semaphores or read-write locks (seen through {@link
+ * #track(LockClient)}) may have several holders, and keep every one until its own event.
  */
 final class HeldLeaseTracker {
   record Held(String name, long fencingToken, Instant since) {}
 
   private record Key(String name, long token) {}
 
-  /** Past this many shared names, every name is taken for shared: the view stays right, only less prompt. */
+  /**
+   * Past this many shared names, every name is taken for shared: the view stays right, only less
+   * prompt.
+   */
   static final int MAX_SHARED_NAMES = 10_000;
 
   private final Map<Key, Held> held = new ConcurrentHashMap<>();
@@ -45,13 +48,16 @@ final class HeldLeaseTracker {
 
   /**
    * @param client the starter's client
-   * @return the same client, telling this tracker which names it uses for semaphores and read-write locks
+   * @return the same client, telling this tracker which names it uses for semaphores and read-write
+   *     locks
    */
   LockClient track(LockClient client) {
     return new TrackingLockClient(client, this);
   }
 
-  /** @param name a name used for a semaphore or a read-write lock, which can have several holders */
+  /**
+   * @param name a name used for a semaphore or a read-write lock, which can have several holders
+   */
   void shared(String name) {
     if (!allShared && !shared.contains(name)) {
       if (shared.size() >= MAX_SHARED_NAMES) {
@@ -72,12 +78,16 @@ final class HeldLeaseTracker {
     return lock;
   }
 
-  /** @return whether the name may have several holders at once */
+  /**
+   * @return whether the name may have several holders at once
+   */
   boolean isShared(String name) {
     return allShared || shared.contains(name);
   }
 
-  /** @return the leases held now, oldest first */
+  /**
+   * @return the leases held now, oldest first
+   */
   List<Held> held() {
     List<Held> all = new ArrayList<>(held.values());
     all.sort(Comparator.comparing(Held::since).thenComparing(Held::name));
@@ -94,7 +104,8 @@ final class HeldLeaseTracker {
     @Override
     public void acquired(String name, long fencingToken, Duration waited) {
       if (!isShared(name)) {
-        // an exclusive lock has one holder: an older holding of this client whose release event is still on its way is over
+        // an exclusive lock has one holder: an older holding of this client whose release event is
+        // still on its way is over
         held.keySet().removeIf(k -> k.name().equals(name) && k.token() < fencingToken);
       }
       held.put(new Key(name, fencingToken), new Held(name, fencingToken, Instant.now()));

@@ -10,9 +10,9 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
- * The default client over the application's {@link DataSource}
- * ({@code locksmith.jdbc.use-application-datasource=true}). Kept apart so the starter loads no
- * lock-jdbc class when lock-jdbc is absent.
+ * The default client over the application's {@link DataSource} ({@code
+ * locksmith.jdbc.use-application-datasource=true}). Kept apart so the starter loads no lock-jdbc
+ * class when lock-jdbc is absent.
  */
 final class JdbcSupport {
   private JdbcSupport() {}
@@ -20,13 +20,16 @@ final class JdbcSupport {
   /**
    * @param dataSource the application's DataSource; never closed by the client
    * @param settings the client settings and the JDBC backend's options
-   * @param events the listener, given the connected client's scheme (the database's, such as jdbc:postgresql)
+   * @param events the listener, given the connected client's scheme (the database's, such as
+   *     jdbc:postgresql)
    * @return the connected client
    */
-  static LockClient connect(DataSource dataSource, Map<String, String> settings, Function<String, LockEvents> events) {
+  static LockClient connect(
+      DataSource dataSource, Map<String, String> settings, Function<String, LockEvents> events) {
     Forwarding forwarding = new Forwarding();
     LockClient client = JdbcLocks.connect(dataSource, settings, forwarding);
-    forwarding.target = events.apply(client.config().uri().scheme()); // no lock is taken before connect returns
+    forwarding.target =
+        events.apply(client.config().uri().scheme()); // no lock is taken before connect returns
     return client;
   }
 

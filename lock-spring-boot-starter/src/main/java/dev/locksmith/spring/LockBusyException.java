@@ -15,12 +15,20 @@ public final class LockBusyException extends LockException {
    * @param where the method or call that wanted it
    */
   public LockBusyException(String lockName, Duration waited, String where) {
-    super("lock '" + lockName + "' was busy" + (waited.isZero() ? " (one attempt)" : " for " + waited.toMillis() + "ms")
-        + ", so " + where + " did not run");
+    super(
+        "lock '"
+            + lockName
+            + "' was busy"
+            + (waited.isZero() ? " (one attempt)" : " for " + waited.toMillis() + "ms")
+            + ", so "
+            + where
+            + " did not run");
     this.lockName = lockName;
   }
 
-  /** @return the lock that was busy */
+  /**
+   * @return the lock that was busy
+   */
   public String lockName() {
     return lockName;
   }

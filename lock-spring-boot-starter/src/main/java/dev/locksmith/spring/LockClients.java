@@ -6,9 +6,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The clients declared as {@code locksmith.clients.<name>.*}, beside the default
- * {@link LockClient} bean. {@code @Locked(client = "<name>")} uses one of them. Closed with the
- * context.
+ * The clients declared as {@code locksmith.clients.<name>.*}, beside the default {@link LockClient}
+ * bean. {@code @Locked(client = "<name>")} uses one of them. Closed with the context.
  */
 public final class LockClients implements AutoCloseable {
   private final Map<String, LockClient> clients;
@@ -25,13 +24,20 @@ public final class LockClients implements AutoCloseable {
   public LockClient get(String name) {
     LockClient c = clients.get(name);
     if (c == null) {
-      throw new IllegalArgumentException("`name` was '" + name + "' but no Locksmith client has that name; declared: "
-          + (clients.isEmpty() ? "none (declare one with locksmith.clients." + name + ".uri)" : clients.keySet()));
+      throw new IllegalArgumentException(
+          "`name` was '"
+              + name
+              + "' but no Locksmith client has that name; declared: "
+              + (clients.isEmpty()
+                  ? "none (declare one with locksmith.clients." + name + ".uri)"
+                  : clients.keySet()));
     }
     return c;
   }
 
-  /** @return the declared names */
+  /**
+   * @return the declared names
+   */
   public Set<String> names() {
     return clients.keySet();
   }

@@ -30,7 +30,9 @@ public final class LockTemplate {
   }
 
   LockTemplate(LockClient client, LockObserver observer) {
-    this.client = Objects.requireNonNull(client, "`client` was null but it must be the LockClient to lock with");
+    this.client =
+        Objects.requireNonNull(
+            client, "`client` was null but it must be the LockClient to lock with");
     this.observer = observer;
   }
 
@@ -47,9 +49,13 @@ public final class LockTemplate {
    *     again), or the backend failed
    */
   public <T> T locked(String name, Duration wait, Function<Lease, T> work) {
-    return run(name, wait, work, () -> {
-      throw new LockBusyException(name, wait, "LockTemplate.locked");
-    });
+    return run(
+        name,
+        wait,
+        work,
+        () -> {
+          throw new LockBusyException(name, wait, "LockTemplate.locked");
+        });
   }
 
   /**
@@ -89,7 +95,8 @@ public final class LockTemplate {
         failure = e;
         throw e;
       } catch (Exception e) {
-        throw new IllegalStateException("closing an observation scope failed", e); // scopes do not throw checked exceptions
+        throw new IllegalStateException(
+            "closing an observation scope failed", e); // scopes do not throw checked exceptions
       } finally {
         CurrentLease.pop();
         hold.stop(failure);

@@ -7,9 +7,9 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Runs the annotated method while holding a distributed lock of the application's
- * {@code LockClient}. The lock is named {@link #name()}, followed by {@code ':'} and the value of
- * {@link #key()} when a key is given:
+ * Runs the annotated method while holding a distributed lock of the application's {@code
+ * LockClient}. The lock is named {@link #name()}, followed by {@code ':'} and the value of {@link
+ * #key()} when a key is given:
  *
  * <pre>{@code
  * @Locked(name = "pay", key = "#orderId", waitFor = "5s")
@@ -17,47 +17,61 @@ import java.lang.annotation.Target;
  * public void pay(long orderId) { ... }     // lock "pay:42" held until after the commit
  * }</pre>
  *
- * <p>The advice runs outside {@code @Transactional} by default
- * ({@link LocksmithProperties.Annotation#getOrder()}), so the lock is released after the
- * commit. Everything is checked when the bean is created: a bad expression, an unknown argument
- * name, a bad duration, a missing fallback, a private, final or static method, or a return type
- * that cannot be held until the work ends (Reactor publishers) fails the application's start
- * naming the method.
+ * <p>The advice runs outside {@code @Transactional} by default ({@link
+ * LocksmithProperties.Annotation#getOrder()}), so the lock is released after the commit. Everything
+ * is checked when the bean is created: a bad expression, an unknown argument name, a bad duration,
+ * a missing fallback, a private, final or static method, or a return type that cannot be held until
+ * the work ends (Reactor publishers) fails the application's start naming the method.
  *
- * <p>Inside the method the lease is reachable through {@link CurrentLease#get()}, or as a
- * parameter of type {@code dev.locksmith.Lease}, which the advice fills (callers pass null).
- * A method returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock until the
- * returned stage completes; such a lease is not reentrant (it belongs to no thread).
+ * <p>Inside the method the lease is reachable through {@link CurrentLease#get()}, or as a parameter
+ * of type {@code dev.locksmith.Lease}, which the advice fills (callers pass null). A method
+ * returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock until the returned
+ * stage completes; such a lease is not reentrant (it belongs to no thread).
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Documented
 public @interface Locked {
 
-  /** @return the lock's name, or its prefix when a {@link #key()} is given; a literal, not an expression */
+  /**
+   * @return the lock's name, or its prefix when a {@link #key()} is given; a literal, not an
+   *     expression
+   */
   String name();
 
   /**
-   * @return a SpEL expression over the method's arguments by name ({@code #orderId},
-   *     {@code #req.userId + ':' + #req.orderId}), {@code #root.method}, {@code #root.args},
-   *     {@code #root.target} and beans ({@code @tenant.id()}); a literal key is a SpEL string,
-   *     {@code "'room#5'"}. Empty for no key. A key that evaluates to null or empty fails the call.
+   * @return a SpEL expression over the method's arguments by name ({@code #orderId}, {@code
+   *     #req.userId + ':' + #req.orderId}), {@code #root.method}, {@code #root.args}, {@code
+   *     #root.target} and beans ({@code @tenant.id()}); a literal key is a SpEL string, {@code
+   *     "'room#5'"}. Empty for no key. A key that evaluates to null or empty fails the call.
    */
   String key() default "";
 
-  /** @return the lease, such as {@code 30s}; empty for the client's default ({@code locksmith.lease}) */
+  /**
+   * @return the lease, such as {@code 30s}; empty for the client's default ({@code
+   *     locksmith.lease})
+   */
   String lease() default "";
 
-  /** @return how long to wait for the lock, such as {@code 5s}; {@code 0} (the default) tries once */
+  /**
+   * @return how long to wait for the lock, such as {@code 5s}; {@code 0} (the default) tries once
+   */
   String waitFor() default "0";
 
-  /** @return {@code true} or {@code false}: renew the lease while held; empty for the client's default */
+  /**
+   * @return {@code true} or {@code false}: renew the lease while held; empty for the client's
+   *     default
+   */
   String renew() default "";
 
-  /** @return {@code true} or {@code false}: reentrant per thread; empty for the client's default */
+  /**
+   * @return {@code true} or {@code false}: reentrant per thread; empty for the client's default
+   */
   String reentrant() default "";
 
-  /** @return what to do when the lock is not acquired within {@link #waitFor()} */
+  /**
+   * @return what to do when the lock is not acquired within {@link #waitFor()}
+   */
   OnBusy onBusy() default OnBusy.THROW;
 
   /**

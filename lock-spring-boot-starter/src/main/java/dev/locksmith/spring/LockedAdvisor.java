@@ -11,12 +11,13 @@ final class LockedAdvisor extends AbstractPointcutAdvisor {
   private static final long serialVersionUID = 1L;
 
   private final transient LockedInterceptor interceptor;
-  private final transient Pointcut pointcut = new StaticMethodMatcherPointcut() {
-    @Override
-    public boolean matches(Method method, Class<?> targetClass) {
-      return LockedOperations.find(method, targetClass) != null;
-    }
-  };
+  private final transient Pointcut pointcut =
+      new StaticMethodMatcherPointcut() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+          return LockedOperations.find(method, targetClass) != null;
+        }
+      };
 
   LockedAdvisor(LockedInterceptor interceptor, int order) {
     this.interceptor = interceptor;

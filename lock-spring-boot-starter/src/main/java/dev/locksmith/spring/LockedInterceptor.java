@@ -6,12 +6,12 @@ import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
 import dev.locksmith.LockTimeoutException;
 import java.lang.reflect.InvocationTargetException;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BiFunction;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -26,13 +26,21 @@ final class LockedInterceptor implements MethodInterceptor {
   private final BeanResolver beans;
   private final ObjectProvider<LockClients> named;
   private final BiFunction<LockClient, String, LockObserver> observers;
-  /** Per client name ("" for the default client): the client and its observer, resolved on first use. */
+
+  /**
+   * Per client name ("" for the default client): the client and its observer, resolved on first
+   * use.
+   */
   private final Map<String, Using> using = new ConcurrentHashMap<>();
 
   private record Using(LockClient client, LockObserver observer) {}
 
-  LockedInterceptor(LockedOperations operations, ObjectProvider<LockClient> clients, ObjectProvider<LockClients> named,
-      BeanResolver beans, BiFunction<LockClient, String, LockObserver> observers) {
+  LockedInterceptor(
+      LockedOperations operations,
+      ObjectProvider<LockClient> clients,
+      ObjectProvider<LockClients> named,
+      BeanResolver beans,
+      BiFunction<LockClient, String, LockObserver> observers) {
     this.operations = operations;
     this.clients = clients;
     this.named = named;
@@ -42,16 +50,21 @@ final class LockedInterceptor implements MethodInterceptor {
 
   private Using using(String clientName) {
     // resolved on first use: the advisor is created before most beans
-    return using.computeIfAbsent(clientName, k -> {
-      LockClient c = k.isEmpty() ? clients.getObject() : named.getObject().get(k);
-      return new Using(c, observers.apply(c, k.isEmpty() ? null : k));
-    });
+    return using.computeIfAbsent(
+        clientName,
+        k -> {
+          LockClient c = k.isEmpty() ? clients.getObject() : named.getObject().get(k);
+          return new Using(c, observers.apply(c, k.isEmpty() ? null : k));
+        });
   }
 
   @Override
   public Object invoke(MethodInvocation invocation) throws Throwable {
     Object target = invocation.getThis();
-    Class<?> targetClass = target == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(target);
+    Class<?> targetClass =
+        target == null
+            ? invocation.getMethod().getDeclaringClass()
+            : AopUtils.getTargetClass(target);
     LockedOperation op = operations.get(invocation.getMethod(), targetClass);
     if (op == null) {
       return invocation.proceed();
@@ -91,8 +104,14 @@ final class LockedInterceptor implements MethodInterceptor {
     }
   }
 
-  private Object invokeAsync(MethodInvocation invocation, LockedOperation op, DistributedLock lock, LockObserver observer,
-      Object target, Object[] args) throws Throwable {
+  private Object invokeAsync(
+      MethodInvocation invocation,
+      LockedOperation op,
+      DistributedLock lock,
+      LockObserver observer,
+      Object target,
+      Object[] args)
+      throws Throwable {
     CompletableFuture<Lease> pending = lock.acquireAsync(op.wait);
     Lease lease;
     try {
@@ -125,10 +144,13 @@ final class LockedInterceptor implements MethodInterceptor {
       return null;
     }
     // the caller sees completion only after the lease is released
-    return ((CompletionStage<?>) result).toCompletableFuture().whenComplete((r, e) -> {
-      lease.close();
-      hold.stop(e);
-    });
+    return ((CompletionStage<?>) result)
+        .toCompletableFuture()
+        .whenComplete(
+            (r, e) -> {
+              lease.close();
+              hold.stop(e);
+            });
   }
 
   private static void fillLease(LockedOperation op, Object[] args, Lease lease) {
@@ -137,7 +159,8 @@ final class LockedInterceptor implements MethodInterceptor {
     }
   }
 
-  private static Object interrupted(LockedOperation op, String name, InterruptedException e) throws InterruptedException {
+  private static Object interrupted(LockedOperation op, String name, InterruptedException e)
+      throws InterruptedException {
     for (Class<?> declared : op.method.getExceptionTypes()) {
       if (declared.isAssignableFrom(InterruptedException.class)) {
         throw e;
@@ -147,7 +170,8 @@ final class LockedInterceptor implements MethodInterceptor {
     throw new LockException("interrupted while waiting for lock '" + name + "' of " + op.where, e);
   }
 
-  private static Object busy(LockedOperation op, String name, Object target, Object[] args) throws Throwable {
+  private static Object busy(LockedOperation op, String name, Object target, Object[] args)
+      throws Throwable {
     switch (op.onBusy) {
       case SKIP:
         switch (op.returns) {

@@ -26,12 +26,21 @@ final class LockedMethodValidator implements BeanPostProcessor {
     if (!AnnotationUtils.isCandidateClass(type, Locked.class)) {
       return bean;
     }
-    for (Method m : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
+    for (Method m :
+        ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
       if (LockedOperations.find(m, type) != null) {
-        LockedOperation op = operations.get(m, type); // throws, naming the method, when the annotation is not valid
-        if (!op.client.isEmpty() && !env.containsProperty("locksmith.clients." + op.client + ".uri")) {
-          throw new IllegalStateException("@Locked on " + op.where + " is not valid: `client` was '" + op.client
-              + "' but no client has that name; declare it with locksmith.clients." + op.client + ".uri");
+        LockedOperation op =
+            operations.get(m, type); // throws, naming the method, when the annotation is not valid
+        if (!op.client.isEmpty()
+            && !env.containsProperty("locksmith.clients." + op.client + ".uri")) {
+          throw new IllegalStateException(
+              "@Locked on "
+                  + op.where
+                  + " is not valid: `client` was '"
+                  + op.client
+                  + "' but no client has that name; declare it with locksmith.clients."
+                  + op.client
+                  + ".uri");
         }
       }
     }

@@ -30,7 +30,13 @@ final class LockedOperation {
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
-  enum Returns { VOID, OPTIONAL, FUTURE, PRIMITIVE, OTHER }
+  enum Returns {
+    VOID,
+    OPTIONAL,
+    FUTURE,
+    PRIMITIVE,
+    OTHER
+  }
 
   final Method method;
   final Class<?> targetClass;
@@ -59,12 +65,18 @@ final class LockedOperation {
     }
     int mod = method.getModifiers();
     if (Modifier.isPrivate(mod) || Modifier.isFinal(mod) || Modifier.isStatic(mod)) {
-      problems.add("the method is " + (Modifier.isPrivate(mod) ? "private" : Modifier.isFinal(mod) ? "final" : "static")
-          + ", so no proxy can intercept it and it would run without the lock; make it public (or protected) and not final or static");
+      problems.add(
+          "the method is "
+              + (Modifier.isPrivate(mod) ? "private" : Modifier.isFinal(mod) ? "final" : "static")
+              + ", so no proxy can intercept it and it would run without the lock; make it public"
+              + " (or protected) and not final or static");
     }
     this.keySource = a.key();
     this.key = keySource.isEmpty() ? null : parseKey(method, keySource, problems);
-    this.lease = a.lease().isEmpty() ? null : duration("lease", a.lease(), LockOptions.MIN_LEASE, LockOptions.MAX_LEASE, problems);
+    this.lease =
+        a.lease().isEmpty()
+            ? null
+            : duration("lease", a.lease(), LockOptions.MIN_LEASE, LockOptions.MAX_LEASE, problems);
     this.wait = duration("waitFor", a.waitFor(), Duration.ZERO, Duration.ofDays(365), problems);
     this.renew = bool("renew", a.renew(), problems);
     this.reentrant = bool("reentrant", a.reentrant(), problems);
@@ -72,8 +84,10 @@ final class LockedOperation {
     this.client = a.client();
     this.returns = returns(method, problems);
     if (onBusy == Locked.OnBusy.SKIP && returns == Returns.PRIMITIVE) {
-      problems.add("onBusy = SKIP returns null, but the method returns " + method.getReturnType()
-          + "; return a wrapper type or Optional, or use THROW or FALLBACK");
+      problems.add(
+          "onBusy = SKIP returns null, but the method returns "
+              + method.getReturnType()
+              + "; return a wrapper type or Optional, or use THROW or FALLBACK");
     }
     this.fallback = fallback(method, targetClass, a, problems);
     List<Integer> leases = new ArrayList<>();
@@ -94,7 +108,8 @@ final class LockedOperation {
     List<String> problems = new ArrayList<>();
     LockedOperation op = new LockedOperation(method, targetClass, a, problems);
     if (!problems.isEmpty()) {
-      throw new IllegalStateException("@Locked on " + op.where + " is not valid: " + String.join("; ", problems));
+      throw new IllegalStateException(
+          "@Locked on " + op.where + " is not valid: " + String.join("; ", problems));
     }
     return op;
   }
@@ -112,8 +127,12 @@ final class LockedOperation {
     try {
       e = PARSER.parseExpression(source);
     } catch (ParseException ex) {
-      problems.add("`key` was '" + source + "' but it is not a valid SpEL expression (" + ex.getSimpleMessage()
-          + "); write a literal key as a quoted string, such as \"'room#5'\"");
+      problems.add(
+          "`key` was '"
+              + source
+              + "' but it is not a valid SpEL expression ("
+              + ex.getSimpleMessage()
+              + "); write a literal key as a quoted string, such as \"'room#5'\"");
       return null;
     }
     String[] names = NAMES.getParameterNames(method);
@@ -130,10 +149,16 @@ final class LockedOperation {
       collectVariables(spel.getAST(), known, unknown);
     }
     if (!unknown.isEmpty()) {
-      problems.add("`key` was '" + source + "' but it uses " + unknown + ", which "
-          + (unknown.size() == 1 ? "is" : "are") + " not an argument of the method; arguments are "
-          + (names == null ? "#p0.. (compile with -parameters to use names)" : List.of(names))
-          + ", plus #root.method, #root.args, #root.target");
+      problems.add(
+          "`key` was '"
+              + source
+              + "' but it uses "
+              + unknown
+              + ", which "
+              + (unknown.size() == 1 ? "is" : "are")
+              + " not an argument of the method; arguments are "
+              + (names == null ? "#p0.. (compile with -parameters to use names)" : List.of(names))
+              + ", plus #root.method, #root.args, #root.target");
     }
     return e;
   }
@@ -150,15 +175,25 @@ final class LockedOperation {
     }
   }
 
-  private static Duration duration(String attr, String text, Duration min, Duration max, List<String> problems) {
+  private static Duration duration(
+      String attr, String text, Duration min, Duration max, List<String> problems) {
     try {
       Duration d = text.equals("0") ? Duration.ZERO : Durations.parse(text);
       if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-        problems.add("`" + attr + "` was '" + text + "' but it must be from " + Durations.format(min) + " to " + Durations.format(max));
+        problems.add(
+            "`"
+                + attr
+                + "` was '"
+                + text
+                + "' but it must be from "
+                + Durations.format(min)
+                + " to "
+                + Durations.format(max));
       }
       return d;
     } catch (IllegalArgumentException e) {
-      problems.add("`" + attr + "` was '" + text + "' but it must be a duration such as 500ms, 5s or 1m");
+      problems.add(
+          "`" + attr + "` was '" + text + "' but it must be a duration such as 500ms, 5s or 1m");
       return Duration.ZERO;
     }
   }
@@ -170,7 +205,12 @@ final class LockedOperation {
     if (text.equals("true") || text.equals("false")) {
       return Boolean.valueOf(text);
     }
-    problems.add("`" + attr + "` was '" + text + "' but it must be true, false or empty (the client's default)");
+    problems.add(
+        "`"
+            + attr
+            + "` was '"
+            + text
+            + "' but it must be true, false or empty (the client's default)");
     return null;
   }
 
@@ -186,19 +226,28 @@ final class LockedOperation {
       return Returns.OPTIONAL;
     }
     if (isReactive(r)) {
-      problems.add("it returns " + r.getName() + ", a reactive type: the lock would be released when the publisher is returned,"
-          + " before its work runs; return CompletableFuture or a plain value");
+      problems.add(
+          "it returns "
+              + r.getName()
+              + ", a reactive type: the lock would be released when the publisher is returned,"
+              + " before its work runs; return CompletableFuture or a plain value");
       return Returns.OTHER;
     }
     if (CompletionStage.class.isAssignableFrom(r)) {
       if (!r.isAssignableFrom(java.util.concurrent.CompletableFuture.class)) {
-        problems.add("it returns " + r.getName() + "; only CompletableFuture and CompletionStage are held until they complete");
+        problems.add(
+            "it returns "
+                + r.getName()
+                + "; only CompletableFuture and CompletionStage are held until they complete");
       }
       return Returns.FUTURE;
     }
     if (Future.class.isAssignableFrom(r)) {
-      problems.add("it returns " + r.getName() + ", whose completion cannot be awaited without blocking: the lock would be"
-          + " released before the work ends; return CompletableFuture");
+      problems.add(
+          "it returns "
+              + r.getName()
+              + ", whose completion cannot be awaited without blocking: the lock would be"
+              + " released before the work ends; return CompletableFuture");
       return Returns.OTHER;
     }
     return Returns.OTHER;
@@ -206,34 +255,60 @@ final class LockedOperation {
 
   private static boolean isReactive(Class<?> type) {
     for (Class<?> c : ClassUtils.getAllInterfacesForClassAsSet(type)) {
-      if (c.getName().equals("org.reactivestreams.Publisher") || c.getName().equals("java.util.concurrent.Flow$Publisher")) {
+      if (c.getName().equals("org.reactivestreams.Publisher")
+          || c.getName().equals("java.util.concurrent.Flow$Publisher")) {
         return true;
       }
     }
-    return type.getName().equals("org.reactivestreams.Publisher") || type.getName().startsWith("kotlinx.coroutines.flow.");
+    return type.getName().equals("org.reactivestreams.Publisher")
+        || type.getName().startsWith("kotlinx.coroutines.flow.");
   }
 
-  private static Method fallback(Method method, Class<?> targetClass, Locked a, List<String> problems) {
+  private static Method fallback(
+      Method method, Class<?> targetClass, Locked a, List<String> problems) {
     if (a.onBusy() != Locked.OnBusy.FALLBACK) {
       if (!a.fallback().isEmpty()) {
-        problems.add("`fallback` was '" + a.fallback() + "' but onBusy is " + a.onBusy() + "; set onBusy = FALLBACK or remove it");
+        problems.add(
+            "`fallback` was '"
+                + a.fallback()
+                + "' but onBusy is "
+                + a.onBusy()
+                + "; set onBusy = FALLBACK or remove it");
       }
       return null;
     }
     if (a.fallback().isEmpty()) {
-      problems.add("onBusy = FALLBACK but `fallback` was ''; name a method of " + targetClass.getSimpleName()
-          + " with parameters (" + params(method) + ")");
+      problems.add(
+          "onBusy = FALLBACK but `fallback` was ''; name a method of "
+              + targetClass.getSimpleName()
+              + " with parameters ("
+              + params(method)
+              + ")");
       return null;
     }
-    Method f = ClassUtils.getMethodIfAvailable(targetClass, a.fallback(), method.getParameterTypes());
+    Method f =
+        ClassUtils.getMethodIfAvailable(targetClass, a.fallback(), method.getParameterTypes());
     if (f == null) {
-      problems.add("`fallback` was '" + a.fallback() + "' but " + targetClass.getSimpleName() + " has no method "
-          + a.fallback() + "(" + params(method) + ")");
+      problems.add(
+          "`fallback` was '"
+              + a.fallback()
+              + "' but "
+              + targetClass.getSimpleName()
+              + " has no method "
+              + a.fallback()
+              + "("
+              + params(method)
+              + ")");
       return null;
     }
     if (!ClassUtils.isAssignable(method.getReturnType(), f.getReturnType())) {
-      problems.add("`fallback` '" + a.fallback() + "' returns " + f.getReturnType().getName() + " but the method returns "
-          + method.getReturnType().getName());
+      problems.add(
+          "`fallback` '"
+              + a.fallback()
+              + "' returns "
+              + f.getReturnType().getName()
+              + " but the method returns "
+              + method.getReturnType().getName());
     }
     f.setAccessible(true);
     return f;
@@ -257,13 +332,30 @@ final class LockedOperation {
     try {
       value = key.getValue(ctx);
     } catch (org.springframework.expression.EvaluationException e) {
-      throw new IllegalArgumentException("@Locked key '" + keySource + "' of " + targetClass.getName() + "#" + method.getName()
-          + " (" + where + ") failed for this call: " + e.getMessage() + "; check the expression and the arguments of this call", e);
+      throw new IllegalArgumentException(
+          "@Locked key '"
+              + keySource
+              + "' of "
+              + targetClass.getName()
+              + "#"
+              + method.getName()
+              + " ("
+              + where
+              + ") failed for this call: "
+              + e.getMessage()
+              + "; check the expression and the arguments of this call",
+          e);
     }
     String text = value == null ? null : value.toString();
     if (text == null || text.isEmpty()) {
-      throw new IllegalArgumentException("@Locked key '" + keySource + "' of " + where + " evaluated to "
-          + (text == null ? "null" : "''") + " but it must be a non-empty lock key; check the arguments of this call");
+      throw new IllegalArgumentException(
+          "@Locked key '"
+              + keySource
+              + "' of "
+              + where
+              + " evaluated to "
+              + (text == null ? "null" : "''")
+              + " but it must be a non-empty lock key; check the arguments of this call");
     }
     return name + ":" + text;
   }

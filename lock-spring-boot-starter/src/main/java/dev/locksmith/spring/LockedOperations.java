@@ -7,14 +7,20 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
-/** The parsed {@link Locked} methods, per method and bean class: parsed once, at startup where possible. */
+/**
+ * The parsed {@link Locked} methods, per method and bean class: parsed once, at startup where
+ * possible.
+ */
 final class LockedOperations {
   private final Map<MethodClassKey, LockedOperation> cache = new ConcurrentHashMap<>();
 
   static Locked find(Method method, Class<?> targetClass) {
-    Method specific = targetClass == null ? method : AopUtils.getMostSpecificMethod(method, targetClass);
+    Method specific =
+        targetClass == null ? method : AopUtils.getMostSpecificMethod(method, targetClass);
     Locked a = AnnotatedElementUtils.findMergedAnnotation(specific, Locked.class);
-    return a != null || specific == method ? a : AnnotatedElementUtils.findMergedAnnotation(method, Locked.class);
+    return a != null || specific == method
+        ? a
+        : AnnotatedElementUtils.findMergedAnnotation(method, Locked.class);
   }
 
   /**

@@ -3,8 +3,8 @@ package dev.locksmith.spring;
 import java.lang.reflect.Method;
 
 /**
- * The root object of a {@link Locked#key()} expression: {@code #root.method},
- * {@code #root.methodName}, {@code #root.args}, {@code #root.target}, {@code #root.targetClass}.
+ * The root object of a {@link Locked#key()} expression: {@code #root.method}, {@code
+ * #root.methodName}, {@code #root.args}, {@code #root.target}, {@code #root.targetClass}.
  */
 public final class LockedRoot {
   private final Method method;
@@ -19,27 +19,37 @@ public final class LockedRoot {
     this.targetClass = targetClass;
   }
 
-  /** @return the locked method */
+  /**
+   * @return the locked method
+   */
   public Method getMethod() {
     return method;
   }
 
-  /** @return the method's name */
+  /**
+   * @return the method's name
+   */
   public String getMethodName() {
     return method.getName();
   }
 
-  /** @return the call's arguments */
+  /**
+   * @return the call's arguments
+   */
   public Object[] getArgs() {
     return args;
   }
 
-  /** @return the bean the method is called on */
+  /**
+   * @return the bean the method is called on
+   */
   public Object getTarget() {
     return target;
   }
 
-  /** @return the bean's class */
+  /**
+   * @return the bean's class
+   */
   public Class<?> getTargetClass() {
     return targetClass;
   }

@@ -21,10 +21,10 @@ import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.beans.factory.NoUniqueBeanDefinitionException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.AutowireCapableBeanFactory;
-import org.springframework.beans.factory.config.ConfigurableBeanFactory;
-import org.springframework.beans.factory.config.NamedBeanHolder;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.NamedBeanHolder;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -42,9 +42,9 @@ import org.springframework.util.ClassUtils;
  * Spring Boot auto-configuration: one {@link LockClient} from {@code locksmith.*} (unless the
  * application defines its own), closed on shutdown; {@link LockTemplate}; the {@link Locked}
  * advice; Micrometer meters when a {@code MeterRegistry} bean and {@code lock-micrometer} are
- * present. A {@code locksmith.*} property that is not one of {@link LocksmithProperties}' fails
- * the start, as does a bad value; each client the starter connects is logged at INFO with its
- * scheme and redacted URI.
+ * present. A {@code locksmith.*} property that is not one of {@link LocksmithProperties}' fails the
+ * start, as does a bad value; each client the starter connects is logged at INFO with its scheme
+ * and redacted URI.
  */
 @AutoConfiguration
 @ConditionalOnClass(LockClient.class)
@@ -63,50 +63,99 @@ public class LocksmithAutoConfiguration {
    * @param events the application's own {@link LockEvents} bean, if it has exactly one
    * @param beans for the optional {@code MeterRegistry}
    * @return the client; closed with the context
-   * @throws LockConfigurationException naming every bad {@code locksmith.*} property, secrets redacted
+   * @throws LockConfigurationException naming every bad {@code locksmith.*} property, secrets
+   *     redacted
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  public LockClient lockClient(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
-    Settings s = new Settings("locksmith.", properties.getUri(), properties.getLease(), properties.getRenew(),
-        properties.getReentrant(), properties.getRecheck(), properties.getOptions(), properties.getClientName());
+  public LockClient lockClient(
+      LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
+    Settings s =
+        new Settings(
+            "locksmith.",
+            properties.getUri(),
+            properties.getLease(),
+            properties.getRenew(),
+            properties.getReentrant(),
+            properties.getRecheck(),
+            properties.getOptions(),
+            properties.getClientName());
     HeldLeaseTracker tracker = beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique();
-    LockClient client = properties.getJdbc().isUseApplicationDatasource()
-        ? overApplicationDataSource(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker)
-        : connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
+    LockClient client =
+        properties.getJdbc().isUseApplicationDatasource()
+            ? overApplicationDataSource(
+                s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker)
+            : connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, tracker);
     return tracker == null ? client : tracker.track(client);
   }
 
-  /** {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's DataSource bean. */
-  private static LockClient overApplicationDataSource(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans,
+  /**
+   * {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's
+   * DataSource bean.
+   */
+  private static LockClient overApplicationDataSource(
+      Settings s,
+      LocksmithProperties p,
+      LockEvents events,
+      BeanFactory beans,
       HeldLeaseTracker tracker) {
     String property = "locksmith.jdbc.use-application-datasource";
     List<String> problems = new ArrayList<>();
     if (s.uri() != null && !s.uri().isBlank() && !"local:".equals(s.uri().trim())) {
-      problems.add("`locksmith.uri` is set but `" + property + "` is true, which locks on the application's DataSource"
-          + " instead of a URI: remove `locksmith.uri`, or set `" + property + "` to false");
+      problems.add(
+          "`locksmith.uri` is set but `"
+              + property
+              + "` is true, which locks on the application's DataSource"
+              + " instead of a URI: remove `locksmith.uri`, or set `"
+              + property
+              + "` to false");
     }
-    if (!ClassUtils.isPresent("dev.locksmith.jdbc.JdbcLocks", LocksmithAutoConfiguration.class.getClassLoader())) {
-      problems.add("`" + property + "` is true but lock-jdbc is not on the class path: add the dependency"
-          + " dev.locksmith:lock-jdbc, or set `" + property + "` to false");
+    if (!ClassUtils.isPresent(
+        "dev.locksmith.jdbc.JdbcLocks", LocksmithAutoConfiguration.class.getClassLoader())) {
+      problems.add(
+          "`"
+              + property
+              + "` is true but lock-jdbc is not on the class path: add the dependency"
+              + " dev.locksmith:lock-jdbc, or set `"
+              + property
+              + "` to false");
     }
     if (s.clientName() == null || s.clientName().isBlank()) {
-      problems.add("`locksmith.client-name` was '" + s.clientName() + "' but it must be a name for the client, such as orders");
+      problems.add(
+          "`locksmith.client-name` was '"
+              + s.clientName()
+              + "' but it must be a name for the client, such as orders");
     }
     if (!problems.isEmpty()) {
       throw new LockConfigurationException(problems);
     }
     NamedBeanHolder<javax.sql.DataSource> dataSource;
     try {
-      dataSource = ((AutowireCapableBeanFactory) beans).resolveNamedBean(javax.sql.DataSource.class);
+      dataSource =
+          ((AutowireCapableBeanFactory) beans).resolveNamedBean(javax.sql.DataSource.class);
     } catch (NoUniqueBeanDefinitionException e) {
-      throw new LockConfigurationException(List.of("`" + property + "` is true but the application has "
-          + e.getNumberOfBeansFound() + " DataSource beans " + e.getBeanNamesFound() + " and none is @Primary:"
-          + " mark the one to lock on @Primary, or set `" + property + "` to false and `locksmith.uri` to a jdbc: URI"));
+      throw new LockConfigurationException(
+          List.of(
+              "`"
+                  + property
+                  + "` is true but the application has "
+                  + e.getNumberOfBeansFound()
+                  + " DataSource beans "
+                  + e.getBeanNamesFound()
+                  + " and none is @Primary:"
+                  + " mark the one to lock on @Primary, or set `"
+                  + property
+                  + "` to false and `locksmith.uri` to a jdbc: URI"));
     } catch (NoSuchBeanDefinitionException e) {
-      throw new LockConfigurationException(List.of("`" + property + "` is true but the application has no DataSource"
-          + " bean: add spring-boot-starter-jdbc with spring.datasource.url (or define a DataSource bean), or set `"
-          + property + "` to false and `locksmith.uri` to a jdbc: URI"));
+      throw new LockConfigurationException(
+          List.of(
+              "`"
+                  + property
+                  + "` is true but the application has no DataSource bean: add"
+                  + " spring-boot-starter-jdbc with spring.datasource.url (or define a DataSource"
+                  + " bean), or set `"
+                  + property
+                  + "` to false and `locksmith.uri` to a jdbc: URI"));
     }
     if (beans instanceof ConfigurableBeanFactory configurable) {
       // the client releases its leases when the context closes: close it before the pool
@@ -128,15 +177,27 @@ public class LocksmithAutoConfiguration {
     }
     LockClient client;
     try {
-      client = JdbcSupport.connect(dataSource.getBeanInstance(), settings,
-          scheme -> events(events, p, beans, scheme, s.clientName(), tracker));
+      client =
+          JdbcSupport.connect(
+              dataSource.getBeanInstance(),
+              settings,
+              scheme -> events(events, p, beans, scheme, s.clientName(), tracker));
     } catch (LockConfigurationException e) {
       throw prefixed(s.prefix(), e);
     } catch (BackendUnavailableException e) {
-      throw new ClientConnectException(property, "the DataSource bean '" + dataSource.getBeanName() + "'", e);
+      throw new ClientConnectException(
+          property, "the DataSource bean '" + dataSource.getBeanName() + "'", e);
     }
-    LOG.info("Locksmith client '" + s.clientName() + "' connected to the " + client.config().uri().scheme()
-        + " backend on the application's DataSource bean '" + dataSource.getBeanName() + "' (" + property + ")");
+    LOG.info(
+        "Locksmith client '"
+            + s.clientName()
+            + "' connected to the "
+            + client.config().uri().scheme()
+            + " backend on the application's DataSource bean '"
+            + dataSource.getBeanName()
+            + "' ("
+            + property
+            + ")");
     return client;
   }
 
@@ -149,14 +210,25 @@ public class LocksmithAutoConfiguration {
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  public LockClients lockClients(LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
+  public LockClients lockClients(
+      LocksmithProperties properties, ObjectProvider<LockEvents> events, BeanFactory beans) {
     java.util.Map<String, LockClient> clients = new java.util.LinkedHashMap<>();
     try {
       for (Map.Entry<String, LocksmithProperties.Client> e : properties.getClients().entrySet()) {
         LocksmithProperties.Client c = e.getValue();
-        Settings s = new Settings("locksmith.clients." + e.getKey() + ".", c.getUri(), c.getLease(), c.getRenew(),
-            c.getReentrant(), c.getRecheck(), c.getOptions(), e.getKey());
-        clients.put(e.getKey(), connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, null));
+        Settings s =
+            new Settings(
+                "locksmith.clients." + e.getKey() + ".",
+                c.getUri(),
+                c.getLease(),
+                c.getRenew(),
+                c.getReentrant(),
+                c.getRecheck(),
+                c.getOptions(),
+                e.getKey());
+        clients.put(
+            e.getKey(),
+            connect(s, properties, events.getIfUnique(() -> LockEvents.NONE), beans, null));
       }
     } catch (RuntimeException e) {
       clients.values().forEach(LockClient::close);
@@ -166,10 +238,21 @@ public class LocksmithAutoConfiguration {
   }
 
   /** One client's settings, from {@code locksmith.*} or {@code locksmith.clients.<name>.*}. */
-  record Settings(String prefix, String uri, java.time.Duration lease, Boolean renew, Boolean reentrant,
-      java.time.Duration recheck, Map<String, String> options, String clientName) {}
+  record Settings(
+      String prefix,
+      String uri,
+      java.time.Duration lease,
+      Boolean renew,
+      Boolean reentrant,
+      java.time.Duration recheck,
+      Map<String, String> options,
+      String clientName) {}
 
-  private static LockClient connect(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans,
+  private static LockClient connect(
+      Settings s,
+      LocksmithProperties p,
+      LockEvents events,
+      BeanFactory beans,
       HeldLeaseTracker tracker) {
     LockConfig config = config(s, p, events, beans, tracker);
     LockClient client;
@@ -184,31 +267,59 @@ public class LocksmithAutoConfiguration {
     return client;
   }
 
-  /** @return the INFO line of a client the starter connected: its name, scheme and redacted URI, and the property that set it */
+  /**
+   * @return the INFO line of a client the starter connected: its name, scheme and redacted URI, and
+   *     the property that set it
+   */
   static String connected(Settings s, LockConfig config) {
     String scheme = config.uri().scheme();
-    return "Locksmith client '" + s.clientName() + "' connected to the " + scheme + " backend at " + config.uri()
-        + " (" + s.prefix() + "uri)"
-        + ("local".equals(scheme) ? "; local: locks are in-process, not shared with other JVMs" : "");
+    return "Locksmith client '"
+        + s.clientName()
+        + "' connected to the "
+        + scheme
+        + " backend at "
+        + config.uri()
+        + " ("
+        + s.prefix()
+        + "uri)"
+        + ("local".equals(scheme)
+            ? "; local: locks are in-process, not shared with other JVMs"
+            : "");
   }
 
-  /** @return the same problems, each naming its property as the application writes it; caused by {@code e} */
+  /**
+   * @return the same problems, each naming its property as the application writes it; caused by
+   *     {@code e}
+   */
   private static LockConfigurationException prefixed(String prefix, LockConfigurationException e) {
-    LockConfigurationException named = new LockConfigurationException(
-        e.problems().stream().map(problem -> prefixed(prefix, problem)).toList());
+    LockConfigurationException named =
+        new LockConfigurationException(
+            e.problems().stream().map(problem -> prefixed(prefix, problem)).toList());
     named.initCause(e);
     return named;
   }
 
-  static LockConfig config(Settings s, LocksmithProperties p, LockEvents events, BeanFactory beans, HeldLeaseTracker tracker) {
+  static LockConfig config(
+      Settings s,
+      LocksmithProperties p,
+      LockEvents events,
+      BeanFactory beans,
+      HeldLeaseTracker tracker) {
     List<String> problems = new ArrayList<>();
     if (s.uri() == null || s.uri().isBlank()) {
-      problems.add("`" + s.prefix() + "uri` was " + (s.uri() == null ? "missing" : "empty")
-          + " but it must be a lock URI such as redis://localhost:6379 or local:");
+      problems.add(
+          "`"
+              + s.prefix()
+              + "uri` was "
+              + (s.uri() == null ? "missing" : "empty")
+              + " but it must be a lock URI such as redis://localhost:6379 or local:");
     }
     String name = s.clientName();
     if (name == null || name.isBlank()) {
-      problems.add("`locksmith.client-name` was '" + name + "' but it must be a name for the client, such as orders");
+      problems.add(
+          "`locksmith.client-name` was '"
+              + name
+              + "' but it must be a name for the client, such as orders");
     }
     if (!problems.isEmpty()) {
       throw new LockConfigurationException(problems);
@@ -238,12 +349,22 @@ public class LocksmithAutoConfiguration {
     return b.events(events(events, p, beans, plain.uri().scheme(), name, tracker)).build();
   }
 
-  /** @return the client's listener: the held-lease tracker, then the meters, then the application's own */
-  private static LockEvents events(LockEvents events, LocksmithProperties p, BeanFactory beans, String scheme, String name,
+  /**
+   * @return the client's listener: the held-lease tracker, then the meters, then the application's
+   *     own
+   */
+  private static LockEvents events(
+      LockEvents events,
+      LocksmithProperties p,
+      BeanFactory beans,
+      String scheme,
+      String name,
       HeldLeaseTracker tracker) {
-    if (p.getMetrics().isEnabled() && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
+    if (p.getMetrics().isEnabled()
+        && ClassUtils.isPresent("io.micrometer.core.instrument.MeterRegistry", null)
         && ClassUtils.isPresent("dev.locksmith.micrometer.LockMetrics", null)) {
-      events = MetricsSupport.withMetrics(events, beans, scheme, name, p.getMetrics().isLockNameTag());
+      events =
+          MetricsSupport.withMetrics(events, beans, scheme, name, p.getMetrics().isLockNameTag());
     }
     if (tracker != null) {
       events = tracker.then(events);
@@ -251,13 +372,19 @@ public class LocksmithAutoConfiguration {
     return events;
   }
 
-  /** Names settings as the application writes them: `lease` becomes `locksmith.lease`, a backend option `locksmith.options.x`. */
+  /**
+   * Names settings as the application writes them: `lease` becomes `locksmith.lease`, a backend
+   * option `locksmith.options.x`.
+   */
   static String prefixed(String prefix, String message) {
     Matcher m = NAMED.matcher(message);
     StringBuilder out = new StringBuilder();
     while (m.find()) {
       String key = m.group(1);
-      String named = key.startsWith("locksmith.") ? key : CORE.contains(key) ? prefix + key : prefix + "options." + key;
+      String named =
+          key.startsWith("locksmith.")
+              ? key
+              : CORE.contains(key) ? prefix + key : prefix + "options." + key;
       m.appendReplacement(out, Matcher.quoteReplacement("`" + named + "`"));
     }
     m.appendTail(out);
@@ -270,7 +397,8 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
-  public LockTemplate lockTemplate(LockClient client, BeanFactory beans, LocksmithProperties properties) {
+  public LockTemplate lockTemplate(
+      LockClient client, BeanFactory beans, LocksmithProperties properties) {
     return new LockTemplate(client, observer(beans, client, properties.getClientName()));
   }
 
@@ -281,7 +409,8 @@ public class LocksmithAutoConfiguration {
    */
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  static BeanFactoryPostProcessor locksmithPropertiesCheck(org.springframework.core.env.Environment env) {
+  static BeanFactoryPostProcessor locksmithPropertiesCheck(
+      org.springframework.core.env.Environment env) {
     return beanFactory -> LocksmithPropertiesCheck.check(env);
   }
 
@@ -293,23 +422,38 @@ public class LocksmithAutoConfiguration {
 
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  static LockedMethodValidator locksmithLockedMethodValidator(LockedOperations operations,
-      org.springframework.core.env.Environment env) {
+  static LockedMethodValidator locksmithLockedMethodValidator(
+      LockedOperations operations, org.springframework.core.env.Environment env) {
     return new LockedMethodValidator(operations, env);
   }
 
   @Bean
   @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-  static LockedAdvisor locksmithLockedAdvisor(LockedOperations operations, ObjectProvider<LockClient> client,
-      BeanFactory beans, org.springframework.core.env.Environment env) {
-    // read from the Environment: the advisor is made before @ConfigurationProperties beans can be bound
-    int order = env.getProperty("locksmith.annotation.order", Integer.class, LocksmithProperties.DEFAULT_ORDER);
+  static LockedAdvisor locksmithLockedAdvisor(
+      LockedOperations operations,
+      ObjectProvider<LockClient> client,
+      BeanFactory beans,
+      org.springframework.core.env.Environment env) {
+    // read from the Environment: the advisor is made before @ConfigurationProperties beans can be
+    // bound
+    int order =
+        env.getProperty(
+            "locksmith.annotation.order", Integer.class, LocksmithProperties.DEFAULT_ORDER);
     String clientName = env.getProperty("locksmith.client-name", "default");
-    return new LockedAdvisor(new LockedInterceptor(operations, client, beans.getBeanProvider(LockClients.class),
-        new BeanFactoryResolver(beans), (c, name) -> observer(beans, c, name == null ? clientName : name)), order);
+    return new LockedAdvisor(
+        new LockedInterceptor(
+            operations,
+            client,
+            beans.getBeanProvider(LockClients.class),
+            new BeanFactoryResolver(beans),
+            (c, name) -> observer(beans, c, name == null ? clientName : name)),
+        order);
   }
 
-  /** Observations of acquire and hold when Micrometer's observation API, lock-micrometer and an ObservationRegistry bean are present. */
+  /**
+   * Observations of acquire and hold when Micrometer's observation API, lock-micrometer and an
+   * ObservationRegistry bean are present.
+   */
   static LockObserver observer(BeanFactory beans, LockClient client, String clientName) {
     if (!ClassUtils.isPresent("io.micrometer.observation.ObservationRegistry", null)
         || !ClassUtils.isPresent("dev.locksmith.micrometer.LockObservations", null)) {
@@ -346,10 +490,14 @@ public class LocksmithAutoConfiguration {
     }
   }
 
-  /** Makes sure an auto-proxy creator exists and proxies classes, as Spring Boot's own AOP setup does. */
+  /**
+   * Makes sure an auto-proxy creator exists and proxies classes, as Spring Boot's own AOP setup
+   * does.
+   */
   static final class ProxyRegistrar implements ImportBeanDefinitionRegistrar {
     @Override
-    public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+    public void registerBeanDefinitions(
+        AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
       AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
       AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
     }

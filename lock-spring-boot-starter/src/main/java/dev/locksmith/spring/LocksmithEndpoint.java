@@ -14,8 +14,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
  * Actuator endpoint {@code locksmith}: the client's URI (redacted) and the leases it holds now,
- * each with its name, fencing token, since when it is held and, where the backend reads lock
- * state, the rest of its lease on the server.
+ * each with its name, fencing token, since when it is held and, where the backend reads lock state,
+ * the rest of its lease on the server.
  */
 @Endpoint(id = "locksmith")
 public class LocksmithEndpoint {
@@ -27,7 +27,9 @@ public class LocksmithEndpoint {
     this.tracker = tracker;
   }
 
-  /** @return the client and its held leases */
+  /**
+   * @return the client and its held leases
+   */
   @ReadOperation
   public Map<String, Object> leases() {
     Map<String, Object> out = new LinkedHashMap<>();
@@ -37,9 +39,12 @@ public class LocksmithEndpoint {
       Map<String, LockState> states = new HashMap<>();
       for (HeldLeaseTracker.Held h : tracker.held()) {
         LockState state = states.computeIfAbsent(h.name(), this::state);
-        if (!tracker.isShared(h.name()) && state != null && state.isHeld()
+        if (!tracker.isShared(h.name())
+            && state != null
+            && state.isHeld()
             && state.fencingToken().orElse(Long.MIN_VALUE) > h.fencingToken()) {
-          continue; // a later holder has this exclusive lock: this holding's release event is still on its way
+          continue; // a later holder has this exclusive lock: this holding's release event is still
+          // on its way
         }
         Map<String, Object> lease = new LinkedHashMap<>();
         lease.put("name", h.name());
@@ -53,7 +58,9 @@ public class LocksmithEndpoint {
     return out;
   }
 
-  /** @return the lock's state on the server where the backend reads it, else null */
+  /**
+   * @return the lock's state on the server where the backend reads it, else null
+   */
   private LockState state(String name) {
     if (!client.guarantees().has(Guarantees.Feature.STATE_READS)) {
       return null;
@@ -61,11 +68,15 @@ public class LocksmithEndpoint {
     try {
       return client.lock(name).state();
     } catch (LockException | IllegalStateException e) {
-      return null; // a monitoring snapshot: an unreachable server shows as unknown here, and DOWN in health
+      return null; // a monitoring snapshot: an unreachable server shows as unknown here, and DOWN
+      // in health
     }
   }
 
-  /** @return the rest of the holding's lease on the server; null where unknown (semaphores, read locks, no state reads) */
+  /**
+   * @return the rest of the holding's lease on the server; null where unknown (semaphores, read
+   *     locks, no state reads)
+   */
   private static Long remaining(HeldLeaseTracker.Held h, LockState state) {
     if (state == null) {
       return null;

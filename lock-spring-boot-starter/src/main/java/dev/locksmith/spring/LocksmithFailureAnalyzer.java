@@ -19,8 +19,11 @@ import org.springframework.core.Ordered;
  * it answers only for failures caused by Locksmith, and before Spring Boot's general analyzers.
  */
 final class LocksmithFailureAnalyzer implements FailureAnalyzer, Ordered {
-  /** A problem names its setting first, in backticks ({@link LockConfigurationException}'s form). */
+  /**
+   * A problem names its setting first, in backticks ({@link LockConfigurationException}'s form).
+   */
   private static final Pattern NAMED = Pattern.compile("^`([^`]+)`");
+
   private static final Pattern MEANT = Pattern.compile("did you mean `([^`]+)`\\?");
 
   @Override
@@ -34,8 +37,11 @@ final class LocksmithFailureAnalyzer implements FailureAnalyzer, Ordered {
         return new FailureAnalysis(e.getMessage(), configurationAction(e.problems()), e);
       }
       if (t instanceof BackendUnavailableException e) {
-        return new FailureAnalysis(e.getMessage(), "Make sure the lock server named above is up and reachable from"
-            + " this host, or point the lock URI (`locksmith.uri`, or `locksmith.clients.<name>.uri`) at one that is.", e);
+        return new FailureAnalysis(
+            e.getMessage(),
+            "Make sure the lock server named above is up and reachable from this host, or point the"
+                + " lock URI (`locksmith.uri`, or `locksmith.clients.<name>.uri`) at one that is.",
+            e);
       }
     }
     return null;
@@ -43,15 +49,26 @@ final class LocksmithFailureAnalyzer implements FailureAnalyzer, Ordered {
 
   static String connectAction(String property, String redactedUri) {
     if (property.startsWith("locksmith.jdbc.")) {
-      return "Make sure the database of " + redactedUri + " is up and reachable from this host (spring.datasource.*),"
-          + " or set `" + property + "` to false and `locksmith.uri` to a lock server that is.";
+      return "Make sure the database of "
+          + redactedUri
+          + " is up and reachable from this host (spring.datasource.*),"
+          + " or set `"
+          + property
+          + "` to false and `locksmith.uri` to a lock server that is.";
     }
-    return "Make sure the lock server at " + redactedUri + " is up and reachable from this host (address, port,"
-        + " credentials, TLS), or change `" + property + "` to a server that is (`local:` for in-process locks"
+    return "Make sure the lock server at "
+        + redactedUri
+        + " is up and reachable from this host (address, port,"
+        + " credentials, TLS), or change `"
+        + property
+        + "` to a server that is (`local:` for in-process locks"
         + " while developing).";
   }
 
-  /** One line per problem: rename a misspelt property to the one it suggests, else fix or remove the one it names. */
+  /**
+   * One line per problem: rename a misspelt property to the one it suggests, else fix or remove the
+   * one it names.
+   */
   static String configurationAction(List<String> problems) {
     List<String> lines = new ArrayList<>();
     for (String problem : problems) {
@@ -65,12 +82,16 @@ final class LocksmithFailureAnalyzer implements FailureAnalyzer, Ordered {
         lines.add("Fix: " + problem);
       }
     }
-    lines.add("The locksmith.* properties are listed in the starter's README and completed by IDEs from its"
-        + " configuration metadata.");
+    lines.add(
+        "The locksmith.* properties are listed in the starter's README and completed by IDEs from"
+            + " its configuration metadata.");
     return String.join("\n", lines);
   }
 
-  /** @return ahead of Spring Boot's own analyzers, which would report a Locksmith failure only as a bean that failed */
+  /**
+   * @return ahead of Spring Boot's own analyzers, which would report a Locksmith failure only as a
+   *     bean that failed
+   */
   @Override
   public int getOrder() {
     return Ordered.HIGHEST_PRECEDENCE + 100;

@@ -9,16 +9,19 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.context.annotation.Bean;
 
 /**
- * With {@code lock-spring-integration} and Spring Integration 7.x on the class path: a
- * {@link LocksmithLockRegistry} over the application's one {@link LockClient} (the starter's,
- * from {@code locksmith.*}), for {@code LockRegistryLeaderInitiator} and locked handlers. An
- * application that defines its own {@code LockRegistry} gets none from here. Spring Integration
- * 6.x (Spring Boot 3.5) has no {@code DistributedLock}, which this condition requires: there
- * nothing is defined, since {@code lock-spring-integration} is for 7.x.
+ * With {@code lock-spring-integration} and Spring Integration 7.x on the class path: a {@link
+ * LocksmithLockRegistry} over the application's one {@link LockClient} (the starter's, from {@code
+ * locksmith.*}), for {@code LockRegistryLeaderInitiator} and locked handlers. An application that
+ * defines its own {@code LockRegistry} gets none from here. Spring Integration 6.x (Spring Boot
+ * 3.5) has no {@code DistributedLock}, which this condition requires: there nothing is defined,
+ * since {@code lock-spring-integration} is for 7.x.
  */
 @AutoConfiguration(after = LocksmithAutoConfiguration.class)
-@ConditionalOnClass(name = {"dev.locksmith.spring.integration.LocksmithLockRegistry",
-    "org.springframework.integration.support.locks.DistributedLock"})
+@ConditionalOnClass(
+    name = {
+      "dev.locksmith.spring.integration.LocksmithLockRegistry",
+      "org.springframework.integration.support.locks.DistributedLock"
+    })
 class LocksmithIntegrationAutoConfiguration {
   /** Made by Spring. */
   LocksmithIntegrationAutoConfiguration() {}

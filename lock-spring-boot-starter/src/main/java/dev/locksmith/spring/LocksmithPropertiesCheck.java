@@ -32,30 +32,36 @@ import org.springframework.core.env.StandardEnvironment;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
- * Refuses, at start, every {@code locksmith.*} property that {@link LocksmithProperties} does
- * not bind, and every backend option the client's scheme does not understand: a misspelt
- * {@code locksmith.url} would otherwise start the application on {@code local:}, with no locking
- * between JVMs.
+ * Refuses, at start, every {@code locksmith.*} property that {@link LocksmithProperties} does not
+ * bind, and every backend option the client's scheme does not understand: a misspelt {@code
+ * locksmith.url} would otherwise start the application on {@code local:}, with no locking between
+ * JVMs.
  *
- * <p>Which names are known is Spring Boot's own answer: {@link LocksmithProperties} is bound
- * from the {@link Environment} with a {@link org.springframework.boot.context.properties.bind.BindHandler}
- * that records every name the binder tries, and every {@link ConfigurationPropertyName} under
- * {@code locksmith} in an iterable source (relaxed forms included: {@code LOCKSMITH_URI},
- * {@code locksmith.clientName}, {@code locksmith.clients[orders].uri}) must be one of them.
- * Properties set in the process's environment or as JVM system properties, which other tools
- * share ({@code LOCKSMITH_*} variables of scripts, {@code -Dlocksmith.*} of test runners), are
- * refused only when they are a likely typo of a Locksmith property; others are ignored there.
- * Values of unknown properties are never shown: a misspelt {@code pasword} may hold a secret.
+ * <p>Which names are known is Spring Boot's own answer: {@link LocksmithProperties} is bound from
+ * the {@link Environment} with a {@link
+ * org.springframework.boot.context.properties.bind.BindHandler} that records every name the binder
+ * tries, and every {@link ConfigurationPropertyName} under {@code locksmith} in an iterable source
+ * (relaxed forms included: {@code LOCKSMITH_URI}, {@code locksmith.clientName}, {@code
+ * locksmith.clients[orders].uri}) must be one of them. Properties set in the process's environment
+ * or as JVM system properties, which other tools share ({@code LOCKSMITH_*} variables of scripts,
+ * {@code -Dlocksmith.*} of test runners), are refused only when they are a likely typo of a
+ * Locksmith property; others are ignored there. Values of unknown properties are never shown: a
+ * misspelt {@code pasword} may hold a secret.
  */
 final class LocksmithPropertiesCheck {
   private static final Logger LOG = LoggerFactory.getLogger(LocksmithPropertiesCheck.class);
   private static final String PREFIX = "locksmith";
   private static final ConfigurationPropertyName ROOT = ConfigurationPropertyName.of(PREFIX);
+
   /** Settings every client understands (LockConfig's), valid in any options map. */
-  static final Set<String> CLIENT_SETTINGS = new TreeSet<>(List.of("lease", "renew", "reentrant", "recheck", "provider"));
+  static final Set<String> CLIENT_SETTINGS =
+      new TreeSet<>(List.of("lease", "renew", "reentrant", "recheck", "provider"));
+
   /** A map key in a template: a client's name in the middle, an option's key at the end. */
   private static final String ANY = "*";
+
   private static final int MAX_EDITS = 2;
+
   /** The properties {@link LocksmithProperties} binds, {@code *} standing for a map key. */
   private static final List<String> TEMPLATES = templates(LocksmithProperties.class, PREFIX + ".");
 
@@ -68,9 +74,10 @@ final class LocksmithPropertiesCheck {
    */
   static void check(Environment env) {
     Names names = new Names();
-    LocksmithProperties bound = Binder.get(env)
-        .bind(PREFIX, Bindable.of(LocksmithProperties.class), names)
-        .orElseGet(LocksmithProperties::new);
+    LocksmithProperties bound =
+        Binder.get(env)
+            .bind(PREFIX, Bindable.of(LocksmithProperties.class), names)
+            .orElseGet(LocksmithProperties::new);
     Map<String, String> problems = new LinkedHashMap<>();
     for (ConfigurationPropertySource source : ConfigurationPropertySources.get(env)) {
       if (source instanceof IterableConfigurationPropertySource iterable) {
@@ -78,16 +85,27 @@ final class LocksmithPropertiesCheck {
       }
     }
     // on the application's DataSource the options are the JDBC backend's, whatever the database
-    checkOptions(PREFIX + ".", bound.getJdbc().isUseApplicationDatasource() ? "jdbc:h2:mem:options" : bound.getUri(),
-        bound.getOptions(), problems);
-    bound.getClients().forEach((name, client) ->
-        checkOptions(PREFIX + ".clients." + name + ".", client.getUri(), client.getOptions(), problems));
+    checkOptions(
+        PREFIX + ".",
+        bound.getJdbc().isUseApplicationDatasource() ? "jdbc:h2:mem:options" : bound.getUri(),
+        bound.getOptions(),
+        problems);
+    bound
+        .getClients()
+        .forEach(
+            (name, client) ->
+                checkOptions(
+                    PREFIX + ".clients." + name + ".",
+                    client.getUri(),
+                    client.getOptions(),
+                    problems));
     if (!problems.isEmpty()) {
       throw new LockConfigurationException(new ArrayList<>(problems.values()));
     }
   }
 
-  private static void checkNames(IterableConfigurationPropertySource source, Names names, Map<String, String> problems) {
+  private static void checkNames(
+      IterableConfigurationPropertySource source, Names names, Map<String, String> problems) {
     boolean environment = source.getUnderlyingSource() instanceof SystemEnvironmentPropertySource;
     boolean shared = environment || isSystemProperties(source);
     for (ConfigurationPropertyName name : source) {
@@ -97,15 +115,27 @@ final class LocksmithPropertiesCheck {
       String shown = name.toString();
       String meant = suggestion(name);
       if (shared && meant == null) {
-        LOG.debug("ignoring {} ({}): not a Locksmith property, and this source is shared with other tools", shown,
+        LOG.debug(
+            "ignoring {} ({}): not a Locksmith property, and this source is shared with other"
+                + " tools",
+            shown,
             origin(source, name));
         continue;
       }
       String from = origin(source, name);
-      problems.putIfAbsent(shown, "`" + shown + "`" + (from.isEmpty() ? "" : " (" + from + ")")
-          + " is not a Locksmith property; " + (meant != null ? "did you mean `" + meant + "`?"
-              : "valid properties are " + TEMPLATES.stream().map(LocksmithPropertiesCheck::shown)
-                  .collect(Collectors.joining(", "))));
+      problems.putIfAbsent(
+          shown,
+          "`"
+              + shown
+              + "`"
+              + (from.isEmpty() ? "" : " (" + from + ")")
+              + " is not a Locksmith property; "
+              + (meant != null
+                  ? "did you mean `" + meant + "`?"
+                  : "valid properties are "
+                      + TEMPLATES.stream()
+                          .map(LocksmithPropertiesCheck::shown)
+                          .collect(Collectors.joining(", "))));
     }
   }
 
@@ -114,7 +144,10 @@ final class LocksmithPropertiesCheck {
         && StandardEnvironment.SYSTEM_PROPERTIES_PROPERTY_SOURCE_NAME.equals(p.getName());
   }
 
-  /** Where a property was set, such as {@code from class path resource [application.properties] - 3:1}; never its value. */
+  /**
+   * Where a property was set, such as {@code from class path resource [application.properties] -
+   * 3:1}; never its value.
+   */
   private static String origin(ConfigurationPropertySource source, ConfigurationPropertyName name) {
     try {
       ConfigurationProperty p = source.getConfigurationProperty(name);
@@ -125,12 +158,13 @@ final class LocksmithPropertiesCheck {
   }
 
   /**
-   * Backend options of one client: the settings every client understands and the options of
-   * the provider of the client's scheme. A key the provider passes on (JDBC driver properties)
-   * is refused only when it is a typo of a setting every client understands, as
-   * {@code Locks.connect} does.
+   * Backend options of one client: the settings every client understands and the options of the
+   * provider of the client's scheme. A key the provider passes on (JDBC driver properties) is
+   * refused only when it is a typo of a setting every client understands, as {@code Locks.connect}
+   * does.
    */
-  private static void checkOptions(String prefix, String uri, Map<String, String> options, Map<String, String> problems) {
+  private static void checkOptions(
+      String prefix, String uri, Map<String, String> options, Map<String, String> problems) {
     if (options == null || options.isEmpty() || uri == null || uri.isBlank()) {
       return;
     }
@@ -159,16 +193,26 @@ final class LocksmithPropertiesCheck {
         continue;
       }
       String name = prefix + "options." + key;
-      problems.putIfAbsent(name, "`" + name + "` is not a setting of scheme '" + scheme + "'; "
-          + (meant != null ? "did you mean `" + prefix + "options." + meant + "`?"
-              : "valid settings are " + valid.stream().map(k -> prefix + "options." + k).collect(Collectors.joining(", "))));
+      problems.putIfAbsent(
+          name,
+          "`"
+              + name
+              + "` is not a setting of scheme '"
+              + scheme
+              + "'; "
+              + (meant != null
+                  ? "did you mean `" + prefix + "options." + meant + "`?"
+                  : "valid settings are "
+                      + valid.stream()
+                          .map(k -> prefix + "options." + k)
+                          .collect(Collectors.joining(", "))));
     }
   }
 
   /**
-   * @return the known property closest to {@code unknown} (at most two edits away, the name's
-   *     map keys kept), or, for a setting every client understands written without its
-   *     {@code options.} ({@code locksmith.provider}), that setting under {@code options}; else null
+   * @return the known property closest to {@code unknown} (at most two edits away, the name's map
+   *     keys kept), or, for a setting every client understands written without its {@code options.}
+   *     ({@code locksmith.provider}), that setting under {@code options}; else null
    */
   static String suggestion(ConfigurationPropertyName unknown) {
     List<String> elements = new ArrayList<>();
@@ -185,7 +229,9 @@ final class LocksmithPropertiesCheck {
       }
       StringBuilder candidate = new StringBuilder();
       for (int i = 0; i < parts.length; i++) {
-        candidate.append(i == 0 ? "" : ".").append(ANY.equals(parts[i]) ? elements.get(i) : parts[i]);
+        candidate
+            .append(i == 0 ? "" : ".")
+            .append(ANY.equals(parts[i]) ? elements.get(i) : parts[i]);
       }
       int edits = editDistance(written, candidate.toString());
       if (edits < bestEdits) {
@@ -195,14 +241,20 @@ final class LocksmithPropertiesCheck {
     }
     if (best == null && CLIENT_SETTINGS.contains(elements.get(elements.size() - 1))) {
       String parent = String.join(".", elements.subList(0, elements.size() - 1));
-      if (TEMPLATES.contains(parent.replaceFirst("^" + PREFIX + "\\.clients\\.[^.]+$", PREFIX + ".clients." + ANY) + ".options." + ANY)) {
+      if (TEMPLATES.contains(
+          parent.replaceFirst("^" + PREFIX + "\\.clients\\.[^.]+$", PREFIX + ".clients." + ANY)
+              + ".options."
+              + ANY)) {
         best = parent + ".options." + elements.get(elements.size() - 1);
       }
     }
     return best;
   }
 
-  /** @return the one of {@code valid} equal to {@code key} ignoring case, else the closest at most two edits away, else null */
+  /**
+   * @return the one of {@code valid} equal to {@code key} ignoring case, else the closest at most
+   *     two edits away, else null
+   */
   static String nearest(String key, Set<String> valid) {
     String lower = key.toLowerCase(Locale.ROOT);
     String best = null;
@@ -237,12 +289,19 @@ final class LocksmithPropertiesCheck {
     return previous[b.length()];
   }
 
-  /** @return {@code locksmith.clients.<name>.uri} for the template {@code locksmith.clients.*.uri} */
+  /**
+   * @return {@code locksmith.clients.<name>.uri} for the template {@code locksmith.clients.*.uri}
+   */
   private static String shown(String template) {
-    return template.replace("." + ANY + ".", ".<name>.").replaceAll("\\." + java.util.regex.Pattern.quote(ANY) + "$", ".<key>");
+    return template
+        .replace("." + ANY + ".", ".<name>.")
+        .replaceAll("\\." + java.util.regex.Pattern.quote(ANY) + "$", ".<key>");
   }
 
-  /** @return the properties every bean property of {@code type} binds, in declaration order of their getters */
+  /**
+   * @return the properties every bean property of {@code type} binds, in declaration order of their
+   *     getters
+   */
   static List<String> templates(Class<?> type, String prefix) {
     List<String> out = new ArrayList<>();
     for (PropertyDescriptor p : BeanUtils.getPropertyDescriptors(type)) {
@@ -271,7 +330,9 @@ final class LocksmithPropertiesCheck {
     return type.getEnclosingClass() == LocksmithProperties.class;
   }
 
-  /** @return {@code client-name} for {@code clientName}, as Spring Boot names properties */
+  /**
+   * @return {@code client-name} for {@code clientName}, as Spring Boot names properties
+   */
   private static String dashed(String camel) {
     StringBuilder out = new StringBuilder();
     for (char c : camel.toCharArray()) {
@@ -286,28 +347,31 @@ final class LocksmithPropertiesCheck {
 
   /**
    * Records every name the binder tries while binding {@link LocksmithProperties}: the names it
-   * knows, whether or not a value was found or could be converted. A bad value is not this
-   * check's business (the binding proper reports it), so failures are ignored here.
+   * knows, whether or not a value was found or could be converted. A bad value is not this check's
+   * business (the binding proper reports it), so failures are ignored here.
    */
   static final class Names extends AbstractBindHandler {
     private final Set<ConfigurationPropertyName> tried = new HashSet<>();
     private final Set<String> squashed = new HashSet<>();
 
     @Override
-    public <T> Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
+    public <T> Bindable<T> onStart(
+        ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
       tried.add(name);
       squashed.add(squash(name));
       return super.onStart(name, target, context);
     }
 
     @Override
-    public Object onFailure(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Exception error) {
+    public Object onFailure(
+        ConfigurationPropertyName name, Bindable<?> target, BindContext context, Exception error) {
       return null;
     }
 
     /**
-     * @param environment whether the name comes from environment variables, whose names cannot
-     *     tell {@code .} from {@code -} ({@code LOCKSMITH_CLIENT_NAME} binds {@code locksmith.client-name})
+     * @param environment whether the name comes from environment variables, whose names cannot tell
+     *     {@code .} from {@code -} ({@code LOCKSMITH_CLIENT_NAME} binds {@code
+     *     locksmith.client-name})
      */
     boolean known(ConfigurationPropertyName name, boolean environment) {
       return tried.contains(name) || environment && squashed.contains(squash(name));

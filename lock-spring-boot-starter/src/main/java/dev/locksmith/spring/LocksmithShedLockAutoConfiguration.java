@@ -14,11 +14,15 @@ import org.springframework.context.annotation.Bean;
 /**
  * With {@code lock-shedlock} on the class path: a ShedLock {@link LockProvider} over the
  * application's one {@link LockClient} (the starter's, from {@code locksmith.*}), so
- * {@code @SchedulerLock} needs no bean of its own. An application that defines its own
- * {@code LockProvider} gets none from here.
+ * {@code @SchedulerLock} needs no bean of its own. An application that defines its own {@code
+ * LockProvider} gets none from here.
  */
 @AutoConfiguration(after = LocksmithAutoConfiguration.class)
-@ConditionalOnClass(name = {"dev.locksmith.shedlock.LocksmithLockProvider", "net.javacrumbs.shedlock.core.LockProvider"})
+@ConditionalOnClass(
+    name = {
+      "dev.locksmith.shedlock.LocksmithLockProvider",
+      "net.javacrumbs.shedlock.core.LockProvider"
+    })
 class LocksmithShedLockAutoConfiguration {
   /** Made by Spring. */
   LocksmithShedLockAutoConfiguration() {}
@@ -36,9 +40,15 @@ class LocksmithShedLockAutoConfiguration {
     try {
       return new LocksmithLockProvider(client);
     } catch (IllegalArgumentException e) {
-      LockConfigurationException named = new LockConfigurationException(List.of("`locksmith.uri` was "
-          + client.config().uri() + " but lock-shedlock is on the class path and ShedLock needs a backend that declares EXTEND and"
-          + " HOLD_AFTER_RELEASE (" + e.getMessage() + "); use such a backend, or define your own LockProvider bean"));
+      LockConfigurationException named =
+          new LockConfigurationException(
+              List.of(
+                  "`locksmith.uri` was "
+                      + client.config().uri()
+                      + " but lock-shedlock is on the class path and ShedLock needs a backend that"
+                      + " declares EXTEND and HOLD_AFTER_RELEASE ("
+                      + e.getMessage()
+                      + "); use such a backend, or define your own LockProvider bean"));
       named.initCause(e);
       throw named;
     }

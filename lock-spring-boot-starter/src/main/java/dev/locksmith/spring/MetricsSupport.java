@@ -9,11 +9,17 @@ import org.springframework.beans.factory.BeanFactory;
 final class MetricsSupport {
   private MetricsSupport() {}
 
-  static LockEvents withMetrics(LockEvents events, BeanFactory beans, String scheme, String client, boolean lockNames) {
+  static LockEvents withMetrics(
+      LockEvents events, BeanFactory beans, String scheme, String client, boolean lockNames) {
     MeterRegistry registry = beans.getBeanProvider(MeterRegistry.class).getIfUnique();
     if (registry == null) {
       return events;
     }
-    return LockMetrics.builder(registry).backend(scheme).client(client).lockNameTag(lockNames).then(events).build();
+    return LockMetrics.builder(registry)
+        .backend(scheme)
+        .client(client)
+        .lockNameTag(lockNames)
+        .then(events)
+        .build();
   }
 }

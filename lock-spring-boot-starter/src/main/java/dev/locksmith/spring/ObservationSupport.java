@@ -9,6 +9,8 @@ final class ObservationSupport {
 
   static LockObserver observer(BeanFactory beans, String scheme, String client) {
     ObservationRegistry registry = beans.getBeanProvider(ObservationRegistry.class).getIfUnique();
-    return registry == null || registry.isNoop() ? LockObserver.PLAIN : new ObservingLockObserver(registry, scheme, client);
+    return registry == null || registry.isNoop()
+        ? LockObserver.PLAIN
+        : new ObservingLockObserver(registry, scheme, client);
   }
 }

@@ -8,7 +8,10 @@ import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.Optional;
 
-/** {@link LockObserver} through {@link LockObservations}; loaded only when Micrometer's observation API is present. */
+/**
+ * {@link LockObserver} through {@link LockObservations}; loaded only when Micrometer's observation
+ * API is present.
+ */
 final class ObservingLockObserver implements LockObserver {
   private final LockObservations observations;
 
@@ -17,7 +20,8 @@ final class ObservingLockObserver implements LockObserver {
   }
 
   @Override
-  public Optional<Lease> tryAcquire(DistributedLock lock, Duration wait) throws InterruptedException {
+  public Optional<Lease> tryAcquire(DistributedLock lock, Duration wait)
+      throws InterruptedException {
     return observations.tryAcquire(lock, wait);
   }
 

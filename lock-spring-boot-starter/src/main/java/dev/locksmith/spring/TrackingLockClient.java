@@ -8,9 +8,9 @@ import dev.locksmith.LockConfig;
 import dev.locksmith.LockOptions;
 
 /**
- * The starter's client as the application sees it: every call goes to the connected client;
- * names used for semaphores and read-write locks are told to the {@link HeldLeaseTracker} first,
- * so the actuator endpoint keeps their several holders apart from an exclusive lock's hand-off.
+ * The starter's client as the application sees it: every call goes to the connected client; names
+ * used for semaphores and read-write locks are told to the {@link HeldLeaseTracker} first, so the
+ * actuator endpoint keeps their several holders apart from an exclusive lock's hand-off.
  */
 final class TrackingLockClient implements LockClient {
   private final LockClient client;
@@ -38,7 +38,8 @@ final class TrackingLockClient implements LockClient {
 
   @Override
   public DistributedLock semaphore(String name, int permits, LockOptions options) {
-    return tracker.sharedName(name, client.semaphore(name, permits, options)); // checked by the client first
+    return tracker.sharedName(
+        name, client.semaphore(name, permits, options)); // checked by the client first
   }
 
   @Override
@@ -48,7 +49,8 @@ final class TrackingLockClient implements LockClient {
 
   @Override
   public DistributedReadWriteLock readWriteLock(String name, LockOptions options) {
-    return tracker.sharedName(name, client.readWriteLock(name, options)); // checked by the client first
+    return tracker.sharedName(
+        name, client.readWriteLock(name, options)); // checked by the client first
   }
 
   @Override

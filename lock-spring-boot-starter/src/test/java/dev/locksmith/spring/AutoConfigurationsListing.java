@@ -11,11 +11,17 @@ import java.util.List;
 final class AutoConfigurationsListing {
   private AutoConfigurationsListing() {}
 
-  /** @return the class names in META-INF/spring/…AutoConfiguration.imports of the starter */
+  /**
+   * @return the class names in META-INF/spring/…AutoConfiguration.imports of the starter
+   */
   static List<String> listed() throws IOException {
     List<String> all = new ArrayList<>();
-    for (java.net.URL url : Collections.list(AutoConfigurationsListing.class.getClassLoader()
-        .getResources("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"))) {
+    for (java.net.URL url :
+        Collections.list(
+            AutoConfigurationsListing.class
+                .getClassLoader()
+                .getResources(
+                    "META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports"))) {
       try (InputStream in = url.openStream()) {
         for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
           if (!line.isBlank() && !line.startsWith("#")) {

@@ -15,7 +15,9 @@ import org.springframework.context.annotation.Bean;
  * A whole Spring Boot application: the starter is found through its auto-configuration imports
  * file, as in a user's application, not named by the test.
  */
-@SpringBootTest(classes = LockedSpringBootTest.App.class, properties = {"locksmith.uri=local:boot-app", "locksmith.lease=20s"})
+@SpringBootTest(
+    classes = LockedSpringBootTest.App.class,
+    properties = {"locksmith.uri=local:boot-app", "locksmith.lease=20s"})
 class LockedSpringBootTest {
 
   /** A user's service. */
@@ -46,24 +48,24 @@ class LockedSpringBootTest {
      */
     @Bean
     javax.sql.DataSource unusedDataSource() {
-      return new org.springframework.jdbc.datasource.DriverManagerDataSource("jdbc:postgresql://127.0.0.1:1/unused");
+      return new org.springframework.jdbc.datasource.DriverManagerDataSource(
+          "jdbc:postgresql://127.0.0.1:1/unused");
     }
   }
 
-  @Autowired
-  Payments payments;
+  @Autowired Payments payments;
 
-  @Autowired
-  LockClient client;
+  @Autowired LockClient client;
 
-  @Autowired
-  LockTemplate template;
+  @Autowired LockTemplate template;
 
   @Test
   void theStarterIsAutoConfiguredAndTheAdviceApplies() {
     assertThat(client.config().uri().toString()).isEqualTo("local:boot-app");
     assertThat(client.config().defaults().lease().getSeconds()).isEqualTo(20);
     assertThat(payments.pay(7, null)).isEqualTo("pay:7 true");
-    assertThat(template.tryLocked("pay:7", java.time.Duration.ZERO, Lease::fencingToken)).as("released after the call").isPresent();
+    assertThat(template.tryLocked("pay:7", java.time.Duration.ZERO, Lease::fencingToken))
+        .as("released after the call")
+        .isPresent();
   }
 }

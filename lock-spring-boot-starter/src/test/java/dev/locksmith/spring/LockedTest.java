@@ -25,16 +25,19 @@ class LockedTest {
   /** Another client of the same in-process space: it sees what the advice holds. */
   static final LockClient OTHER = Locks.connect("local:locked-test");
 
-  private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-      .withPropertyValues("locksmith.uri=local:locked-test");
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+          .withPropertyValues("locksmith.uri=local:locked-test");
 
   /** A request with two fields, for composite keys. */
   public record Req(String userId, String orderId) {}
 
   /** A bean the key expressions refer to. */
   public static class Tenant {
-    /** @return the tenant id */
+    /**
+     * @return the tenant id
+     */
     public String id() {
       return "t1";
     }
@@ -44,7 +47,10 @@ class LockedTest {
   public static class Orders {
     final List<String> seen = new CopyOnWriteArrayList<>();
 
-    /** @return what pay() saw, read through the proxy (a class proxy's own fields are not the bean's) */
+    /**
+     * @return what pay() saw, read through the proxy (a class proxy's own fields are not the
+     *     bean's)
+     */
     public List<String> seen() {
       return seen;
     }
@@ -110,7 +116,9 @@ class LockedTest {
       return "ran";
     }
 
-    /** @return the fallback's answer */
+    /**
+     * @return the fallback's answer
+     */
     public String whenBusy(String id) {
       return "fallback " + id;
     }
@@ -171,13 +179,23 @@ class LockedTest {
   }
 
   private void withOrders(ThrowingConsumer<Orders> test) {
-    runner.withUserConfiguration(App.class).run(ctx -> {
-      assertThat(ctx).hasNotFailed();
-      Orders orders = ctx.getBean(Orders.class);
-      assertThat(org.springframework.aop.support.AopUtils.isAopProxy(orders)).as("the service is proxied").isTrue();
-      ((Orders) ((org.springframework.aop.framework.Advised) orders).getTargetSource().getTarget()).self = orders;
-      test.accept(orders);
-    });
+    runner
+        .withUserConfiguration(App.class)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              Orders orders = ctx.getBean(Orders.class);
+              assertThat(org.springframework.aop.support.AopUtils.isAopProxy(orders))
+                  .as("the service is proxied")
+                  .isTrue();
+              ((Orders)
+                          ((org.springframework.aop.framework.Advised) orders)
+                              .getTargetSource()
+                              .getTarget())
+                      .self =
+                  orders;
+              test.accept(orders);
+            });
   }
 
   interface ThrowingConsumer<T> {
@@ -186,25 +204,27 @@ class LockedTest {
 
   @Test
   void keysAreSpelOverArgumentsRootAndBeansAndLiterals() {
-    withOrders(o -> {
-      assertThat(o.pay(42)).isEqualTo("pay:42");
-      assertThat(o.composite(new Req("u7", "o9"))).isEqualTo("req:u7:o9");
-      assertThat(o.rootAndBean()).isEqualTo("m:rootAndBean/t1");
-      assertThat(o.literal()).isEqualTo("room:room#5");
-      assertThat(o.noKey()).isEqualTo("fixed");
-      assertThat(CurrentLease.get()).as("outside the method").isEmpty();
-    });
+    withOrders(
+        o -> {
+          assertThat(o.pay(42)).isEqualTo("pay:42");
+          assertThat(o.composite(new Req("u7", "o9"))).isEqualTo("req:u7:o9");
+          assertThat(o.rootAndBean()).isEqualTo("m:rootAndBean/t1");
+          assertThat(o.literal()).isEqualTo("room:room#5");
+          assertThat(o.noKey()).isEqualTo("fixed");
+          assertThat(CurrentLease.get()).as("outside the method").isEmpty();
+        });
   }
 
   @Test
   void theLockIsHeldDuringTheMethodAndReleasedAfter() {
-    withOrders(o -> {
-      o.pay(1);
-      assertThat(o.seen()).containsExactly("pay:1 held");
-      Optional<Lease> after = OTHER.lock("pay:1").tryAcquire();
-      assertThat(after).as("the lock after the method returned").isPresent();
-      after.get().release();
-    });
+    withOrders(
+        o -> {
+          o.pay(1);
+          assertThat(o.seen()).containsExactly("pay:1 held");
+          Optional<Lease> after = OTHER.lock("pay:1").tryAcquire();
+          assertThat(after).as("the lock after the method returned").isPresent();
+          after.get().release();
+        });
   }
 
   @Test
@@ -214,80 +234,108 @@ class LockedTest {
 
   @Test
   void aNullOrEmptyKeyNamesTheExpressionAndTheMethod() {
-    withOrders(o -> {
-      assertThatThrownBy(() -> o.nullable(null)).isInstanceOf(IllegalArgumentException.class)
-          .hasMessageContaining("'#id'").hasMessageContaining("Orders.nullable(String)").hasMessageContaining("null");
-      assertThatThrownBy(() -> o.nullable("")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("''");
-    });
+    withOrders(
+        o -> {
+          assertThatThrownBy(() -> o.nullable(null))
+              .isInstanceOf(IllegalArgumentException.class)
+              .hasMessageContaining("'#id'")
+              .hasMessageContaining("Orders.nullable(String)")
+              .hasMessageContaining("null");
+          assertThatThrownBy(() -> o.nullable(""))
+              .isInstanceOf(IllegalArgumentException.class)
+              .hasMessageContaining("''");
+        });
   }
 
   @Test
   void aKeyThatFailsAtCallTimeNamesTheMethodAndTheExpression() {
-    withOrders(o -> assertThatThrownBy(() -> o.navigate(null)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("'#req.userId'").hasMessageContaining(Orders.class.getName() + "#navigate")
-        .hasMessageContaining("cannot be found on null")
-        .hasCauseInstanceOf(org.springframework.expression.EvaluationException.class));
+    withOrders(
+        o ->
+            assertThatThrownBy(() -> o.navigate(null))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'#req.userId'")
+                .hasMessageContaining(Orders.class.getName() + "#navigate")
+                .hasMessageContaining("cannot be found on null")
+                .hasCauseInstanceOf(org.springframework.expression.EvaluationException.class));
   }
 
   @Test
   void whenBusyItThrowsSkipsOrFallsBackAsAsked() {
-    withOrders(o -> {
-      Lease held = OTHER.lock("busy:b").acquire(Duration.ofSeconds(1));
-      try {
-        assertThatThrownBy(() -> o.busyThrows("b")).isInstanceOf(LockBusyException.class)
-            .hasMessageContaining("lock 'busy:b' was busy").hasMessageContaining("Orders.busyThrows(String)");
-        assertThat(o.busySkips("b")).isNull();
-        assertThat(o.busySkipsOptional("b")).isEmpty();
-        assertThat(o.busyFallsBack("b")).isEqualTo("fallback b");
-        assertThatThrownBy(() -> o.busyWaits("b")).isInstanceOf(LockBusyException.class).hasMessageContaining("300ms");
-      } finally {
-        held.release();
-      }
-      assertThat(o.busyThrows("b")).isEqualTo("ran");
-      assertThat(o.busySkips("b")).isEqualTo("ran");
-      assertThat(o.busySkipsOptional("b")).contains("ran");
-      assertThat(o.busyFallsBack("b")).isEqualTo("ran");
-    });
+    withOrders(
+        o -> {
+          Lease held = OTHER.lock("busy:b").acquire(Duration.ofSeconds(1));
+          try {
+            assertThatThrownBy(() -> o.busyThrows("b"))
+                .isInstanceOf(LockBusyException.class)
+                .hasMessageContaining("lock 'busy:b' was busy")
+                .hasMessageContaining("Orders.busyThrows(String)");
+            assertThat(o.busySkips("b")).isNull();
+            assertThat(o.busySkipsOptional("b")).isEmpty();
+            assertThat(o.busyFallsBack("b")).isEqualTo("fallback b");
+            assertThatThrownBy(() -> o.busyWaits("b"))
+                .isInstanceOf(LockBusyException.class)
+                .hasMessageContaining("300ms");
+          } finally {
+            held.release();
+          }
+          assertThat(o.busyThrows("b")).isEqualTo("ran");
+          assertThat(o.busySkips("b")).isEqualTo("ran");
+          assertThat(o.busySkipsOptional("b")).contains("ran");
+          assertThat(o.busyFallsBack("b")).isEqualTo("ran");
+        });
   }
 
   @Test
   void reentrantAndRenewDoWhatTheySay() {
-    withOrders(o -> {
-      assertThat(o.reentrant(2)).isEqualTo("done");
-      assertThatThrownBy(() -> o.notReentrant(1)).isInstanceOf(LockBusyException.class).hasMessageContaining("nested2");
-      assertThat(o.unrenewedLeaseRunsOut()).as("a 100ms lease with renew=false is lost").isTrue();
-      assertThat(o.renewedLeaseStays()).as("a 100ms lease with renew=true is lost within 400ms").isFalse();
-    });
+    withOrders(
+        o -> {
+          assertThat(o.reentrant(2)).isEqualTo("done");
+          assertThatThrownBy(() -> o.notReentrant(1))
+              .isInstanceOf(LockBusyException.class)
+              .hasMessageContaining("nested2");
+          assertThat(o.unrenewedLeaseRunsOut())
+              .as("a 100ms lease with renew=false is lost")
+              .isTrue();
+          assertThat(o.renewedLeaseStays())
+              .as("a 100ms lease with renew=true is lost within 400ms")
+              .isFalse();
+        });
   }
 
   @Test
   void aCompletableFutureHoldsTheLockUntilItCompletes() {
-    withOrders(o -> {
-      CompletableFuture<String> gate = new CompletableFuture<>();
-      CompletableFuture<String> result = o.later("a", gate);
-      assertThat(OTHER.lock("async:a").tryAcquire()).as("while the future is pending").isEmpty();
-      gate.complete("done");
-      assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("done false");
-      Optional<Lease> after = OTHER.lock("async:a").tryAcquire();
-      assertThat(after).as("once the returned future completed").isPresent();
-      after.get().release();
-    });
+    withOrders(
+        o -> {
+          CompletableFuture<String> gate = new CompletableFuture<>();
+          CompletableFuture<String> result = o.later("a", gate);
+          assertThat(OTHER.lock("async:a").tryAcquire())
+              .as("while the future is pending")
+              .isEmpty();
+          gate.complete("done");
+          assertThat(result.get(5, TimeUnit.SECONDS)).isEqualTo("done false");
+          Optional<Lease> after = OTHER.lock("async:a").tryAcquire();
+          assertThat(after).as("once the returned future completed").isPresent();
+          after.get().release();
+        });
   }
 
   // ---------------------------------------------------------------- misuse fails the start
 
   private void failsToStart(Class<?> config, String... expected) {
-    runner.withUserConfiguration(config).run(ctx -> {
-      assertThat(ctx).hasFailed();
-      Throwable root = ctx.getStartupFailure();
-      StringBuilder all = new StringBuilder();
-      for (Throwable t = root; t != null; t = t.getCause()) {
-        all.append(t.getMessage()).append('\n');
-      }
-      for (String e : expected) {
-        assertThat(all.toString()).contains(e);
-      }
-    });
+    runner
+        .withUserConfiguration(config)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              Throwable root = ctx.getStartupFailure();
+              StringBuilder all = new StringBuilder();
+              for (Throwable t = root; t != null; t = t.getCause()) {
+                all.append(t.getMessage()).append('\n');
+              }
+              for (String e : expected) {
+                assertThat(all.toString()).contains(e);
+              }
+            });
   }
 
   /** Bad SpEL. */
@@ -352,15 +400,38 @@ class LockedTest {
 
   @Test
   void badAnnotationsFailTheStartNamingTheMethod() {
-    failsToStart(BadSpel.class, "@Locked on dev.locksmith.spring.LockedTest$BadSpel.run(String)", "`key` was '#id +'",
+    failsToStart(
+        BadSpel.class,
+        "@Locked on dev.locksmith.spring.LockedTest$BadSpel.run(String)",
+        "`key` was '#id +'",
         "not a valid SpEL expression");
-    failsToStart(UnknownArg.class, "UnknownArg.run(String)", "[#orderld]", "not an argument of the method", "[orderId]");
+    failsToStart(
+        UnknownArg.class,
+        "UnknownArg.run(String)",
+        "[#orderld]",
+        "not an argument of the method",
+        "[orderId]");
     failsToStart(PrivateMethod.class, "PrivateMethod.run()", "the method is private");
     failsToStart(FinalMethod.class, "FinalMethod.run()", "the method is final");
-    failsToStart(Reactive.class, "Reactive.run()", "reactive type", "released when the publisher is returned");
-    failsToStart(PlainFuture.class, "PlainFuture.run()", "java.util.concurrent.Future", "return CompletableFuture");
-    failsToStart(SkipPrimitive.class, "SkipPrimitive.run()", "onBusy = SKIP returns null, but the method returns int");
-    failsToStart(BadFallbackAndWait.class, "BadFallbackAndWait.run(String)", "`fallback` was 'nope'",
-        "no method nope(String)", "`waitFor` was 'soon'");
+    failsToStart(
+        Reactive.class,
+        "Reactive.run()",
+        "reactive type",
+        "released when the publisher is returned");
+    failsToStart(
+        PlainFuture.class,
+        "PlainFuture.run()",
+        "java.util.concurrent.Future",
+        "return CompletableFuture");
+    failsToStart(
+        SkipPrimitive.class,
+        "SkipPrimitive.run()",
+        "onBusy = SKIP returns null, but the method returns int");
+    failsToStart(
+        BadFallbackAndWait.class,
+        "BadFallbackAndWait.run(String)",
+        "`fallback` was 'nope'",
+        "no method nope(String)",
+        "`waitFor` was 'soon'");
   }
 }

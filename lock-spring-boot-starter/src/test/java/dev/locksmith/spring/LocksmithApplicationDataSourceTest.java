@@ -2,9 +2,9 @@ package dev.locksmith.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfigurationException;
-import dev.locksmith.Lease;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -19,13 +19,17 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's DataSource. */
+/**
+ * {@code locksmith.jdbc.use-application-datasource=true}: the default client on the application's
+ * DataSource.
+ */
 class LocksmithApplicationDataSourceTest {
   private static final AtomicInteger DATABASES = new AtomicInteger();
 
-  private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-      .withPropertyValues("locksmith.jdbc.use-application-datasource=true");
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+          .withPropertyValues("locksmith.jdbc.use-application-datasource=true");
 
   @Configuration
   static class AppDataSource {
@@ -40,42 +44,63 @@ class LocksmithApplicationDataSourceTest {
 
   @Test
   void theClientLocksOnTheApplicationsDataSource() {
-    runner.withUserConfiguration(AppDataSource.class).withPropertyValues("locksmith.options.table=app_locks").run(ctx -> {
-      assertThat(ctx).hasNotFailed();
-      LockClient client = ctx.getBean(LockClient.class);
-      assertThat(client.config().uri().scheme()).isEqualTo("jdbc:h2");
-      DataSource app = ctx.getBean(DataSource.class);
-      try (Lease lease = client.lock("nightly").acquire(Duration.ofSeconds(5))) {
-        assertThat(lease.fencingToken()).isPositive();
-        assertThat(rows(app, "app_locks")).as("the lease row in the application's database").isPositive();
-      }
-    });
+    runner
+        .withUserConfiguration(AppDataSource.class)
+        .withPropertyValues("locksmith.options.table=app_locks")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              LockClient client = ctx.getBean(LockClient.class);
+              assertThat(client.config().uri().scheme()).isEqualTo("jdbc:h2");
+              DataSource app = ctx.getBean(DataSource.class);
+              try (Lease lease = client.lock("nightly").acquire(Duration.ofSeconds(5))) {
+                assertThat(lease.fencingToken()).isPositive();
+                assertThat(rows(app, "app_locks"))
+                    .as("the lease row in the application's database")
+                    .isPositive();
+              }
+            });
   }
 
   @Test
   void noDataSourceBeanFailsTheStartNamingTheProperty() {
-    runner.run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(failure(ctx.getStartupFailure()))
-          .contains("`locksmith.jdbc.use-application-datasource` is true but the application has no DataSource bean");
-    });
+    runner.run(
+        ctx -> {
+          assertThat(ctx).hasFailed();
+          assertThat(failure(ctx.getStartupFailure()))
+              .contains(
+                  "`locksmith.jdbc.use-application-datasource` is true but the application has no"
+                      + " DataSource bean");
+        });
   }
 
   @Test
   void aUriBesidesItFailsTheStart() {
-    runner.withUserConfiguration(AppDataSource.class).withPropertyValues("locksmith.uri=jdbc:h2:mem:other").run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(failure(ctx.getStartupFailure()))
-          .contains("`locksmith.uri` is set but `locksmith.jdbc.use-application-datasource` is true");
-    });
+    runner
+        .withUserConfiguration(AppDataSource.class)
+        .withPropertyValues("locksmith.uri=jdbc:h2:mem:other")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              assertThat(failure(ctx.getStartupFailure()))
+                  .contains(
+                      "`locksmith.uri` is set but `locksmith.jdbc.use-application-datasource` is"
+                          + " true");
+            });
   }
 
   @Test
   void aMisspeltJdbcOptionFailsTheStart() {
-    runner.withUserConfiguration(AppDataSource.class).withPropertyValues("locksmith.options.tabel=x").run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(failure(ctx.getStartupFailure())).contains("`locksmith.options.tabel`").contains("did you mean `locksmith.options.table`");
-    });
+    runner
+        .withUserConfiguration(AppDataSource.class)
+        .withPropertyValues("locksmith.options.tabel=x")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              assertThat(failure(ctx.getStartupFailure()))
+                  .contains("`locksmith.options.tabel`")
+                  .contains("did you mean `locksmith.options.table`");
+            });
   }
 
   @Configuration
@@ -90,24 +115,36 @@ class LocksmithApplicationDataSourceTest {
 
   @Test
   void aDatabaseThatCannotBeReachedIsReportedAgainstTheDataSource() {
-    runner.withUserConfiguration(DownDataSource.class).run(ctx -> {
-      assertThat(ctx).hasFailed();
-      org.springframework.boot.diagnostics.FailureAnalysis analysis = new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
-      assertThat(analysis.getDescription()).contains("the DataSource bean 'dataSource'")
-          .contains("`locksmith.jdbc.use-application-datasource`");
-      assertThat(analysis.getAction()).contains("spring.datasource.*").doesNotContain("lock server at");
-    });
+    runner
+        .withUserConfiguration(DownDataSource.class)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              org.springframework.boot.diagnostics.FailureAnalysis analysis =
+                  new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
+              assertThat(analysis.getDescription())
+                  .contains("the DataSource bean 'dataSource'")
+                  .contains("`locksmith.jdbc.use-application-datasource`");
+              assertThat(analysis.getAction())
+                  .contains("spring.datasource.*")
+                  .doesNotContain("lock server at");
+            });
   }
 
   @Test
   void offByDefault() {
-    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-        .withUserConfiguration(AppDataSource.class).run(ctx -> {
-          assertThat(ctx.getBean(LockClient.class).config().uri().scheme()).isEqualTo("local");
-        });
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+        .withUserConfiguration(AppDataSource.class)
+        .run(
+            ctx -> {
+              assertThat(ctx.getBean(LockClient.class).config().uri().scheme()).isEqualTo("local");
+            });
   }
 
-  /** @return the messages of the failure and its causes, the LockConfigurationException's among them */
+  /**
+   * @return the messages of the failure and its causes, the LockConfigurationException's among them
+   */
   private static String failure(Throwable t) {
     StringBuilder all = new StringBuilder();
     boolean ours = false;
@@ -120,7 +157,8 @@ class LocksmithApplicationDataSourceTest {
   }
 
   private static long rows(DataSource ds, String table) throws SQLException {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+    try (Connection c = ds.getConnection();
+        Statement s = c.createStatement();
         ResultSet r = s.executeQuery("SELECT COUNT(*) FROM " + table)) {
       r.next();
       return r.getLong(1);

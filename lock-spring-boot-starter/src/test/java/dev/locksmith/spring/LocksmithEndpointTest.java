@@ -11,34 +11,50 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** The actuator endpoint listing this client's held leases. */
 class LocksmithEndpointTest {
-  private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-      .withPropertyValues("locksmith.uri=local:endpoint");
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+          .withPropertyValues("locksmith.uri=local:endpoint");
 
   @Test
   @SuppressWarnings("unchecked")
   void listsHeldLeasesWithTokenSinceAndRemaining() {
-    runner.run(ctx -> {
-      LocksmithEndpoint endpoint = ctx.getBean(LocksmithEndpoint.class);
-      assertThat(endpoint.leases()).containsEntry("uri", "local:endpoint").containsEntry("leases", List.of());
-      ctx.getBean(LockTemplate.class).locked("report", Duration.ZERO, lease -> {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        List<Map<String, Object>> leases;
-        do {
-          leases = (List<Map<String, Object>>) endpoint.leases().get("leases"); // events arrive just after the grant
-        } while (leases.isEmpty() && System.nanoTime() < deadline);
-        assertThat(leases).hasSize(1);
-        Map<String, Object> held = leases.get(0);
-        assertThat(held).containsEntry("name", "report").containsEntry("fencingToken", lease.fencingToken())
-            .containsKey("heldSince");
-        assertThat((Long) held.get("remainingMillis")).as("the rest of a 30 s lease").isBetween(1L, 30_000L);
-        return null;
-      });
-      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (!((List<?>) endpoint.leases().get("leases")).isEmpty()) {
-        assertThat(System.nanoTime() - deadline).as("the lease gone from the list within 5 s").isNegative();
-        Thread.sleep(2);
-      }
-    });
+    runner.run(
+        ctx -> {
+          LocksmithEndpoint endpoint = ctx.getBean(LocksmithEndpoint.class);
+          assertThat(endpoint.leases())
+              .containsEntry("uri", "local:endpoint")
+              .containsEntry("leases", List.of());
+          ctx.getBean(LockTemplate.class)
+              .locked(
+                  "report",
+                  Duration.ZERO,
+                  lease -> {
+                    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+                    List<Map<String, Object>> leases;
+                    do {
+                      leases =
+                          (List<Map<String, Object>>)
+                              endpoint.leases().get("leases"); // events arrive just after the grant
+                    } while (leases.isEmpty() && System.nanoTime() < deadline);
+                    assertThat(leases).hasSize(1);
+                    Map<String, Object> held = leases.get(0);
+                    assertThat(held)
+                        .containsEntry("name", "report")
+                        .containsEntry("fencingToken", lease.fencingToken())
+                        .containsKey("heldSince");
+                    assertThat((Long) held.get("remainingMillis"))
+                        .as("the rest of a 30 s lease")
+                        .isBetween(1L, 30_000L);
+                    return null;
+                  });
+          long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+          while (!((List<?>) endpoint.leases().get("leases")).isEmpty()) {
+            assertThat(System.nanoTime() - deadline)
+                .as("the lease gone from the list within 5 s")
+                .isNegative();
+            Thread.sleep(2);
+          }
+        });
   }
 }

@@ -16,14 +16,19 @@ class LocksmithHealthTest {
 
   @Test
   void upWithTheRedactedUriWhileTheBackendAnswers() {
-    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-        .withPropertyValues("locksmith.uri=local:health").run(ctx -> {
-          HealthIndicator indicator = ctx.getBean("locksmithHealthIndicator", HealthIndicator.class);
-          Health health = indicator.health();
-          assertThat(health.getStatus()).isEqualTo(Status.UP);
-          assertThat(health.getDetails()).containsEntry("uri", ctx.getBean(LockClient.class).config().uri().toString())
-              .containsEntry("checked", true);
-        });
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+        .withPropertyValues("locksmith.uri=local:health")
+        .run(
+            ctx -> {
+              HealthIndicator indicator =
+                  ctx.getBean("locksmithHealthIndicator", HealthIndicator.class);
+              Health health = indicator.health();
+              assertThat(health.getStatus()).isEqualTo(Status.UP);
+              assertThat(health.getDetails())
+                  .containsEntry("uri", ctx.getBean(LockClient.class).config().uri().toString())
+                  .containsEntry("checked", true);
+            });
   }
 
   @Test

@@ -19,22 +19,31 @@ import org.springframework.context.annotation.Configuration;
 
 /** The ShedLock LockProvider the starter defines over its client when lock-shedlock is present. */
 class LocksmithShedLockAutoConfigurationTest {
-  private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class, LocksmithShedLockAutoConfiguration.class))
-      .withPropertyValues("locksmith.uri=local:shedlock-auto");
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(
+              AutoConfigurations.of(
+                  LocksmithAutoConfiguration.class, LocksmithShedLockAutoConfiguration.class))
+          .withPropertyValues("locksmith.uri=local:shedlock-auto");
 
   @Test
   void aProviderOverTheStartersClient() {
-    runner.run(ctx -> {
-      assertThat(ctx).hasSingleBean(LockProvider.class).hasSingleBean(LockClient.class);
-      LockClient client = ctx.getBean(LockClient.class);
-      Optional<SimpleLock> lock = ctx.getBean(LockProvider.class)
-          .lock(new LockConfiguration(Instant.now(), "nightly", Duration.ofSeconds(30), Duration.ZERO));
-      assertThat(lock).isPresent();
-      assertThat(client.lock("nightly").state().isHeld()).as("held through the starter's client").isTrue();
-      assertThat(LocksmithLockProvider.currentFencingToken()).isPresent();
-      lock.get().unlock();
-    });
+    runner.run(
+        ctx -> {
+          assertThat(ctx).hasSingleBean(LockProvider.class).hasSingleBean(LockClient.class);
+          LockClient client = ctx.getBean(LockClient.class);
+          Optional<SimpleLock> lock =
+              ctx.getBean(LockProvider.class)
+                  .lock(
+                      new LockConfiguration(
+                          Instant.now(), "nightly", Duration.ofSeconds(30), Duration.ZERO));
+          assertThat(lock).isPresent();
+          assertThat(client.lock("nightly").state().isHeld())
+              .as("held through the starter's client")
+              .isTrue();
+          assertThat(LocksmithLockProvider.currentFencingToken()).isPresent();
+          lock.get().unlock();
+        });
   }
 
   @Configuration
@@ -49,28 +58,44 @@ class LocksmithShedLockAutoConfigurationTest {
 
   @Test
   void theApplicationsOwnProviderWins() {
-    runner.withUserConfiguration(OwnProvider.class).run(ctx -> {
-      assertThat(ctx).hasSingleBean(LockProvider.class);
-      assertThat(ctx.getBean(LockProvider.class)).isSameAs(OwnProvider.MINE);
-    });
+    runner
+        .withUserConfiguration(OwnProvider.class)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasSingleBean(LockProvider.class);
+              assertThat(ctx.getBean(LockProvider.class)).isSameAs(OwnProvider.MINE);
+            });
   }
 
   @Test
   void nothingWithoutLockShedlock() {
-    runner.withClassLoader(new FilteredClassLoader(LocksmithLockProvider.class)).run(ctx -> {
-      assertThat(ctx).hasNotFailed().hasSingleBean(LockClient.class).doesNotHaveBean(LocksmithLockProvider.class);
-    });
+    runner
+        .withClassLoader(new FilteredClassLoader(LocksmithLockProvider.class))
+        .run(
+            ctx -> {
+              assertThat(ctx)
+                  .hasNotFailed()
+                  .hasSingleBean(LockClient.class)
+                  .doesNotHaveBean(LocksmithLockProvider.class);
+            });
   }
 
   @Test
   void nothingWithoutShedLock() {
-    runner.withClassLoader(new FilteredClassLoader("net.javacrumbs.shedlock")).run(ctx -> {
-      assertThat(ctx).hasNotFailed().hasSingleBean(LockClient.class).doesNotHaveBean(LocksmithLockProvider.class);
-    });
+    runner
+        .withClassLoader(new FilteredClassLoader("net.javacrumbs.shedlock"))
+        .run(
+            ctx -> {
+              assertThat(ctx)
+                  .hasNotFailed()
+                  .hasSingleBean(LockClient.class)
+                  .doesNotHaveBean(LocksmithLockProvider.class);
+            });
   }
 
   @Test
   void isListedAsAnAutoConfiguration() throws Exception {
-    assertThat(AutoConfigurationsListing.listed()).contains(LocksmithShedLockAutoConfiguration.class.getName());
+    assertThat(AutoConfigurationsListing.listed())
+        .contains(LocksmithShedLockAutoConfiguration.class.getName());
   }
 }

@@ -38,13 +38,14 @@ import org.springframework.core.io.support.SpringFactoriesLoader;
 
 /**
  * A Spring Boot user's first day: misspelt {@code locksmith.*} properties fail the start, each
- * client says at INFO where it connected, and a failed start reads as Spring Boot's
- * "APPLICATION FAILED TO START" report.
+ * client says at INFO where it connected, and a failed start reads as Spring Boot's "APPLICATION
+ * FAILED TO START" report.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class LocksmithStartupCheckTest {
-  private final ApplicationContextRunner runner = new ApplicationContextRunner()
-      .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class));
+  private final ApplicationContextRunner runner =
+      new ApplicationContextRunner()
+          .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class));
 
   /** The start's failure and the Locksmith exception in it, which must be there. */
   private static <T extends Throwable> T cause(Throwable failure, Class<T> type) {
@@ -58,10 +59,12 @@ class LocksmithStartupCheckTest {
 
   private LockConfigurationException refused(ApplicationContextRunner r, String... properties) {
     LockConfigurationException[] seen = new LockConfigurationException[1];
-    r.withPropertyValues(properties).run(ctx -> {
-      assertThat(ctx).hasFailed();
-      seen[0] = cause(ctx.getStartupFailure(), LockConfigurationException.class);
-    });
+    r.withPropertyValues(properties)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              seen[0] = cause(ctx.getStartupFailure(), LockConfigurationException.class);
+            });
     return seen[0];
   }
 
@@ -69,50 +72,78 @@ class LocksmithStartupCheckTest {
 
   @Test
   void urlInsteadOfUriFailsTheStartInsteadOfRunningOnLocal() {
-    LockConfigurationException e = refused(runner, "locksmith.url=redis://admin:hunter2@localhost:1");
+    LockConfigurationException e =
+        refused(runner, "locksmith.url=redis://admin:hunter2@localhost:1");
     assertThat(e.problems()).hasSize(1);
-    assertThat(e.getMessage()).contains("`locksmith.url`").contains("did you mean `locksmith.uri`?")
-        .as("an unknown property's value may be a secret").doesNotContain("hunter2").doesNotContain("localhost:1");
+    assertThat(e.getMessage())
+        .contains("`locksmith.url`")
+        .contains("did you mean `locksmith.uri`?")
+        .as("an unknown property's value may be a secret")
+        .doesNotContain("hunter2")
+        .doesNotContain("localhost:1");
   }
 
   @Test
   void aMisspeltBackendOptionIsNamedInFullWithTheOptionMeant() {
     LockConfigurationException e = refused(runner, "locksmith.options.leese=10s");
-    assertThat(e.getMessage()).contains("`locksmith.options.leese`").contains("did you mean `locksmith.options.lease`?")
+    assertThat(e.getMessage())
+        .contains("`locksmith.options.leese`")
+        .contains("did you mean `locksmith.options.lease`?")
         .doesNotContain("10s");
   }
 
   @Test
   void aMisspeltPropertyOfANamedClientIsNamedInFull() {
-    LockConfigurationException e = refused(runner, "locksmith.clients.a.uri=local:", "locksmith.clients.a.urii=x");
-    assertThat(e.getMessage()).contains("`locksmith.clients.a.urii`").contains("did you mean `locksmith.clients.a.uri`?");
+    LockConfigurationException e =
+        refused(runner, "locksmith.clients.a.uri=local:", "locksmith.clients.a.urii=x");
+    assertThat(e.getMessage())
+        .contains("`locksmith.clients.a.urii`")
+        .contains("did you mean `locksmith.clients.a.uri`?");
     e = refused(runner, "locksmith.clients.a.uri=local:", "locksmith.clients.a.options.renw=false");
-    assertThat(e.getMessage()).contains("`locksmith.clients.a.options.renw`")
+    assertThat(e.getMessage())
+        .contains("`locksmith.clients.a.options.renw`")
         .contains("did you mean `locksmith.clients.a.options.renew`?");
     e = refused(runner, "locksmith.client.a.uri=local:");
-    assertThat(e.getMessage()).contains("`locksmith.client.a.uri`").contains("did you mean `locksmith.clients.a.uri`?");
+    assertThat(e.getMessage())
+        .contains("`locksmith.client.a.uri`")
+        .contains("did you mean `locksmith.clients.a.uri`?");
   }
 
   @Test
   void everyUnknownPropertyIsReportedAtOnceAndFarOffOnesListTheValidProperties() {
-    LockConfigurationException e = refused(runner, "locksmith.url=redis://localhost:1", "locksmith.colour=blue",
-        "locksmith.metrics.enabeld=false", "locksmith.provider=com.acme.Provider");
+    LockConfigurationException e =
+        refused(
+            runner,
+            "locksmith.url=redis://localhost:1",
+            "locksmith.colour=blue",
+            "locksmith.metrics.enabeld=false",
+            "locksmith.provider=com.acme.Provider");
     assertThat(e.problems()).hasSize(4);
     String message = e.getMessage();
-    assertThat(message).contains("did you mean `locksmith.uri`?")
+    assertThat(message)
+        .contains("did you mean `locksmith.uri`?")
         .contains("did you mean `locksmith.metrics.enabled`?")
-        .contains("`locksmith.provider`").contains("did you mean `locksmith.options.provider`?")
-        .contains("`locksmith.colour`").contains("valid properties are")
-        .contains("locksmith.uri").contains("locksmith.client-name").contains("locksmith.options.<key>")
-        .contains("locksmith.clients.<name>.uri").contains("locksmith.clients.<name>.options.<key>")
-        .contains("locksmith.metrics.lock-name-tag").contains("locksmith.annotation.order");
+        .contains("`locksmith.provider`")
+        .contains("did you mean `locksmith.options.provider`?")
+        .contains("`locksmith.colour`")
+        .contains("valid properties are")
+        .contains("locksmith.uri")
+        .contains("locksmith.client-name")
+        .contains("locksmith.options.<key>")
+        .contains("locksmith.clients.<name>.uri")
+        .contains("locksmith.clients.<name>.options.<key>")
+        .contains("locksmith.metrics.lock-name-tag")
+        .contains("locksmith.annotation.order");
   }
 
   @Test
   void aBackendOptionTheSchemeDoesNotHaveListsTheOnesItHas() {
-    LockConfigurationException e = refused(runner, "locksmith.uri=local:", "locksmith.options.pool-size=4");
-    assertThat(e.getMessage()).contains("`locksmith.options.pool-size` is not a setting of scheme 'local'")
-        .contains("locksmith.options.lease").contains("locksmith.options.renew");
+    LockConfigurationException e =
+        refused(runner, "locksmith.uri=local:", "locksmith.options.pool-size=4");
+    assertThat(e.getMessage())
+        .contains("`locksmith.options.pool-size` is not a setting of scheme 'local'")
+        .contains("locksmith.options.lease")
+        .contains("locksmith.options.renew");
   }
 
   @Test
@@ -122,8 +153,12 @@ class LocksmithStartupCheckTest {
 
   @Test
   void relaxedFormsOfKnownPropertiesStart() {
-    runner.withPropertyValues("locksmith.clientName=camel", "locksmith.metrics.lockNameTag=true",
-            "locksmith.clients[orders].uri=local:relaxed", "locksmith.clients.orders.options.lease=5s",
+    runner
+        .withPropertyValues(
+            "locksmith.clientName=camel",
+            "locksmith.metrics.lockNameTag=true",
+            "locksmith.clients[orders].uri=local:relaxed",
+            "locksmith.clients.orders.options.lease=5s",
             "locksmith.options.reentrant=false")
         .run(ctx -> assertThat(ctx).hasNotFailed());
   }
@@ -135,35 +170,59 @@ class LocksmithStartupCheckTest {
   }
 
   private ApplicationContextRunner withEnvironmentVariables(Map<String, Object> variables) {
-    return runner.withInitializer(ctx -> ctx.getEnvironment().getPropertySources()
-        .addFirst(new SystemEnvironmentPropertySource("test-systemEnvironment", variables)));
+    return runner.withInitializer(
+        ctx ->
+            ctx.getEnvironment()
+                .getPropertySources()
+                .addFirst(
+                    new SystemEnvironmentPropertySource("test-systemEnvironment", variables)));
   }
 
   @Test
   void environmentVariablesAreCheckedInTheirOwnForm() {
-    LockConfigurationException e = refused(withEnvironmentVariables(Map.of("LOCKSMITH_URL", "redis://localhost:1")));
-    assertThat(e.getMessage()).contains("`locksmith.url`").contains("LOCKSMITH_URL").contains("did you mean `locksmith.uri`?");
+    LockConfigurationException e =
+        refused(withEnvironmentVariables(Map.of("LOCKSMITH_URL", "redis://localhost:1")));
+    assertThat(e.getMessage())
+        .contains("`locksmith.url`")
+        .contains("LOCKSMITH_URL")
+        .contains("did you mean `locksmith.uri`?");
     e = refused(withEnvironmentVariables(Map.of("LOCKSMITH_OPTIONS_LEESE", "10s")));
-    assertThat(e.getMessage()).contains("`locksmith.options.leese`").contains("did you mean `locksmith.options.lease`?");
+    assertThat(e.getMessage())
+        .contains("`locksmith.options.leese`")
+        .contains("did you mean `locksmith.options.lease`?");
   }
 
   @Test
   void environmentVariablesOfOtherToolsAndTheLegacyFormStart() {
-    // LOCKSMITH_CLIENT_NAME binds locksmith.client-name; LOCKSMITH_MVN_LOCK is a script's, like nothing of ours
-    withEnvironmentVariables(Map.of("LOCKSMITH_CLIENT_NAME", "env", "LOCKSMITH_URI", "local:env",
-            "LOCKSMITH_OPTIONS_LEASE", "7s", "LOCKSMITH_MVN_LOCK", "/tmp/mvn.lock"))
-        .run(ctx -> {
-          assertThat(ctx).hasNotFailed();
-          LockClient client = ctx.getBean(LockClient.class);
-          assertThat(client.config().uri().toString()).isEqualTo("local:env");
-          assertThat(client.config().defaults().lease()).hasSeconds(7);
-        });
+    // LOCKSMITH_CLIENT_NAME binds locksmith.client-name; LOCKSMITH_MVN_LOCK is a script's, like
+    // nothing of ours
+    withEnvironmentVariables(
+            Map.of(
+                "LOCKSMITH_CLIENT_NAME",
+                "env",
+                "LOCKSMITH_URI",
+                "local:env",
+                "LOCKSMITH_OPTIONS_LEASE",
+                "7s",
+                "LOCKSMITH_MVN_LOCK",
+                "/tmp/mvn.lock"))
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              LockClient client = ctx.getBean(LockClient.class);
+              assertThat(client.config().uri().toString()).isEqualTo("local:env");
+              assertThat(client.config().defaults().lease()).hasSeconds(7);
+            });
     runner.withSystemProperties("locksmith.full=true").run(ctx -> assertThat(ctx).hasNotFailed());
-    runner.withSystemProperties("locksmith.leese=10s").run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(cause(ctx.getStartupFailure(), LockConfigurationException.class).getMessage())
-          .contains("did you mean `locksmith.lease`?");
-    });
+    runner
+        .withSystemProperties("locksmith.leese=10s")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              assertThat(
+                      cause(ctx.getStartupFailure(), LockConfigurationException.class).getMessage())
+                  .contains("did you mean `locksmith.lease`?");
+            });
   }
 
   // ------------------------------------------------------------------ the README's properties
@@ -181,18 +240,31 @@ class LocksmithStartupCheckTest {
     while (row.find()) {
       named.add(row.group(1));
     }
-    // "`locksmith.clients.<name>.uri` (required), `.lease`, `.renew`, …": the same settings of a named client
-    Matcher more = Pattern.compile("`locksmith\\.clients\\.<name>\\.uri`[^\\n]*(?:\\n[^\\n]+)*").matcher(text);
+    // "`locksmith.clients.<name>.uri` (required), `.lease`, `.renew`, …": the same settings of a
+    // named client
+    Matcher more =
+        Pattern.compile("`locksmith\\.clients\\.<name>\\.uri`[^\\n]*(?:\\n[^\\n]+)*").matcher(text);
     assertThat(more.find()).as("the README documents named clients").isTrue();
     named.add("locksmith.clients.<name>.uri");
     Matcher suffix = Pattern.compile("`\\.([a-z.*-]+)`").matcher(more.group());
     while (suffix.find()) {
       named.add("locksmith.clients.<name>." + suffix.group(1));
     }
-    assertThat(named).contains("locksmith.uri", "locksmith.lease", "locksmith.renew", "locksmith.reentrant",
-        "locksmith.recheck", "locksmith.options.*", "locksmith.client-name", "locksmith.metrics.enabled",
-        "locksmith.metrics.lock-name-tag", "locksmith.annotation.order", "locksmith.clients.<name>.uri",
-        "locksmith.clients.<name>.lease", "locksmith.clients.<name>.options.*");
+    assertThat(named)
+        .contains(
+            "locksmith.uri",
+            "locksmith.lease",
+            "locksmith.renew",
+            "locksmith.reentrant",
+            "locksmith.recheck",
+            "locksmith.options.*",
+            "locksmith.client-name",
+            "locksmith.metrics.enabled",
+            "locksmith.metrics.lock-name-tag",
+            "locksmith.annotation.order",
+            "locksmith.clients.<name>.uri",
+            "locksmith.clients.<name>.lease",
+            "locksmith.clients.<name>.options.*");
     List<String> values = new ArrayList<>();
     for (String property : named) {
       String p = property.replace("<name>", "orders");
@@ -201,10 +273,13 @@ class LocksmithStartupCheckTest {
       }
       values.add(p + "=" + sample(p));
     }
-    runner.withPropertyValues(values.toArray(String[]::new)).run(ctx -> {
-      assertThat(ctx).as("README properties %s", values).hasNotFailed();
-      assertThat(ctx.getBean(LockClients.class).names()).containsExactly("orders");
-    });
+    runner
+        .withPropertyValues(values.toArray(String[]::new))
+        .run(
+            ctx -> {
+              assertThat(ctx).as("README properties %s", values).hasNotFailed();
+              assertThat(ctx.getBean(LockClients.class).names()).containsExactly("orders");
+            });
   }
 
   private static String sample(String property) {
@@ -216,8 +291,10 @@ class LocksmithStartupCheckTest {
       case "client-name" -> "readme";
       case "order" -> "10";
       case "namespace" -> "app";
-      case "use-application-datasource" -> "false"; // true needs a DataSource bean: LocksmithApplicationDataSourceTest
-      default -> throw new AssertionError("no sample value for " + property + ": add one to this test");
+      case "use-application-datasource" ->
+          "false"; // true needs a DataSource bean: LocksmithApplicationDataSourceTest
+      default ->
+          throw new AssertionError("no sample value for " + property + ": add one to this test");
     };
   }
 
@@ -225,72 +302,111 @@ class LocksmithStartupCheckTest {
 
   @Test
   void eachClientSaysAtInfoWhichBackendAndUriItConnectedTo(CapturedOutput output) {
-    runner.withPropertyValues("locksmith.uri=local:first-day", "locksmith.clients.orders.uri=local:orders")
+    runner
+        .withPropertyValues(
+            "locksmith.uri=local:first-day", "locksmith.clients.orders.uri=local:orders")
         .run(ctx -> assertThat(ctx).hasNotFailed());
     assertThat(output.getAll())
-        .contains("Locksmith client 'default' connected to the local backend at local:first-day (locksmith.uri)")
-        .contains("Locksmith client 'orders' connected to the local backend at local:orders (locksmith.clients.orders.uri)")
+        .contains(
+            "Locksmith client 'default' connected to the local backend at local:first-day"
+                + " (locksmith.uri)")
+        .contains(
+            "Locksmith client 'orders' connected to the local backend at local:orders"
+                + " (locksmith.clients.orders.uri)")
         .contains("INFO");
   }
 
   @Test
   void theInfoLineRedactsThePassword() {
     LockConfig config = LockConfig.fromUri("redis://admin:hunter2@cache.example:6379");
-    String line = LocksmithAutoConfiguration.connected(new LocksmithAutoConfiguration.Settings("locksmith.", null, null,
-        null, null, null, Map.of(), "default"), config);
-    assertThat(line).contains("the redis backend at redis://admin:****@cache.example:6379 (locksmith.uri)")
-        .doesNotContain("hunter2").doesNotContain("in-process");
+    String line =
+        LocksmithAutoConfiguration.connected(
+            new LocksmithAutoConfiguration.Settings(
+                "locksmith.", null, null, null, null, null, Map.of(), "default"),
+            config);
+    assertThat(line)
+        .contains("the redis backend at redis://admin:****@cache.example:6379 (locksmith.uri)")
+        .doesNotContain("hunter2")
+        .doesNotContain("in-process");
   }
 
   // ------------------------------------------------------------------ the failure analyzer
 
   @Test
   void theAnalyzerIsRegisteredForSpringBoot() {
-    // Spring Boot's own analyzers want a BeanFactory or Environment, which a failed start hands them
-    List<FailureAnalyzer> analyzers = SpringFactoriesLoader.forDefaultResourceLocation()
-        .load(FailureAnalyzer.class, null, SpringFactoriesLoader.FailureHandler.handleMessage((message, failure) -> {}));
+    // Spring Boot's own analyzers want a BeanFactory or Environment, which a failed start hands
+    // them
+    List<FailureAnalyzer> analyzers =
+        SpringFactoriesLoader.forDefaultResourceLocation()
+            .load(
+                FailureAnalyzer.class,
+                null,
+                SpringFactoriesLoader.FailureHandler.handleMessage((message, failure) -> {}));
     assertThat(analyzers).hasAtLeastOneElementOfType(LocksmithFailureAnalyzer.class);
   }
 
   @Test
   void aMisspeltPropertyIsAnalyzedWithTheFix() {
-    runner.withPropertyValues("locksmith.url=redis://localhost:1", "locksmith.colour=blue").run(ctx -> {
-      FailureAnalysis analysis = new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
-      assertThat(analysis).isNotNull();
-      assertThat(analysis.getDescription()).contains("`locksmith.url`").contains("did you mean `locksmith.uri`?");
-      assertThat(analysis.getAction()).contains("Rename `locksmith.url` to `locksmith.uri`")
-          .contains("Fix or remove `locksmith.colour`");
-      assertThat(analysis.getCause()).isInstanceOf(LockConfigurationException.class);
-    });
+    runner
+        .withPropertyValues("locksmith.url=redis://localhost:1", "locksmith.colour=blue")
+        .run(
+            ctx -> {
+              FailureAnalysis analysis =
+                  new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getDescription())
+                  .contains("`locksmith.url`")
+                  .contains("did you mean `locksmith.uri`?");
+              assertThat(analysis.getAction())
+                  .contains("Rename `locksmith.url` to `locksmith.uri`")
+                  .contains("Fix or remove `locksmith.colour`");
+              assertThat(analysis.getCause()).isInstanceOf(LockConfigurationException.class);
+            });
   }
 
   @Test
   void aBadValueIsAnalyzedNamingTheProperty() {
-    runner.withPropertyValues("locksmith.uri=local:", "locksmith.lease=0ms").run(ctx -> {
-      FailureAnalysis analysis = new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
-      assertThat(analysis.getDescription()).contains("`locksmith.lease` was '0ms'");
-      assertThat(analysis.getAction()).contains("Fix or remove `locksmith.lease`");
-    });
+    runner
+        .withPropertyValues("locksmith.uri=local:", "locksmith.lease=0ms")
+        .run(
+            ctx -> {
+              FailureAnalysis analysis =
+                  new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
+              assertThat(analysis.getDescription()).contains("`locksmith.lease` was '0ms'");
+              assertThat(analysis.getAction()).contains("Fix or remove `locksmith.lease`");
+            });
   }
 
   @Test
   void aServerThatCannotBeReachedIsAnalyzedWithItsRedactedUri() {
-    runner.withPropertyValues("locksmith.uri=redis://admin:hunter2@127.0.0.1:1").run(ctx -> {
-      assertThat(ctx).hasFailed();
-      assertThat(cause(ctx.getStartupFailure(), BackendUnavailableException.class)).isNotNull();
-      FailureAnalysis analysis = new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
-      assertThat(analysis).isNotNull();
-      assertThat(analysis.getDescription()).contains("127.0.0.1:1").contains("`locksmith.uri`").doesNotContain("hunter2");
-      assertThat(analysis.getAction()).contains("the lock server at redis://admin:****@127.0.0.1:1 is up")
-          .contains("change `locksmith.uri`").doesNotContain("hunter2");
-    });
+    runner
+        .withPropertyValues("locksmith.uri=redis://admin:hunter2@127.0.0.1:1")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              assertThat(cause(ctx.getStartupFailure(), BackendUnavailableException.class))
+                  .isNotNull();
+              FailureAnalysis analysis =
+                  new LocksmithFailureAnalyzer().analyze(ctx.getStartupFailure());
+              assertThat(analysis).isNotNull();
+              assertThat(analysis.getDescription())
+                  .contains("127.0.0.1:1")
+                  .contains("`locksmith.uri`")
+                  .doesNotContain("hunter2");
+              assertThat(analysis.getAction())
+                  .contains("the lock server at redis://admin:****@127.0.0.1:1 is up")
+                  .contains("change `locksmith.uri`")
+                  .doesNotContain("hunter2");
+            });
   }
 
   @SpringBootConfiguration
   @ImportAutoConfiguration(LocksmithAutoConfiguration.class)
   static class App {}
 
-  /** The whole way: SpringApplication finds the analyzer in spring.factories and prints its report. */
+  /**
+   * The whole way: SpringApplication finds the analyzer in spring.factories and prints its report.
+   */
   @Test
   void aFailedStartPrintsSpringBootsReport(CapturedOutput output) {
     SpringApplication app = new SpringApplication(App.class);
@@ -299,7 +415,8 @@ class LocksmithStartupCheckTest {
     app.setLogStartupInfo(false);
     assertThatThrownBy(() -> app.run("--locksmith.url=redis://admin:hunter2@localhost:6379"))
         .isInstanceOf(LockConfigurationException.class);
-    assertThat(output.getAll()).contains("APPLICATION FAILED TO START")
+    assertThat(output.getAll())
+        .contains("APPLICATION FAILED TO START")
         .containsPattern("Description:\\s+invalid lock configuration: `locksmith.url`")
         .containsPattern("Action:\\s+Rename `locksmith.url` to `locksmith.uri`, or remove it.")
         .doesNotContain("hunter2");
@@ -307,7 +424,8 @@ class LocksmithStartupCheckTest {
 
   @Test
   void otherFailuresAreLeftToSpringBoot() {
-    assertThat(new LocksmithFailureAnalyzer().analyze(new IllegalStateException("not ours"))).isNull();
+    assertThat(new LocksmithFailureAnalyzer().analyze(new IllegalStateException("not ours")))
+        .isNull();
   }
 
   @Configuration

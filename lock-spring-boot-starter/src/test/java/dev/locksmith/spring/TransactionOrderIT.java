@@ -25,11 +25,10 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The lock advice runs outside {@code @Transactional} by default, so the lock is released after
- * the commit: real concurrent read-modify-write transactions on PostgreSQL and MariaDB lose no
- * update. With the transaction advice ordered outside the lock, the same code loses updates.
- * The lock itself is held on {@code local:}, on the same database through lock-jdbc, and on a
- * real Redis.
+ * The lock advice runs outside {@code @Transactional} by default, so the lock is released after the
+ * commit: real concurrent read-modify-write transactions on PostgreSQL and MariaDB lose no update.
+ * With the transaction advice ordered outside the lock, the same code loses updates. The lock
+ * itself is held on {@code local:}, on the same database through lock-jdbc, and on a real Redis.
  */
 class TransactionOrderIT {
   static final int THREADS = 4;
@@ -50,16 +49,17 @@ class TransactionOrderIT {
       jdbc.update("UPDATE counters SET v = ? WHERE id = ?", v + 1, id);
       // A commit that takes a moment, as under load: with the lock released inside the
       // transaction, the next holder reads the value from before this commit.
-      TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-        @Override
-        public void beforeCommit(boolean readOnly) {
-          try {
-            Thread.sleep(15);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-      });
+      TransactionSynchronizationManager.registerSynchronization(
+          new TransactionSynchronization() {
+            @Override
+            public void beforeCommit(boolean readOnly) {
+              try {
+                Thread.sleep(15);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+          });
     }
   }
 
@@ -94,7 +94,8 @@ class TransactionOrderIT {
     }
   }
 
-  private static String lockUri(String backend, String database, String url, String user) throws Exception {
+  private static String lockUri(String backend, String database, String url, String user)
+      throws Exception {
     switch (backend) {
       case "local":
         return "local:tx-" + database + "-" + System.nanoTime();
@@ -117,45 +118,69 @@ class TransactionOrderIT {
     jdbc.update("DELETE FROM counters");
     jdbc.update("INSERT INTO counters (id, v) VALUES (1, 0)");
     int[] result = new int[1];
-    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
         .withPropertyValues("locksmith.uri=" + lockUri(backend, database, url, user))
-        .withUserConfiguration(config).run(ctx -> {
-          assertThat(ctx).hasNotFailed();
-          Counter counter = ctx.getBean(Counter.class);
-          ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-          try {
-            List<Future<?>> done = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-              done.add(pool.submit(() -> {
-                for (int i = 0; i < EACH; i++) {
-                  counter.increment(1);
+        .withUserConfiguration(config)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              Counter counter = ctx.getBean(Counter.class);
+              ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+              try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < THREADS; t++) {
+                  done.add(
+                      pool.submit(
+                          () -> {
+                            for (int i = 0; i < EACH; i++) {
+                              counter.increment(1);
+                            }
+                            return null;
+                          }));
                 }
-                return null;
-              }));
-            }
-            for (Future<?> f : done) {
-              f.get();
-            }
-          } finally {
-            pool.shutdownNow();
-          }
-          result[0] = jdbc.queryForObject("SELECT v FROM counters WHERE id = 1", Integer.class);
-        });
+                for (Future<?> f : done) {
+                  f.get();
+                }
+              } finally {
+                pool.shutdownNow();
+              }
+              result[0] = jdbc.queryForObject("SELECT v FROM counters WHERE id = 1", Integer.class);
+            });
     return result[0];
   }
 
   @ParameterizedTest(name = "{0} transactions, lock on {1}")
-  @CsvSource({"postgresql, local", "mariadb, local", "postgresql, jdbc", "mariadb, jdbc", "postgresql, redis", "mariadb, redis"})
+  @CsvSource({
+    "postgresql, local",
+    "mariadb, local",
+    "postgresql, jdbc",
+    "mariadb, jdbc",
+    "postgresql, redis",
+    "mariadb, redis"
+  })
   void withTheDefaultOrderNoUpdateIsLost(String database, String backend) throws Exception {
     assertThat(run(database, backend, DefaultOrder.class))
-        .as("increments on " + database + " with the lock (" + backend + ") outside the transaction").isEqualTo(THREADS * EACH);
+        .as(
+            "increments on "
+                + database
+                + " with the lock ("
+                + backend
+                + ") outside the transaction")
+        .isEqualTo(THREADS * EACH);
   }
 
   @ParameterizedTest(name = "{0} transactions, lock on {1}")
   @CsvSource({"postgresql, local", "mariadb, local", "postgresql, jdbc", "mariadb, redis"})
-  void withTheTransactionOutsideTheLockUpdatesAreLost(String database, String backend) throws Exception {
+  void withTheTransactionOutsideTheLockUpdatesAreLost(String database, String backend)
+      throws Exception {
     assertThat(run(database, backend, TransactionOutside.class))
-        .as("increments on " + database + " with the lock (" + backend + ") released inside the transaction (the trap this order avoids)")
+        .as(
+            "increments on "
+                + database
+                + " with the lock ("
+                + backend
+                + ") released inside the transaction (the trap this order avoids)")
         .isLessThan(THREADS * EACH);
   }
 }

@@ -6,12 +6,12 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Ways to hurt a backend, for the rules and comparisons that need them. Every method is
- * optional: the default throws {@link UnsupportedOperationException}, and a rule that needs a
- * hook the backend does not offer is reported as skipped with the hook's name, never as passed.
- * Each hook's javadoc says what it must do, what it may do, and what the kit then accepts of the
- * backend; {@link #revoke(String)} in particular may end the holder's session, where that is the
- * server's only way to take a lock away.
+ * Ways to hurt a backend, for the rules and comparisons that need them. Every method is optional:
+ * the default throws {@link UnsupportedOperationException}, and a rule that needs a hook the
+ * backend does not offer is reported as skipped with the hook's name, never as passed. Each hook's
+ * javadoc says what it must do, what it may do, and what the kit then accepts of the backend;
+ * {@link #revoke(String)} in particular may end the holder's session, where that is the server's
+ * only way to take a lock away.
  *
  * <pre>{@code
  * protected FaultHooks faults() {
@@ -30,23 +30,23 @@ public interface FaultHooks {
   /**
    * Makes the server take an exclusive lock away from its holder without the holder's knowledge:
    * delete the key, row or node, or, where the server can only do that by ending the holder's
-   * session or connection (PostgreSQL advisory locks: {@code pg_terminate_backend}; a ZooKeeper
-   * or etcd session), end that session. Used by rules 2.5–2.8, 4.4, 4.5, 14.2, 17.3 and 17.10.
+   * session or connection (PostgreSQL advisory locks: {@code pg_terminate_backend}; a ZooKeeper or
+   * etcd session), end that session. Used by rules 2.5–2.8, 4.4, 4.5, 14.2, 17.3 and 17.10.
    *
-   * <p><b>On a held lock it must</b> return only once the server no longer holds the lock for
-   * that lease (wait if ending a session takes a moment): another client can then take it at once,
-   * and the holder's release, renewal, {@code extend} and {@code releaseAfter}, each owner-checked
-   * on the server, find it no longer theirs. It must leave every other client's locks alone.
+   * <p><b>On a held lock it must</b> return only once the server no longer holds the lock for that
+   * lease (wait if ending a session takes a moment): another client can then take it at once, and
+   * the holder's release, renewal, {@code extend} and {@code releaseAfter}, each owner-checked on
+   * the server, find it no longer theirs. It must leave every other client's locks alone.
    *
-   * <p><b>It may</b> end the holder's whole session. Every other lease of that session is then
-   * lost with it; the backend reports them, and the revoked one, as {@code SESSION_LOST}
-   * ({@code BackendContext.allLeasesLost}). So a revoked lease may be reported lost with
-   * {@code TAKEN} (what a renewal that finds another owner or none answers), or with
-   * {@code SESSION_LOST} when it was granted for a session ({@code Poll.grantedForSession}) and
-   * the revoke ended that session; never {@code RENEWAL_FAILED} (the server was unreachable: the
-   * answer of a renewal that says "retry" for a lock another owner holds), {@code EXPIRED} or
-   * {@code CLIENT_CLOSED}. The kit checks the reason in rules 4.4 and 4.5 and, in 4.5, that every
-   * other lease reported lost with the session really lost its lock.
+   * <p><b>It may</b> end the holder's whole session. Every other lease of that session is then lost
+   * with it; the backend reports them, and the revoked one, as {@code SESSION_LOST} ({@code
+   * BackendContext.allLeasesLost}). So a revoked lease may be reported lost with {@code TAKEN}
+   * (what a renewal that finds another owner or none answers), or with {@code SESSION_LOST} when it
+   * was granted for a session ({@code Poll.grantedForSession}) and the revoke ended that session;
+   * never {@code RENEWAL_FAILED} (the server was unreachable: the answer of a renewal that says
+   * "retry" for a lock another owner holds), {@code EXPIRED} or {@code CLIENT_CLOSED}. The kit
+   * checks the reason in rules 4.4 and 4.5 and, in 4.5, that every other lease reported lost with
+   * the session really lost its lock.
    *
    * <p><b>On a lock nobody holds</b> it should do nothing and return; it may throw instead (say,
    * {@link IllegalStateException}: nothing to revoke). The kit never revokes a lock nobody has
@@ -65,9 +65,9 @@ public interface FaultHooks {
   }
 
   /**
-   * Freezes the server (SIGSTOP): connections stay open, nothing is answered, until
-   * {@link #resumeServer()}, which the kit always calls afterwards (rule 14.3). Whether the
-   * server's own clocks (session timeouts) run meanwhile is up to the server.
+   * Freezes the server (SIGSTOP): connections stay open, nothing is answered, until {@link
+   * #resumeServer()}, which the kit always calls afterwards (rule 14.3). Whether the server's own
+   * clocks (session timeouts) run meanwhile is up to the server.
    */
   default void pauseServer() {
     throw new UnsupportedOperationException("pauseServer");
@@ -89,8 +89,8 @@ public interface FaultHooks {
   }
 
   /**
-   * @return the address clients connect to (the one server, or the one a cut-off client uses),
-   *     so that a proxy can be put in front of it
+   * @return the address clients connect to (the one server, or the one a cut-off client uses), so
+   *     that a proxy can be put in front of it
    */
   default InetSocketAddress serverAddress() {
     throw new UnsupportedOperationException("serverAddress");
@@ -110,8 +110,8 @@ public interface FaultHooks {
   }
 
   /**
-   * Kills a majority of the servers of a backend that needs a quorum of them (Redlock's servers,
-   * a consensus cluster's members), so that no lock can be taken until {@link #restartMajority()}.
+   * Kills a majority of the servers of a backend that needs a quorum of them (Redlock's servers, a
+   * consensus cluster's members), so that no lock can be taken until {@link #restartMajority()}.
    */
   default void killMajority() {
     throw new UnsupportedOperationException("killMajority");

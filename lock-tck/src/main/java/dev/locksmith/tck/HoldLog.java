@@ -8,8 +8,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * Records holds of one lock as (client, token, start, end) and checks them: no two overlap, and
  * fencing tokens grow in the order of the holds. Thread-safe. Time is {@link System#nanoTime()},
- * the same clock for every process of a Linux machine. Backends' failover tests use it the way
- * the kit's rule 1.1 does.
+ * the same clock for every process of a Linux machine. Backends' failover tests use it the way the
+ * kit's rule 1.1 does.
  *
  * <pre>{@code
  * HoldLog log = new HoldLog();
@@ -35,7 +35,9 @@ public final class HoldLog {
     holds.add(new long[] {client, token, start, end});
   }
 
-  /** @return how many holds were recorded */
+  /**
+   * @return how many holds were recorded
+   */
   public int size() {
     return holds.size();
   }
@@ -50,7 +52,9 @@ public final class HoldLog {
     return "client " + h[0] + " token " + h[1] + " [" + h[2] + ".." + h[3] + "]";
   }
 
-  /** @return the first two holds that overlapped, described, or null if none did */
+  /**
+   * @return the first two holds that overlapped, described, or null if none did
+   */
   public String firstOverlap() {
     List<long[]> list = sorted();
     int count = 0;
@@ -66,19 +70,30 @@ public final class HoldLog {
     return first == null ? null : first + (count > 1 ? " (" + count + " overlaps in all)" : "");
   }
 
-  /** @return the first hold whose token did not exceed the one before, described, or null */
+  /**
+   * @return the first hold whose token did not exceed the one before, described, or null
+   */
   public String firstTokenInversion() {
     List<long[]> list = sorted();
     for (int i = 1; i < list.size(); i++) {
       if (list.get(i)[1] <= list.get(i - 1)[1]) {
-        return "token " + list.get(i)[1] + " followed token " + list.get(i - 1)[1] + " (" + show(list.get(i - 1)) + " then "
-            + show(list.get(i)) + ")";
+        return "token "
+            + list.get(i)[1]
+            + " followed token "
+            + list.get(i - 1)[1]
+            + " ("
+            + show(list.get(i - 1))
+            + " then "
+            + show(list.get(i))
+            + ")";
       }
     }
     return null;
   }
 
-  /** @throws AssertionError naming the first two holds that overlapped */
+  /**
+   * @throws AssertionError naming the first two holds that overlapped
+   */
   public void assertNoOverlap() {
     String overlap = firstOverlap();
     if (overlap != null) {
@@ -86,7 +101,9 @@ public final class HoldLog {
     }
   }
 
-  /** @throws AssertionError naming the first hold whose token did not exceed the one before */
+  /**
+   * @throws AssertionError naming the first hold whose token did not exceed the one before
+   */
   public void assertTokensIncrease() {
     String inversion = firstTokenInversion();
     if (inversion != null) {

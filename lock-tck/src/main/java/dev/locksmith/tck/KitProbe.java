@@ -24,9 +24,9 @@ import java.util.function.Consumer;
 /**
  * What the kit sees of the backend under test: it wraps the provider so that every call passes
  * through unchanged while the kit counts polls and withdrawals per lock (and per claim, for
- * semaphores and read-write locks), learns the owner id and the lease of each grant, and can act
- * at the instant a poll or a release reaches the backend (to aim a race at the window inside it).
- * Two faults it can plant itself: it can send a stale lease's release to the backend again (as a
+ * semaphores and read-write locks), learns the owner id and the lease of each grant, and can act at
+ * the instant a poll or a release reaches the backend (to aim a race at the window inside it). Two
+ * faults it can plant itself: it can send a stale lease's release to the backend again (as a
  * delayed or repeated request would), and it can drop the withdrawal of chosen attempts (as a
  * waiter that crashes mid-wait never withdraws). One per test.
  */
@@ -78,7 +78,9 @@ final class KitProbe {
     };
   }
 
-  /** @return polls of attempts on this lock so far, by every client of the test */
+  /**
+   * @return polls of attempts on this lock so far, by every client of the test
+   */
   int polls(String name) {
     AtomicInteger n = polls.get(name);
     return n == null ? 0 : n.get();
@@ -104,14 +106,17 @@ final class KitProbe {
   }
 
   /**
-   * @return polls of attempts on this lock that {@code thread} made and that came back: a waiter's own, where
-   *     {@link #polls(String)} would also count a poll again by a waiter queued before it
+   * @return polls of attempts on this lock that {@code thread} made and that came back: a waiter's
+   *     own, where {@link #polls(String)} would also count a poll again by a waiter queued before
+   *     it
    */
   int pollsBy(String name, Thread thread) {
     return polls(byThread(name, thread));
   }
 
-  /** @return as {@link #pollsBy(String, Thread)}, for attempts of one kind of claim */
+  /**
+   * @return as {@link #pollsBy(String, Thread)}, for attempts of one kind of claim
+   */
   int pollsBy(String name, Claim.Kind kind, Thread thread) {
     return polls(byThread(claimKey(name, kind), thread));
   }
@@ -155,7 +160,8 @@ final class KitProbe {
   /**
    * Sends an extend of {@code lease} to the backend, through the newest backend of the test still
    * open, past the core (which never extends a lease its own clock says has run out): an extend
-   * sent in time but delivered late, as the network can deliver it. The server's checks alone decide.
+   * sent in time but delivered late, as the network can deliver it. The server's checks alone
+   * decide.
    *
    * @param lease a lease from {@link #grant}
    * @param newLease the lease asked for
@@ -179,42 +185,56 @@ final class KitProbe {
     vanishing.add(claimKey(name, kind));
   }
 
-  /** @return attempts on this lock withdrawn so far */
+  /**
+   * @return attempts on this lock withdrawn so far
+   */
   int abandons(String name) {
     AtomicInteger n = abandons.get(name);
     return n == null ? 0 : n.get();
   }
 
   /**
-   * @return whether the lease of this lock with this token was granted for a session
-   *     ({@code Poll.grantedForSession}): held while the backend's session lives, so that a revoke
-   *     that ends the session may report it lost as {@code SESSION_LOST}
+   * @return whether the lease of this lock with this token was granted for a session ({@code
+   *     Poll.grantedForSession}): held while the backend's session lives, so that a revoke that
+   *     ends the session may report it lost as {@code SESSION_LOST}
    */
   boolean sessionGrant(String name, long token) {
     return sessionGrants.contains(name + "#" + token);
   }
 
-  /** @return the owner id the lease with this token was granted to */
+  /**
+   * @return the owner id the lease with this token was granted to
+   */
   Optional<String> ownerOf(String name, long token) {
     return Optional.ofNullable(owners.get(name + "#" + token));
   }
 
-  /** Runs {@code action} with the lock's name as each poll reaches the backend, before it is sent; null stops it. */
+  /**
+   * Runs {@code action} with the lock's name as each poll reaches the backend, before it is sent;
+   * null stops it.
+   */
   void onPoll(Consumer<String> action) {
     onPoll = action;
   }
 
-  /** Runs {@code action} with the lock's name as each release reaches the backend, before it is sent; null stops it. */
+  /**
+   * Runs {@code action} with the lock's name as each release reaches the backend, before it is
+   * sent; null stops it.
+   */
   void onRelease(Consumer<String> action) {
     onRelease = action;
   }
 
-  /** @return how long the last poll took in the backend */
+  /**
+   * @return how long the last poll took in the backend
+   */
   long lastPollNanos() {
     return lastPollNanos;
   }
 
-  /** @return how long the last release took in the backend */
+  /**
+   * @return how long the last release took in the backend
+   */
   long lastReleaseNanos() {
     return lastReleaseNanos;
   }
@@ -243,9 +263,12 @@ final class KitProbe {
     }
 
     @Override
-    public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
-      LockAttempt attempt = claim.isExclusive() ? backend.attempt(name, ownerId, lease, wake)
-          : backend.attempt(name, claim, ownerId, lease, wake);
+    public LockAttempt attempt(
+        String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+      LockAttempt attempt =
+          claim.isExclusive()
+              ? backend.attempt(name, ownerId, lease, wake)
+              : backend.attempt(name, claim, ownerId, lease, wake);
       return new LockAttempt() {
         @Override
         public Poll poll() throws InterruptedException {
@@ -276,7 +299,8 @@ final class KitProbe {
                 sessionGrants.add(name + "#" + p.fencingToken());
               }
             }
-            grants.put(claimKey(name, claim.kind()) + "#" + p.fencingToken(),
+            grants.put(
+                claimKey(name, claim.kind()) + "#" + p.fencingToken(),
                 new BackendLease(name, claim, ownerId, p.fencingToken(), lease, p.state()));
           }
           return p;

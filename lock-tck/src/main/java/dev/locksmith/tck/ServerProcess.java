@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * A real server process for tests (redis-server, mariadbd, etcd, …) on a loopback port, that a
- * test can pause (SIGSTOP), resume (SIGCONT), kill (SIGKILL) and restart with the same command.
- * Its output goes to a log file whose tail is shown when it fails to start.
+ * A real server process for tests (redis-server, mariadbd, etcd, …) on a loopback port, that a test
+ * can pause (SIGSTOP), resume (SIGCONT), kill (SIGKILL) and restart with the same command. Its
+ * output goes to a log file whose tail is shown when it fails to start.
  *
  * <pre>{@code
  * Path redis = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
@@ -37,8 +37,13 @@ public final class ServerProcess implements AutoCloseable {
   private final Path log;
   private Process process;
 
-  private ServerProcess(String name, List<String> command, Path workDir, Map<String, String> environment,
-      Duration startTimeout, BooleanSupplier ready) {
+  private ServerProcess(
+      String name,
+      List<String> command,
+      Path workDir,
+      Map<String, String> environment,
+      Duration startTimeout,
+      BooleanSupplier ready) {
     this.name = name;
     this.command = List.copyOf(command);
     this.workDir = workDir;
@@ -60,14 +65,20 @@ public final class ServerProcess implements AutoCloseable {
    * @return the running server
    * @throws IllegalStateException if it exits or is not ready in time, with the tail of its log
    */
-  public static ServerProcess start(String name, List<String> command, Path workDir, Map<String, String> environment,
-      Duration startTimeout, BooleanSupplier ready) {
+  public static ServerProcess start(
+      String name,
+      List<String> command,
+      Path workDir,
+      Map<String, String> environment,
+      Duration startTimeout,
+      BooleanSupplier ready) {
     try {
       Files.createDirectories(workDir);
     } catch (IOException e) {
       throw new IllegalStateException("cannot create " + workDir + " for " + name + ": " + e, e);
     }
-    ServerProcess server = new ServerProcess(name, command, workDir, environment, startTimeout, ready);
+    ServerProcess server =
+        new ServerProcess(name, command, workDir, environment, startTimeout, ready);
     server.launch();
     return server;
   }
@@ -76,8 +87,8 @@ public final class ServerProcess implements AutoCloseable {
    * @param binary the program's name
    * @param installHint how to install it, such as {@code apt-get install redis-server}
    * @return its path, found on the PATH or in /usr/sbin, /usr/bin, /usr/local/bin
-   * @throws IllegalStateException naming the program and how to install it: a missing server is
-   *     a failure, never a reason to skip
+   * @throws IllegalStateException naming the program and how to install it: a missing server is a
+   *     failure, never a reason to skip
    */
   public static Path requireBinary(String binary, String installHint) {
     List<Path> places = new ArrayList<>();
@@ -99,14 +110,18 @@ public final class ServerProcess implements AutoCloseable {
         return p;
       }
     }
-    throw new IllegalStateException(binary + " was not found on the PATH or in /usr/sbin, /usr/bin, /usr/local/bin; install it with: "
-        + installHint + " (bash .ci/install does this)");
+    throw new IllegalStateException(
+        binary
+            + " was not found on the PATH or in /usr/sbin, /usr/bin, /usr/local/bin; install it"
+            + " with: "
+            + installHint
+            + " (bash .ci/install does this)");
   }
 
   /**
-   * @return a TCP port on 127.0.0.1 that was free a moment ago, chosen below the kernel's
-   *     ephemeral range: a port from that range can be taken by any outgoing connection (a
-   *     client of another test server) between this call and the server's bind
+   * @return a TCP port on 127.0.0.1 that was free a moment ago, chosen below the kernel's ephemeral
+   *     range: a port from that range can be taken by any outgoing connection (a client of another
+   *     test server) between this call and the server's bind
    */
   public static int freePort() {
     // Never the same port twice in one JVM: a fixture that picks several ports before starting
@@ -117,22 +132,26 @@ public final class ServerProcess implements AutoCloseable {
         return port;
       }
     }
-    throw new IllegalStateException("no loopback port left that this JVM has not handed out already");
+    throw new IllegalStateException(
+        "no loopback port left that this JVM has not handed out already");
   }
 
-  private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final java.util.Set<Integer> HANDED_OUT =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private static int pickFreePort() {
     int low = 32768;
     try {
-      String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+      String[] range =
+          Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
       low = Integer.parseInt(range[0]);
     } catch (IOException | RuntimeException e) {
       // not Linux, or unreadable: keep the usual default
     }
     int from = 10_000;
     int span = Math.max(1000, low - from);
-    java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+    java.util.concurrent.ThreadLocalRandom random =
+        java.util.concurrent.ThreadLocalRandom.current();
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = from + random.nextInt(span);
       try (ServerSocket s = new ServerSocket()) {
@@ -166,22 +185,36 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   private void launch() {
-    ProcessBuilder pb = new ProcessBuilder(command).directory(workDir.toFile()).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    ProcessBuilder pb =
+        new ProcessBuilder(command)
+            .directory(workDir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().putAll(environment);
     try {
       process = pb.start();
     } catch (IOException e) {
-      throw new IllegalStateException("cannot start " + name + " (" + command.get(0) + "): " + e, e);
+      throw new IllegalStateException(
+          "cannot start " + name + " (" + command.get(0) + "): " + e, e);
     }
     long deadline = System.nanoTime() + startTimeout.toNanos();
     while (!ready.getAsBoolean()) {
       if (!process.isAlive()) {
-        throw new IllegalStateException(name + " exited with status " + process.exitValue() + " while starting; its log ends:\n" + tail());
+        throw new IllegalStateException(
+            name
+                + " exited with status "
+                + process.exitValue()
+                + " while starting; its log ends:\n"
+                + tail());
       }
       if (System.nanoTime() - deadline > 0) {
         process.destroyForcibly();
-        throw new IllegalStateException(name + " was not ready within " + startTimeout.toMillis() + " ms; its log ends:\n" + tail());
+        throw new IllegalStateException(
+            name
+                + " was not ready within "
+                + startTimeout.toMillis()
+                + " ms; its log ends:\n"
+                + tail());
       }
       try {
         Thread.sleep(20);
@@ -193,7 +226,9 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
-  /** @return the last lines of the server's log */
+  /**
+   * @return the last lines of the server's log
+   */
   public String tail() {
     try {
       List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
@@ -203,12 +238,16 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
-  /** @return the process id */
+  /**
+   * @return the process id
+   */
   public long pid() {
     return process.pid();
   }
 
-  /** @return whether the process is running (a paused process is running) */
+  /**
+   * @return whether the process is running (a paused process is running)
+   */
   public boolean isAlive() {
     return process != null && process.isAlive();
   }
@@ -231,7 +270,8 @@ public final class ServerProcess implements AutoCloseable {
     process.destroyForcibly();
     try {
       if (!process.waitFor(10, TimeUnit.SECONDS)) {
-        throw new IllegalStateException(name + " (pid " + process.pid() + ") did not exit 10 s after SIGKILL");
+        throw new IllegalStateException(
+            name + " (pid " + process.pid() + ") did not exit 10 s after SIGKILL");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -250,13 +290,24 @@ public final class ServerProcess implements AutoCloseable {
   private void signal(String sig) {
     Objects.requireNonNull(process, "not started");
     try {
-      Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).redirectErrorStream(true).start();
+      Process kill =
+          new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+              .redirectErrorStream(true)
+              .start();
       if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + sig + " " + process.pid() + " (" + name + ") failed: "
-            + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        throw new IllegalStateException(
+            "kill -"
+                + sig
+                + " "
+                + process.pid()
+                + " ("
+                + name
+                + ") failed: "
+                + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
       }
     } catch (IOException e) {
-      throw new IllegalStateException("kill -" + sig + " " + process.pid() + " (" + name + ") failed: " + e, e);
+      throw new IllegalStateException(
+          "kill -" + sig + " " + process.pid() + " (" + name + ") failed: " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while signalling " + name, e);

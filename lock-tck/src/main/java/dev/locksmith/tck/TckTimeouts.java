@@ -4,10 +4,10 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Every time limit the kit uses, in one place, scaled by the environment variable
- * {@code LOCKSMITH_TCK_TIME_SCALE} (a positive number; 2 doubles every limit) for slow machines.
- * A backend whose locks are freed by a session timeout rather than the lease overrides
- * {@link LockCompatibilityKit#timeouts()} with a larger {@link #expirySlack()}.
+ * Every time limit the kit uses, in one place, scaled by the environment variable {@code
+ * LOCKSMITH_TCK_TIME_SCALE} (a positive number; 2 doubles every limit) for slow machines. A backend
+ * whose locks are freed by a session timeout rather than the lease overrides {@link
+ * LockCompatibilityKit#timeouts()} with a larger {@link #expirySlack()}.
  */
 public final class TckTimeouts {
   /** The environment variable that scales every limit. */
@@ -19,7 +19,8 @@ public final class TckTimeouts {
   private final Duration expirySlack;
   private final Duration wakeUp;
 
-  private TckTimeouts(double scale, Duration lease, Duration tolerance, Duration expirySlack, Duration wakeUp) {
+  private TckTimeouts(
+      double scale, Duration lease, Duration tolerance, Duration expirySlack, Duration wakeUp) {
     this.scale = scale;
     this.lease = lease;
     this.tolerance = tolerance;
@@ -28,8 +29,8 @@ public final class TckTimeouts {
   }
 
   /**
-   * @return the defaults (lease 1s, tolerance 1s, expiry slack 1s, wake-up 50ms), scaled by
-   *     {@code LOCKSMITH_TCK_TIME_SCALE}
+   * @return the defaults (lease 1s, tolerance 1s, expiry slack 1s, wake-up 50ms), scaled by {@code
+   *     LOCKSMITH_TCK_TIME_SCALE}
    * @throws IllegalArgumentException if the variable is set but not a positive number
    */
   public static TckTimeouts fromEnvironment() {
@@ -42,40 +43,54 @@ public final class TckTimeouts {
         scale = -1;
       }
       if (!(scale > 0) || scale > 100) {
-        throw new IllegalArgumentException("`" + SCALE_VARIABLE + "` was '" + text + "' but it must be a number above 0 and at most 100, such as 2");
+        throw new IllegalArgumentException(
+            "`"
+                + SCALE_VARIABLE
+                + "` was '"
+                + text
+                + "' but it must be a number above 0 and at most 100, such as 2");
       }
     }
-    return new TckTimeouts(scale, scaled(scale, 1000), scaled(scale, 1000), scaled(scale, 1000), scaled(scale, 50));
+    return new TckTimeouts(
+        scale, scaled(scale, 1000), scaled(scale, 1000), scaled(scale, 1000), scaled(scale, 50));
   }
 
   private static Duration scaled(double scale, long millis) {
     return Duration.ofMillis(Math.round(millis * scale));
   }
 
-  /** @return the factor every limit was multiplied by */
+  /**
+   * @return the factor every limit was multiplied by
+   */
   public double scale() {
     return scale;
   }
 
-  /** @return the short lease the kit's clients hold locks with, so expiry rules run fast */
+  /**
+   * @return the short lease the kit's clients hold locks with, so expiry rules run fast
+   */
   public Duration lease() {
     return lease;
   }
 
-  /** @return slack for scheduling and round trips on top of any expected time */
+  /**
+   * @return slack for scheduling and round trips on top of any expected time
+   */
   public Duration tolerance() {
     return tolerance;
   }
 
   /**
-   * @return how long after its lease a vanished holder's lock may stay taken; a backend freed
-   *     by a session timeout sets its session timeout here
+   * @return how long after its lease a vanished holder's lock may stay taken; a backend freed by a
+   *     session timeout sets its session timeout here
    */
   public Duration expirySlack() {
     return expirySlack;
   }
 
-  /** @return the longest median hand-off from release to a waiter's grant under notified wake-up */
+  /**
+   * @return the longest median hand-off from release to a waiter's grant under notified wake-up
+   */
   public Duration wakeUp() {
     return wakeUp;
   }
@@ -85,7 +100,8 @@ public final class TckTimeouts {
    * @return a copy with that lease
    */
   public TckTimeouts withLease(Duration lease) {
-    return new TckTimeouts(scale, Objects.requireNonNull(lease, "lease"), tolerance, expirySlack, wakeUp);
+    return new TckTimeouts(
+        scale, Objects.requireNonNull(lease, "lease"), tolerance, expirySlack, wakeUp);
   }
 
   /**
@@ -93,7 +109,8 @@ public final class TckTimeouts {
    * @return a copy with that tolerance
    */
   public TckTimeouts withTolerance(Duration tolerance) {
-    return new TckTimeouts(scale, lease, Objects.requireNonNull(tolerance, "tolerance"), expirySlack, wakeUp);
+    return new TckTimeouts(
+        scale, lease, Objects.requireNonNull(tolerance, "tolerance"), expirySlack, wakeUp);
   }
 
   /**
@@ -101,7 +118,8 @@ public final class TckTimeouts {
    * @return a copy with that slack
    */
   public TckTimeouts withExpirySlack(Duration expirySlack) {
-    return new TckTimeouts(scale, lease, tolerance, Objects.requireNonNull(expirySlack, "expirySlack"), wakeUp);
+    return new TckTimeouts(
+        scale, lease, tolerance, Objects.requireNonNull(expirySlack, "expirySlack"), wakeUp);
   }
 
   /**
@@ -109,12 +127,22 @@ public final class TckTimeouts {
    * @return a copy with that bound
    */
   public TckTimeouts withWakeUp(Duration wakeUp) {
-    return new TckTimeouts(scale, lease, tolerance, expirySlack, Objects.requireNonNull(wakeUp, "wakeUp"));
+    return new TckTimeouts(
+        scale, lease, tolerance, expirySlack, Objects.requireNonNull(wakeUp, "wakeUp"));
   }
 
   @Override
   public String toString() {
-    return "TckTimeouts{scale=" + scale + ", lease=" + lease + ", tolerance=" + tolerance + ", expirySlack=" + expirySlack
-        + ", wakeUp=" + wakeUp + "}";
+    return "TckTimeouts{scale="
+        + scale
+        + ", lease="
+        + lease
+        + ", tolerance="
+        + tolerance
+        + ", expirySlack="
+        + expirySlack
+        + ", wakeUp="
+        + wakeUp
+        + "}";
   }
 }

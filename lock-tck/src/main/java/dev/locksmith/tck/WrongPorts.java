@@ -20,10 +20,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Ports where a backend's server is not, for bad-input tests: one where nothing listens, one
- * that accepts connections and never says a word, and a real {@code redis-server} (the most
- * common wrong port in practice: a lock URI pointed at the cache). Started once per JVM on free
- * loopback ports; a missing {@code redis-server} fails with how to install it.
+ * Ports where a backend's server is not, for bad-input tests: one where nothing listens, one that
+ * accepts connections and never says a word, and a real {@code redis-server} (the most common wrong
+ * port in practice: a lock URI pointed at the cache). Started once per JVM on free loopback ports;
+ * a missing {@code redis-server} fails with how to install it.
  */
 public final class WrongPorts {
   private static ServerSocket silent;
@@ -33,12 +33,17 @@ public final class WrongPorts {
 
   private WrongPorts() {}
 
-  /** @return a loopback port where nothing listens: connections are refused */
+  /**
+   * @return a loopback port where nothing listens: connections are refused
+   */
   public static int closed() {
     return ServerProcess.freePort();
   }
 
-  /** @return a loopback port that accepts connections and never answers, as a paused or foreign server would */
+  /**
+   * @return a loopback port that accepts connections and never answers, as a paused or foreign
+   *     server would
+   */
   public static synchronized int silent() {
     if (silent == null) {
       try {
@@ -46,22 +51,28 @@ public final class WrongPorts {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      Thread acceptor = new Thread(() -> {
-        while (!silent.isClosed()) {
-          try {
-            ACCEPTED.add(silent.accept()); // kept open, never answered
-          } catch (IOException e) {
-            return;
-          }
-        }
-      }, "wrong-ports-silent-acceptor");
+      Thread acceptor =
+          new Thread(
+              () -> {
+                while (!silent.isClosed()) {
+                  try {
+                    ACCEPTED.add(silent.accept()); // kept open, never answered
+                  } catch (IOException e) {
+                    return;
+                  }
+                }
+              },
+              "wrong-ports-silent-acceptor");
       acceptor.setDaemon(true);
       acceptor.start();
     }
     return silent.getLocalPort();
   }
 
-  /** @return the port of a real redis-server on loopback, started on first use and stopped when the JVM exits */
+  /**
+   * @return the port of a real redis-server on loopback, started on first use and stopped when the
+   *     JVM exits
+   */
   public static synchronized int redis() {
     if (redis == null) {
       Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
@@ -72,9 +83,25 @@ public final class WrongPorts {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      redis = ServerProcess.start("redis-wrong-port", List.of(binary.toString(), "--port", Integer.toString(port), "--bind",
-          "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()), dir, Map.of(), Duration.ofSeconds(30),
-          ServerProcess.portOpen(port));
+      redis =
+          ServerProcess.start(
+              "redis-wrong-port",
+              List.of(
+                  binary.toString(),
+                  "--port",
+                  Integer.toString(port),
+                  "--bind",
+                  "127.0.0.1",
+                  "--save",
+                  "",
+                  "--appendonly",
+                  "no",
+                  "--dir",
+                  dir.toString()),
+              dir,
+              Map.of(),
+              Duration.ofSeconds(30),
+              ServerProcess.portOpen(port));
       redisPort = port;
       ServerProcess started = redis;
       Runtime.getRuntime().addShutdownHook(new Thread(started::close));
@@ -83,8 +110,8 @@ public final class WrongPorts {
   }
 
   /**
-   * Connects to a wrong port and checks that the failure takes what its message states, within
-   * 20%. One warm-up connect with a short timeout comes first, so class loading is not counted.
+   * Connects to a wrong port and checks that the failure takes what its message states, within 20%.
+   * One warm-up connect with a short timeout comes first, so class loading is not counted.
    *
    * @param uri a lock URI naming a wrong port, without a query
    * @param option the backend's connect timeout option, such as {@code connect-timeout}
@@ -92,13 +119,18 @@ public final class WrongPorts {
    * @return how long the timed connect took, in milliseconds
    */
   public static long assertFailedConnectWithin(String uri, String option, Duration timeout) {
-    catchThrowable(() -> Locks.connect(uri + "?" + option + "=500ms").close()); // 500ms: valid for every backend
+    catchThrowable(
+        () ->
+            Locks.connect(uri + "?" + option + "=500ms").close()); // 500ms: valid for every backend
     String stated = Durations.format(timeout);
     long start = System.nanoTime();
-    Throwable thrown = catchThrowable(() -> Locks.connect(uri + "?" + option + "=" + stated).close());
+    Throwable thrown =
+        catchThrowable(() -> Locks.connect(uri + "?" + option + "=" + stated).close());
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     assertThat(thrown).isInstanceOf(BackendUnavailableException.class).hasMessageContaining(stated);
-    assertThat(millis).as("%s took %d ms for '%s'", uri, millis, stated).isLessThanOrEqualTo(timeout.toMillis() * 12 / 10);
+    assertThat(millis)
+        .as("%s took %d ms for '%s'", uri, millis, stated)
+        .isLessThanOrEqualTo(timeout.toMillis() * 12 / 10);
     return millis;
   }
 }

@@ -32,11 +32,11 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * An in-memory lock server and a backend for it, written against the public SPI only, as a
- * third party would write one. Without a defect it is a correct, leased, fenced, FIFO, notified
- * backend, with semaphores and read-write locks (writer preference), that must pass the whole kit ({@link MemoryLockCompatibilityTest}); each {@link Defect}
- * plants one bug of the kind real lock code has, which {@link KitCatchesBrokenBackendsTest}
- * requires the kit to catch by the rule meant for it.
+ * An in-memory lock server and a backend for it, written against the public SPI only, as a third
+ * party would write one. Without a defect it is a correct, leased, fenced, FIFO, notified backend,
+ * with semaphores and read-write locks (writer preference), that must pass the whole kit ({@link
+ * MemoryLockCompatibilityTest}); each {@link Defect} plants one bug of the kind real lock code has,
+ * which {@link KitCatchesBrokenBackendsTest} requires the kit to catch by the rule meant for it.
  */
 final class MemoryBackends {
   private MemoryBackends() {}
@@ -132,16 +132,28 @@ final class MemoryBackends {
     HOLD_IN_CLIENT,
     /** A hold after release is set whoever holds the lock. */
     HOLD_NO_OWNER_CHECK,
-    /** A session backend whose extend answers true but leaves the lock to the session: a vanished holder keeps it. */
+    /**
+     * A session backend whose extend answers true but leaves the lock to the session: a vanished
+     * holder keeps it.
+     */
     SESSION_EXTEND_IGNORED,
-    /** Extend checks the owner but not the expiry: a lease that ran out, with nobody holding the lock since, comes back to life. */
+    /**
+     * Extend checks the owner but not the expiry: a lease that ran out, with nobody holding the
+     * lock since, comes back to life.
+     */
     EXTEND_REVIVES_EXPIRED,
-    /** Extend writes the lock's record anew (owner and expiry), dropping its fence counter: the next holder's token starts again. */
+    /**
+     * Extend writes the lock's record anew (owner and expiry), dropping its fence counter: the next
+     * holder's token starts again.
+     */
     EXTEND_RESETS_FENCE,
     /** A hold after release counts keep from the grant, not from the call. */
     HOLD_COUNTS_FROM_GRANT,
     // sessions
-    /** Held by a session that never reports an unreachable server: a lease taken before a cut is never lost. */
+    /**
+     * Held by a session that never reports an unreachable server: a lease taken before a cut is
+     * never lost.
+     */
     SESSION_UNBOUNDED,
     /** Not a defect: held by a session whose grants carry a bound that each heartbeat moves. */
     SESSION_BOUNDED,
@@ -162,16 +174,27 @@ final class MemoryBackends {
     SEM_NEVER_WAKES,
     /** A permit is granted by a count check, then taken in a second round trip. */
     SEM_CHECK_THEN_TAKE,
-    /** The count stays with the semaphore after its last permit is released: it can never change. */
+    /**
+     * The count stays with the semaphore after its last permit is released: it can never change.
+     */
     SEM_COUNT_STICKS,
-    /** A semaphore's fence counter goes with its last permit (released or expired): the next permit's token starts again. */
+    /**
+     * A semaphore's fence counter goes with its last permit (released or expired): the next
+     * permit's token starts again.
+     */
     SEM_IDLE_RESETS_FENCE,
-    /** One expiry for the whole semaphore or read-write lock (a TTL on its key): any renewal keeps every lease alive. */
+    /**
+     * One expiry for the whole semaphore or read-write lock (a TTL on its key): any renewal keeps
+     * every lease alive.
+     */
     SHARED_ONE_TTL,
     /** Semaphores and read-write locks of one name share one key. */
     SHARED_ONE_KEY,
     // semaphores and read-write locks
-    /** A release whose lease is not among the holders frees another holder of the same kind (a count, not an owner check). */
+    /**
+     * A release whose lease is not among the holders frees another holder of the same kind (a
+     * count, not an owner check).
+     */
     SHARED_RELEASE_COUNTED,
     // read-write locks
     /** A reader is granted whatever writers hold (only writers check for readers). */
@@ -186,46 +209,82 @@ final class MemoryBackends {
     RW_WRITE_DURING_READ,
     /** Read and write leases take tokens from two counters. */
     RW_SEPARATE_COUNTERS,
-    /** A granted writer's mark stays until it expires: readers wait for it after the writer is gone. */
+    /**
+     * A granted writer's mark stays until it expires: readers wait for it after the writer is gone.
+     */
     RW_MARK_STAYS_AFTER_GRANT,
-    /** A release of either side of a read-write lock wakes no waiter, although NOTIFIED_WAKEUP is declared. */
+    /**
+     * A release of either side of a read-write lock wakes no waiter, although NOTIFIED_WAKEUP is
+     * declared.
+     */
     RW_RELEASE_NO_WAKE,
-    /** A read lease's renewal answers "renewed" but moves nothing: a renewed reader's lease runs out after one lease. */
+    /**
+     * A read lease's renewal answers "renewed" but moves nothing: a renewed reader's lease runs out
+     * after one lease.
+     */
     RW_RENEW_MOVES_NOTHING,
-    /** Not a defect: readers holding the lock together share one token (a read grant takes the counter's value, a write grant bumps it). */
+    /**
+     * Not a defect: readers holding the lock together share one token (a read grant takes the
+     * counter's value, a write grant bumps it).
+     */
     RW_READERS_SHARE_TOKEN,
     // wake-up per primitive
-    /** Semaphore waiters poll every 20 ms instead of being woken (locks are woken), although NOTIFIED_WAKEUP is declared. */
+    /**
+     * Semaphore waiters poll every 20 ms instead of being woken (locks are woken), although
+     * NOTIFIED_WAKEUP is declared.
+     */
     SEM_POLLS_20MS,
-    /** Read-write waiters poll every 20 ms instead of being woken (locks are woken), although NOTIFIED_WAKEUP is declared. */
+    /**
+     * Read-write waiters poll every 20 ms instead of being woken (locks are woken), although
+     * NOTIFIED_WAKEUP is declared.
+     */
     RW_POLLS_20MS,
     // state reads at the expiry boundary
-    /** The server counts a lease held until 30 ms past its expiry, but state reads report it held with 0 ms left. */
+    /**
+     * The server counts a lease held until 30 ms past its expiry, but state reads report it held
+     * with 0 ms left.
+     */
     STATE_HIDES_MARGIN,
-    /** The server counts a lease held until 30 ms past its expiry, but state reads say free at the expiry itself. */
+    /**
+     * The server counts a lease held until 30 ms past its expiry, but state reads say free at the
+     * expiry itself.
+     */
     STATE_FREE_EARLY
   }
 
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.STATE_READS, Feature.EXTEND, Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES,
-          Feature.READ_WRITE_LOCKS)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
-      .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
-      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended server refuses every call")
-      .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
-      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.FIFO_FAIRNESS,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.STATE_READS,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE,
+              Feature.SEMAPHORES,
+              Feature.READ_WRITE_LOCKS)
+          .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
+          .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
+          .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
+          .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
+          .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended server refuses every call")
+          .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
+          .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
+          .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
+          .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
+          .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
+          .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
+          .build();
 
   private static final Map<Defect, Server> SERVERS = new ConcurrentHashMap<>();
 
-  /** @return the one server every client of this defect shares, as clients of one server share its locks */
+  /**
+   * @return the one server every client of this defect shares, as clients of one server share its
+   *     locks
+   */
   static Server server(Defect defect) {
     return SERVERS.computeIfAbsent(defect, Server::new);
   }
@@ -240,9 +299,14 @@ final class MemoryBackends {
     final long seq;
     final String ownerId;
     volatile Runnable wake;
+
     /** Set when a defect re-queued this waiter under a new ticket. */
     volatile Ticket replacedBy;
-    /** For a semaphore's line: when this place lapses unless its waiter polls again (a vanished waiter's place ends). */
+
+    /**
+     * For a semaphore's line: when this place lapses unless its waiter polls again (a vanished
+     * waiter's place ends).
+     */
     volatile long until;
 
     Ticket(long seq, String ownerId) {
@@ -278,10 +342,10 @@ final class MemoryBackends {
   }
 
   /**
-   * One semaphore or read-write lock on the server: its live leases (owner id to
-   * {write ? 1 : 0, expiry}), the count its leases hold, its fence counter, its line of waiters
-   * (a semaphore grants in order of arrival) and its waiting writers, each with the time its mark
-   * ends unless the writer polls again.
+   * One semaphore or read-write lock on the server: its live leases (owner id to {write ? 1 : 0,
+   * expiry}), the count its leases hold, its fence counter, its line of waiters (a semaphore grants
+   * in order of arrival) and its waiting writers, each with the time its mark ends unless the
+   * writer polls again.
    */
   private static final class Shared {
     int permits;
@@ -335,11 +399,12 @@ final class MemoryBackends {
           return name.stripTrailing();
         case NAME_NFC:
           return Normalizer.normalize(name, Normalizer.Form.NFC);
-        case NAME_LATIN1: {
-          StringBuilder b = new StringBuilder();
-          name.codePoints().forEach(c -> b.append(c > 0xFF ? '?' : (char) c));
-          return b.toString();
-        }
+        case NAME_LATIN1:
+          {
+            StringBuilder b = new StringBuilder();
+            name.codePoints().forEach(c -> b.append(c > 0xFF ? '?' : (char) c));
+            return b.toString();
+          }
         case NAME_191:
           return name.length() > 191 ? name.substring(0, 191) : name;
         case NAME_200:
@@ -360,14 +425,17 @@ final class MemoryBackends {
         case SESSION_UNBOUNDED:
         case SESSION_BOUNDED:
         case SESSION_EXTEND_IGNORED:
-          return Duration.ofDays(7).toNanos(); // held while the session lives: freed by release or session end
+          return Duration.ofDays(7)
+              .toNanos(); // held while the session lives: freed by release or session end
         default:
           return leaseNanos;
       }
     }
 
     private Comparator<Ticket> order() {
-      return defect == Defect.FIFO_STRING_ORDER ? Comparator.comparing(t -> Long.toString(t.seq)) : Comparator.comparingLong(t -> t.seq);
+      return defect == Defect.FIFO_STRING_ORDER
+          ? Comparator.comparing(t -> Long.toString(t.seq))
+          : Comparator.comparingLong(t -> t.seq);
     }
 
     private Entry entry(String key) {
@@ -375,7 +443,10 @@ final class MemoryBackends {
     }
 
     private boolean expired(Entry e, long now) {
-      long margin = defect == Defect.STATE_HIDES_MARGIN || defect == Defect.STATE_FREE_EARLY ? 30_000_000L : 0;
+      long margin =
+          defect == Defect.STATE_HIDES_MARGIN || defect == Defect.STATE_FREE_EARLY
+              ? 30_000_000L
+              : 0;
       return e.owner != null && now - e.expiresAt >= margin;
     }
 
@@ -388,7 +459,9 @@ final class MemoryBackends {
       try {
         Entry e = entry(key);
         Ticket t = new Ticket(++e.tickets, ownerId);
-        if (defect != Defect.LOST_WAKEUP && defect != Defect.NEVER_WAKES && defect != Defect.POLLS_20MS
+        if (defect != Defect.LOST_WAKEUP
+            && defect != Defect.NEVER_WAKES
+            && defect != Defect.POLLS_20MS
             && defect != Defect.POLLS_50MS) {
           t.wake = wake;
         }
@@ -400,7 +473,9 @@ final class MemoryBackends {
       }
     }
 
-    /** @return the fence granted, or minus the nanoseconds until a retry is worthwhile */
+    /**
+     * @return the fence granted, or minus the nanoseconds until a retry is worthwhile
+     */
     long tryTake(String key, Ticket me, long leaseNanos) {
       available();
       if (defect == Defect.CHECK_THEN_SET) {
@@ -510,7 +585,9 @@ final class MemoryBackends {
       return colon < 0 ? ownerId : ownerId.substring(0, colon);
     }
 
-    /** @return null if renewed, else why not; "retry" asks for a retry */
+    /**
+     * @return null if renewed, else why not; "retry" asks for a retry
+     */
     String renew(String key, String ownerId, long leaseNanos) {
       available();
       mutex.lock();
@@ -530,7 +607,8 @@ final class MemoryBackends {
         if (expired(e, now)) {
           return "the lease had already expired";
         }
-        e.expiresAt = now + (defect == Defect.RENEW_UNITS ? leaseNanos * 1000 : leaseOnServer(leaseNanos));
+        e.expiresAt =
+            now + (defect == Defect.RENEW_UNITS ? leaseNanos * 1000 : leaseOnServer(leaseNanos));
         return null;
       } finally {
         mutex.unlock();
@@ -544,16 +622,20 @@ final class MemoryBackends {
       try {
         Entry e = entry(key);
         long now = System.nanoTime();
-        boolean mine = owns(e, ownerId) || (defect == Defect.EXTEND_NO_OWNER_CHECK && e.owner != null);
+        boolean mine =
+            owns(e, ownerId) || (defect == Defect.EXTEND_NO_OWNER_CHECK && e.owner != null);
         if (!mine || (expired(e, now) && defect != Defect.EXTEND_REVIVES_EXPIRED)) {
           return false;
         }
         if (defect != Defect.SESSION_EXTEND_IGNORED) {
           long to = now + leaseNanos;
-          e.expiresAt = defect == Defect.EXTEND_ONLY_LONGER && e.expiresAt - to > 0 ? e.expiresAt : to;
+          e.expiresAt =
+              defect == Defect.EXTEND_ONLY_LONGER && e.expiresAt - to > 0 ? e.expiresAt : to;
         }
         if (defect == Defect.EXTEND_RESETS_FENCE) {
-          e.fence = 0; // the record is written anew with owner and expiry; its counter is not carried over
+          e.fence =
+              0; // the record is written anew with owner and expiry; its counter is not carried
+          // over
         }
         return true;
       } finally {
@@ -628,7 +710,8 @@ final class MemoryBackends {
       mutex.lock();
       try {
         Entry e = entry(key);
-        if (defect == Defect.NO_OWNER_CHECK || (defect == Defect.RELEASE_TRUE_WHEN_FREE && e.owner == null)) {
+        if (defect == Defect.NO_OWNER_CHECK
+            || (defect == Defect.RELEASE_TRUE_WHEN_FREE && e.owner == null)) {
           e.owner = null;
           if (head(e) != null) {
             head(e).wake();
@@ -680,10 +763,12 @@ final class MemoryBackends {
       }
     }
 
-
     // ------------------------------------------------------------ semaphores and read-write locks
 
-    /** @return the key a semaphore or read-write lock is kept under: apart from a lock of the same name */
+    /**
+     * @return the key a semaphore or read-write lock is kept under: apart from a lock of the same
+     *     name
+     */
     String sharedKey(String key, Claim claim) {
       if (defect == Defect.SHARED_ONE_KEY) {
         return "shared\0" + key;
@@ -732,9 +817,11 @@ final class MemoryBackends {
 
     /**
      * @return the fence granted, or minus the nanoseconds until a retry is worthwhile
-     * @throws IllegalStateException if a semaphore is asked for with another count than its live leases'
+     * @throws IllegalStateException if a semaphore is asked for with another count than its live
+     *     leases'
      */
-    long tryTakeShared(String key, String name, Claim claim, Ticket me, long leaseNanos, long markNanos) {
+    long tryTakeShared(
+        String key, String name, Claim claim, Ticket me, long leaseNanos, long markNanos) {
       available();
       mutex.lock();
       try {
@@ -743,46 +830,59 @@ final class MemoryBackends {
         me.until = now + markNanos;
         purge(s, now);
         if (!s.line.contains(me) && claim.kind() == Claim.Kind.PERMIT) {
-          s.line.add(me); // its place had lapsed (a poll later than its client's recheck interval): back in line
+          s.line.add(
+              me); // its place had lapsed (a poll later than its client's recheck interval): back
+          // in line
         }
         boolean free;
         switch (claim.kind()) {
-          case PERMIT: {
-            if ((!s.holders.isEmpty() || defect == Defect.SEM_COUNT_STICKS) && s.permits != 0 && s.permits != claim.permits()
-                && defect != Defect.SEM_COUNT_MISMATCH_ACCEPTED) {
-              throw Claim.permitsInUse(name, claim.permits(), s.permits);
-            }
-            int ahead = 0;
-            for (Ticket t : s.line) {
-              if (t == me || defect == Defect.SEM_CHECK_THEN_TAKE) {
-                break; // that defect's semaphore is a bare count, with no line
+          case PERMIT:
+            {
+              if ((!s.holders.isEmpty() || defect == Defect.SEM_COUNT_STICKS)
+                  && s.permits != 0
+                  && s.permits != claim.permits()
+                  && defect != Defect.SEM_COUNT_MISMATCH_ACCEPTED) {
+                throw Claim.permitsInUse(name, claim.permits(), s.permits);
               }
-              ahead++;
-            }
-            int room = claim.permits() + (defect == Defect.SEM_OVER_GRANT ? 1 : 0);
-            free = s.holders.size() + ahead < room; // in order of arrival: a newcomer never passes a waiter
-            if (free && defect == Defect.SEM_CHECK_THEN_TAKE) {
-              mutex.unlock();
-              try {
-                roundTrip(500); // the take goes out only after the check came back
-              } finally {
-                mutex.lock();
+              int ahead = 0;
+              for (Ticket t : s.line) {
+                if (t == me || defect == Defect.SEM_CHECK_THEN_TAKE) {
+                  break; // that defect's semaphore is a bare count, with no line
+                }
+                ahead++;
               }
+              int room = claim.permits() + (defect == Defect.SEM_OVER_GRANT ? 1 : 0);
+              free =
+                  s.holders.size() + ahead
+                      < room; // in order of arrival: a newcomer never passes a waiter
+              if (free && defect == Defect.SEM_CHECK_THEN_TAKE) {
+                mutex.unlock();
+                try {
+                  roundTrip(500); // the take goes out only after the check came back
+                } finally {
+                  mutex.lock();
+                }
+              }
+              break;
             }
-            break;
-          }
           case WRITE:
-            free = defect == Defect.RW_WRITE_DURING_READ ? s.holders.values().stream().noneMatch(h -> h[0] == 1)
-                : s.holders.isEmpty();
+            free =
+                defect == Defect.RW_WRITE_DURING_READ
+                    ? s.holders.values().stream().noneMatch(h -> h[0] == 1)
+                    : s.holders.isEmpty();
             if (!free) {
               s.writers.put(me, now + markNanos);
             }
             break;
-          default: {
-            boolean writing = defect != Defect.RW_READ_DURING_WRITE && s.holders.values().stream().anyMatch(h -> h[0] == 1);
-            boolean writerWaits = defect != Defect.RW_NO_WRITER_PREFERENCE && !s.writers.isEmpty();
-            free = !writing && !writerWaits;
-          }
+          default:
+            {
+              boolean writing =
+                  defect != Defect.RW_READ_DURING_WRITE
+                      && s.holders.values().stream().anyMatch(h -> h[0] == 1);
+              boolean writerWaits =
+                  defect != Defect.RW_NO_WRITER_PREFERENCE && !s.writers.isEmpty();
+              free = !writing && !writerWaits;
+            }
         }
         if (!free) {
           long next = Long.MAX_VALUE;
@@ -802,16 +902,21 @@ final class MemoryBackends {
         }
         s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
         long lease = defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos;
-        s.holders.put(me.ownerId, new long[] {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease});
+        s.holders.put(
+            me.ownerId, new long[] {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease});
         if (defect == Defect.RW_SEPARATE_COUNTERS && claim.kind() == Claim.Kind.WRITE) {
           return ++s.writeFence;
         }
-        if (defect == Defect.RW_READERS_SHARE_TOKEN && claim.kind() == Claim.Kind.READ && s.fence > 0
+        if (defect == Defect.RW_READERS_SHARE_TOKEN
+            && claim.kind() == Claim.Kind.READ
+            && s.fence > 0
             && s.holders.values().stream().filter(h -> h[0] == 0).count() > 1) {
           return s.fence; // another reader holds the lock: this one shares its token
         }
         s.fence++;
-        return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT ? s.holders.size() : s.fence;
+        return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT
+            ? s.holders.size()
+            : s.fence;
       } finally {
         mutex.unlock();
       }
@@ -823,7 +928,8 @@ final class MemoryBackends {
       try {
         Shared s = shared(key);
         boolean wasWriter = s.writers.remove(me) != null;
-        boolean leftLine = defect != Defect.SEM_GHOST_WAITER && s.line.remove(me) && key.startsWith("sem\0");
+        boolean leftLine =
+            defect != Defect.SEM_GHOST_WAITER && s.line.remove(me) && key.startsWith("sem\0");
         boolean held = s.holders.remove(me.ownerId) != null;
         if (held || (wasWriter && defect != Defect.RW_WITHDRAW_NO_WAKE) || leftLine) {
           wakeAll(s); // the readers that writer held back may go now; a semaphore's line moves up
@@ -833,7 +939,9 @@ final class MemoryBackends {
       }
     }
 
-    /** @return null if renewed, else why not */
+    /**
+     * @return null if renewed, else why not
+     */
     String renewShared(String key, String ownerId, long leaseNanos) {
       available();
       mutex.lock();
@@ -847,9 +955,12 @@ final class MemoryBackends {
         if (defect == Defect.RW_RENEW_MOVES_NOTHING && key.startsWith("rw\0") && h[0] == 0) {
           return null; // "renewed", and nothing moved
         }
-        h[1] = now + (defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos);
+        h[1] =
+            now + (defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos);
         if (defect == Defect.SHARED_ONE_TTL) {
-          s.holders.values().forEach(other -> other[1] = h[1]); // the key's TTL moves for every lease in it
+          s.holders
+              .values()
+              .forEach(other -> other[1] = h[1]); // the key's TTL moves for every lease in it
         }
         return null;
       } finally {
@@ -867,8 +978,12 @@ final class MemoryBackends {
         long[] h = s.holders.get(ownerId);
         if (h == null && defect == Defect.SHARED_RELEASE_COUNTED) {
           long kind = claim.kind() == Claim.Kind.WRITE ? 1 : 0;
-          String other = s.holders.entrySet().stream().filter(e -> e.getValue()[0] == kind).map(Map.Entry::getKey).findFirst()
-              .orElse(null);
+          String other =
+              s.holders.entrySet().stream()
+                  .filter(e -> e.getValue()[0] == kind)
+                  .map(Map.Entry::getKey)
+                  .findFirst()
+                  .orElse(null);
           if (other == null) {
             return false;
           }
@@ -911,12 +1026,16 @@ final class MemoryBackends {
       try {
         Entry e = locks.get(key);
         long now = System.nanoTime();
-        if (e == null || e.owner == null || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)
+        if (e == null
+            || e.owner == null
+            || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)
             || (defect == Defect.STATE_FREE_EARLY && now - e.expiresAt >= 0)) {
           return LockState.free();
         }
-        Duration left = defect == Defect.REMAINING_FROZEN ? Duration.ofNanos(e.leaseNanos)
-            : Duration.ofNanos(Math.max(0, e.expiresAt - now));
+        Duration left =
+            defect == Defect.REMAINING_FROZEN
+                ? Duration.ofNanos(e.leaseNanos)
+                : Duration.ofNanos(Math.max(0, e.expiresAt - now));
         String holder = defect == Defect.WRONG_HOLDER ? clientOf(e.owner) : e.owner;
         return LockState.held().withFencingToken(e.fence).withRemaining(left).withHolder(holder);
       } finally {
@@ -980,7 +1099,8 @@ final class MemoryBackends {
     }
 
     private boolean session() {
-      return server.defect == Defect.SESSION_UNBOUNDED || server.defect == Defect.SESSION_BOUNDED
+      return server.defect == Defect.SESSION_UNBOUNDED
+          || server.defect == Defect.SESSION_BOUNDED
           || server.defect == Defect.SESSION_EXTEND_IGNORED;
     }
 
@@ -990,7 +1110,8 @@ final class MemoryBackends {
         try {
           server.ping();
           confirmedAt = System.nanoTime();
-          sessionHeld.forEach(owner -> context.leaseValidUntil(owner, confirmedAt + SESSION_TIMEOUT));
+          sessionHeld.forEach(
+              owner -> context.leaseValidUntil(owner, confirmedAt + SESSION_TIMEOUT));
         } catch (RuntimeException e) {
           // unanswered: the bounds run out by themselves
         }
@@ -1009,7 +1130,8 @@ final class MemoryBackends {
     }
 
     @Override
-    public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+    public LockAttempt attempt(
+        String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
       if (claim.isExclusive()) {
         return attempt(name, ownerId, lease, wake);
       }
@@ -1021,9 +1143,13 @@ final class MemoryBackends {
         @Override
         public Poll poll() {
           long r = server.tryTakeShared(key, name, claim, me, leaseNanos, markNanos);
-          boolean polls = claim.kind() == Claim.Kind.PERMIT ? server.defect == Defect.SEM_POLLS_20MS
-              : server.defect == Defect.RW_POLLS_20MS;
-          return r > 0 ? Poll.granted(r, null) : Poll.busy(polls ? Duration.ofMillis(20) : Duration.ofNanos(-r));
+          boolean polls =
+              claim.kind() == Claim.Kind.PERMIT
+                  ? server.defect == Defect.SEM_POLLS_20MS
+                  : server.defect == Defect.RW_POLLS_20MS;
+          return r > 0
+              ? Poll.granted(r, null)
+              : Poll.busy(polls ? Duration.ofMillis(20) : Duration.ofNanos(-r));
         }
 
         @Override
@@ -1042,7 +1168,8 @@ final class MemoryBackends {
         @Override
         public Poll poll() {
           if (server.defect == Defect.TWO_HOLDERS_FLAKY && polls.incrementAndGet() % 40 == 0) {
-            throw new BackendUnavailableException("memory server for " + server.defect + " dropped a request");
+            throw new BackendUnavailableException(
+                "memory server for " + server.defect + " dropped a request");
           }
           long r = server.tryTake(key, me.current(), leaseNanos);
           if (r > 0) {
@@ -1078,10 +1205,19 @@ final class MemoryBackends {
       List<Renewal> out = new ArrayList<>(leases.size());
       for (BackendLease lease : leases) {
         try {
-          String why = lease.claim().isExclusive() ? server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos())
-              : server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), lease.lease().toNanos());
-          out.add(why == null ? Renewal.renewed()
-              : why.equals("retry") ? Renewal.failed(new BackendUnavailableException("busy, retry")) : Renewal.lost(why));
+          String why =
+              lease.claim().isExclusive()
+                  ? server.renew(server.key(lease.name()), lease.ownerId(), lease.lease().toNanos())
+                  : server.renewShared(
+                      server.sharedKey(server.key(lease.name()), lease.claim()),
+                      lease.ownerId(),
+                      lease.lease().toNanos());
+          out.add(
+              why == null
+                  ? Renewal.renewed()
+                  : why.equals("retry")
+                      ? Renewal.failed(new BackendUnavailableException("busy, retry"))
+                      : Renewal.lost(why));
         } catch (RuntimeException e) {
           out.add(Renewal.failed(e));
         }
@@ -1095,7 +1231,11 @@ final class MemoryBackends {
     @Override
     public boolean extend(BackendLease lease, Duration newLease) {
       if (!lease.claim().isExclusive()) {
-        return server.renewShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.ownerId(), newLease.toNanos()) == null;
+        return server.renewShared(
+                server.sharedKey(server.key(lease.name()), lease.claim()),
+                lease.ownerId(),
+                newLease.toNanos())
+            == null;
       }
       if (server.defect == Defect.EXTEND_CLIENT_ONLY) {
         return true;
@@ -1124,7 +1264,10 @@ final class MemoryBackends {
     public boolean release(BackendLease lease) {
       sessionHeld.remove(lease.ownerId());
       if (!lease.claim().isExclusive()) {
-        return server.releaseShared(server.sharedKey(server.key(lease.name()), lease.claim()), lease.claim(), lease.ownerId());
+        return server.releaseShared(
+            server.sharedKey(server.key(lease.name()), lease.claim()),
+            lease.claim(),
+            lease.ownerId());
       }
       return server.release(server.key(lease.name()), lease.ownerId());
     }
@@ -1139,12 +1282,16 @@ final class MemoryBackends {
       close();
       if (session()) {
         // the server ends the session after its timeout (1 s here, the kit's expiry slack)
-        // SESSION_EXTEND_IGNORED has a 10 s session, as ZooKeeper's default: rule 17.9 must not wait for it
-        long sessionMicros = server.defect == Defect.SESSION_EXTEND_IGNORED ? 10_000_000 : 1_000_000;
-        Thread t = new Thread(() -> {
-          roundTrip(sessionMicros);
-          server.endSession(context.clientId());
-        });
+        // SESSION_EXTEND_IGNORED has a 10 s session, as ZooKeeper's default: rule 17.9 must not
+        // wait for it
+        long sessionMicros =
+            server.defect == Defect.SESSION_EXTEND_IGNORED ? 10_000_000 : 1_000_000;
+        Thread t =
+            new Thread(
+                () -> {
+                  roundTrip(sessionMicros);
+                  server.endSession(context.clientId());
+                });
         t.setDaemon(true);
         t.start();
       }
@@ -1152,7 +1299,8 @@ final class MemoryBackends {
 
     @Override
     public void close() {
-      clientHolds.forEach(server::dropHold); // the HOLD_IN_CLIENT defect: the hold lived in this client
+      clientHolds.forEach(
+          server::dropHold); // the HOLD_IN_CLIENT defect: the hold lived in this client
       clientHolds.clear();
       if (heartbeat != null) {
         heartbeat.interrupt(); // the server outlives its clients; the session ends with them

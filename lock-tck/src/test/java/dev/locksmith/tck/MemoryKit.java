@@ -4,9 +4,9 @@ import dev.locksmith.spi.LockProvider;
 import dev.locksmith.tck.MemoryBackends.Defect;
 
 /**
- * The kit against the in-memory backend with the defect named in {@link #defect} when the
- * instance is made. Run by {@link KitCatchesBrokenBackendsTest} through the JUnit test kit, one
- * rule at a time, never directly (its name does not end in Test).
+ * The kit against the in-memory backend with the defect named in {@link #defect} when the instance
+ * is made. Run by {@link KitCatchesBrokenBackendsTest} through the JUnit test kit, one rule at a
+ * time, never directly (its name does not end in Test).
  */
 class MemoryKit extends LockCompatibilityKit {
   /** Set before the test engine makes an instance; the engine runs in the caller's thread. */
@@ -14,7 +14,10 @@ class MemoryKit extends LockCompatibilityKit {
 
   private final Defect mine;
 
-  /** JUnit wants one constructor: the self-test's runs take {@link #defect}, subclasses the correct backend. */
+  /**
+   * JUnit wants one constructor: the self-test's runs take {@link #defect}, subclasses the correct
+   * backend.
+   */
   MemoryKit() {
     this.mine = getClass() == MemoryKit.class ? defect : Defect.NONE;
   }

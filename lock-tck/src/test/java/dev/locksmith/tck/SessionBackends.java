@@ -27,13 +27,13 @@ import java.util.function.Consumer;
 /**
  * An in-memory lock server whose locks belong to sessions, and a backend for it, written against
  * the public SPI only, the way a backend over PostgreSQL advisory locks (or any server that scopes
- * a lock to a connection) is written: each client holds its locks through one session, and the
- * only way for anyone else to take a lock from its holder is to end the holder's session, which
- * frees every lock of that session at once. Its revoke hook does exactly that, as
- * {@code pg_terminate_backend} would, and does nothing for a lock nobody holds; the backend then
- * reports every lease of the ended session lost ({@code SESSION_LOST}) and opens a new session.
- * It must pass the whole kit ({@link SessionLockCompatibilityTest}): the positive control of the
- * contract written in {@link FaultHooks#revoke}.
+ * a lock to a connection) is written: each client holds its locks through one session, and the only
+ * way for anyone else to take a lock from its holder is to end the holder's session, which frees
+ * every lock of that session at once. Its revoke hook does exactly that, as {@code
+ * pg_terminate_backend} would, and does nothing for a lock nobody holds; the backend then reports
+ * every lease of the ended session lost ({@code SESSION_LOST}) and opens a new session. It must
+ * pass the whole kit ({@link SessionLockCompatibilityTest}): the positive control of the contract
+ * written in {@link FaultHooks#revoke}.
  */
 final class SessionBackends {
   private SessionBackends() {}
@@ -41,21 +41,28 @@ final class SessionBackends {
   /** How long the server keeps a vanished client's session: the kit's expiry slack. */
   static final Duration SESSION_TIMEOUT = Duration.ofSeconds(1);
 
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP, Feature.REENTRANCY,
-          Feature.EXTEND, Feature.HOLD_AFTER_RELEASE)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "session timeout")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "session timeout")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "session timeout")
-      .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
-      .promise(Fault.SERVER_PAUSE, Promise.NOT_APPLICABLE, "never paused")
-      .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
-      .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE)
+          .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "session timeout")
+          .promise(Fault.HOLDER_CRASH, Promise.SAFE, "session timeout")
+          .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "session timeout")
+          .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
+          .promise(Fault.SERVER_PAUSE, Promise.NOT_APPLICABLE, "never paused")
+          .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
+          .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
+          .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
+          .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
+          .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
+          .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
+          .build();
 
   /** The one server every client of the test shares. */
   static final Server SERVER = new Server();
@@ -72,12 +79,20 @@ final class SessionBackends {
     }
   }
 
-  /** One lock's record: its holder and the holder's session (none for a hold after release), its fence, its waiters. */
+  /**
+   * One lock's record: its holder and the holder's session (none for a hold after release), its
+   * fence, its waiters.
+   */
   private static final class Entry {
     String owner;
     Session session;
-    /** When the server ends the lease by itself (set by extend and by a hold); {@link Long#MAX_VALUE}: while the session lives. */
+
+    /**
+     * When the server ends the lease by itself (set by extend and by a hold); {@link
+     * Long#MAX_VALUE}: while the session lives.
+     */
     long expiresAt = Long.MAX_VALUE;
+
     long fence;
     final Set<Runnable> waiters = new LinkedHashSet<>();
   }
@@ -96,7 +111,9 @@ final class SessionBackends {
       return locks.computeIfAbsent(name, k -> new Entry());
     }
 
-    /** @return whether the entry is held now; frees it if its server-side lease ran out */
+    /**
+     * @return whether the entry is held now; frees it if its server-side lease ran out
+     */
     private boolean held(Entry e, long now) {
       if (e.owner != null && e.expiresAt != Long.MAX_VALUE && now - e.expiresAt >= 0) {
         free(e);
@@ -137,7 +154,9 @@ final class SessionBackends {
         Entry e = entry(name);
         long now = System.nanoTime();
         if (held(e, now)) {
-          return e.expiresAt == Long.MAX_VALUE ? -Duration.ofMinutes(1).toNanos() : -Math.max(1, e.expiresAt - now);
+          return e.expiresAt == Long.MAX_VALUE
+              ? -Duration.ofMinutes(1).toNanos()
+              : -Math.max(1, e.expiresAt - now);
         }
         e.waiters.remove(wake);
         e.owner = ownerId;
@@ -202,7 +221,9 @@ final class SessionBackends {
       }
     }
 
-    /** Turns the lease into a hold of no session, which the server ends by itself (owner-checked). */
+    /**
+     * Turns the lease into a hold of no session, which the server ends by itself (owner-checked).
+     */
     boolean releaseAfter(String name, String ownerId, long keepNanos) {
       mutex.lock();
       try {
@@ -304,7 +325,9 @@ final class SessionBackends {
       this.session = server.open(this::ended);
     }
 
-    /** @return the current session, after taking note of an ended one */
+    /**
+     * @return the current session, after taking note of an ended one
+     */
     private Session live() {
       Session s = session;
       if (s.ended) {
@@ -322,7 +345,8 @@ final class SessionBackends {
       if (session != s || closed) {
         return;
       }
-      context.allLeasesLost("the server ended session " + s.id + " of client " + context.clientId());
+      context.allLeasesLost(
+          "the server ended session " + s.id + " of client " + context.clientId());
       session = server.open(this::ended);
     }
 
@@ -338,7 +362,8 @@ final class SessionBackends {
 
     @Override
     public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
-      server.subscribe(name, wake); // before the first poll: a release during it still wakes this waiter
+      server.subscribe(
+          name, wake); // before the first poll: a release during it still wakes this waiter
       return new LockAttempt() {
         @Override
         public Poll poll() {
@@ -367,7 +392,10 @@ final class SessionBackends {
       // never called for session grants; answered truthfully all the same
       List<Renewal> out = new ArrayList<>(leases.size());
       for (BackendLease lease : leases) {
-        out.add(server.stillHeld(lease.name(), lease.ownerId()) ? Renewal.renewed() : Renewal.lost("not held by this lease"));
+        out.add(
+            server.stillHeld(lease.name(), lease.ownerId())
+                ? Renewal.renewed()
+                : Renewal.lost("not held by this lease"));
       }
       return out;
     }
@@ -392,10 +420,13 @@ final class SessionBackends {
       closed = true;
       Session s = session;
       // the server ends a vanished client's session after its timeout
-      Thread t = new Thread(() -> {
-        LockSupport.parkNanos(SESSION_TIMEOUT.toNanos());
-        server.end(s);
-      }, "session-timeout-" + s.id);
+      Thread t =
+          new Thread(
+              () -> {
+                LockSupport.parkNanos(SESSION_TIMEOUT.toNanos());
+                server.end(s);
+              },
+              "session-timeout-" + s.id);
       t.setDaemon(true);
       t.start();
     }
@@ -403,7 +434,9 @@ final class SessionBackends {
     @Override
     public void close() {
       closed = true;
-      server.end(session); // the core released every held lease first; a hold after release has no session and stays
+      server.end(
+          session); // the core released every held lease first; a hold after release has no session
+      // and stays
     }
   }
 }

@@ -19,7 +19,10 @@ import org.junit.platform.testkit.engine.Events;
  */
 class StrictRevokeHookTest {
 
-  /** The session backend with a revoke hook that throws when there is nothing to revoke. Run one rule at a time. */
+  /**
+   * The session backend with a revoke hook that throws when there is nothing to revoke. Run one
+   * rule at a time.
+   */
   static class StrictSessionKit extends SessionLockCompatibilityTest {
     @Override
     protected FaultHooks faults() {
@@ -47,11 +50,15 @@ class StrictRevokeHookTest {
   @ParameterizedTest(name = "{1}")
   @MethodSource("rules")
   void strictHookPasses(Class<?> group, String rule) {
-    Events tests = EngineTestKit.engine("junit-jupiter")
-        .selectors(selectNestedMethod(List.of(StrictSessionKit.class), group, rule))
-        .execute()
-        .testEvents();
-    assertThat(tests.succeeded().count()).as("rule %s with a revoke hook that throws for a free lock; failures: %s", rule,
-        tests.failed().list()).isEqualTo(1);
+    Events tests =
+        EngineTestKit.engine("junit-jupiter")
+            .selectors(selectNestedMethod(List.of(StrictSessionKit.class), group, rule))
+            .execute()
+            .testEvents();
+    assertThat(tests.succeeded().count())
+        .as(
+            "rule %s with a revoke hook that throws for a free lock; failures: %s",
+            rule, tests.failed().list())
+        .isEqualTo(1);
   }
 }

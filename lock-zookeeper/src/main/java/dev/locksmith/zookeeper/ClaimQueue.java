@@ -4,17 +4,17 @@ import dev.locksmith.spi.Claim;
 import java.util.List;
 
 /**
- * Decides, from one read of a semaphore's or read-write lock's children in sequence order, what
- * the waiter whose node is among them may do. Every waiter judges only the nodes ahead of its
- * own, so a decision never depends on who has polled yet:
+ * Decides, from one read of a semaphore's or read-write lock's children in sequence order, what the
+ * waiter whose node is among them may do. Every waiter judges only the nodes ahead of its own, so a
+ * decision never depends on who has polled yet:
  *
  * <ul>
  *   <li><b>Permit</b>: the head (the oldest node) sets the count in use. A node asking another
- *       count is refused. A node asking the head's count is granted once fewer than that many
- *       nodes are ahead of it and all of them ask the same count (a node ahead with another count
- *       is about to be refused and go: it is waited for). Two nodes that are live at once were
- *       each seen by the later one's read, so the live grants never exceed the count and never
- *       mix counts.
+ *       count is refused. A node asking the head's count is granted once fewer than that many nodes
+ *       are ahead of it and all of them ask the same count (a node ahead with another count is
+ *       about to be refused and go: it is waited for). Two nodes that are live at once were each
+ *       seen by the later one's read, so the live grants never exceed the count and never mix
+ *       counts.
  *   <li><b>Read</b>: granted once no writer's node is ahead; it waits for the nearest one.
  *   <li><b>Write</b>: granted once no node is ahead; it waits for the one just before it.
  * </ul>
@@ -39,8 +39,10 @@ final class ClaimQueue {
     private static final Verdict CHILDREN = new Verdict(Action.WAIT_FOR_CHILDREN, null, 0);
 
     final Action action;
+
     /** The child to wait for, for {@link Action#WAIT_FOR_NODE}. */
     final String node;
+
     /** The count in use, for {@link Action#PERMITS_IN_USE}. */
     final int permitsInUse;
 
@@ -56,7 +58,9 @@ final class ClaimQueue {
 
     @Override
     public String toString() {
-      return action + (node != null ? " " + node : "") + (action == Action.PERMITS_IN_USE ? " " + permitsInUse : "");
+      return action
+          + (node != null ? " " + node : "")
+          + (action == Action.PERMITS_IN_USE ? " " + permitsInUse : "");
     }
   }
 
@@ -82,7 +86,8 @@ final class ClaimQueue {
       case WRITE:
         return mine == 0 ? Verdict.GRANT : Verdict.waitFor(children.get(mine - 1));
       default:
-        throw new IllegalArgumentException("`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
+        throw new IllegalArgumentException(
+            "`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
     }
   }
 

@@ -5,20 +5,22 @@ import org.apache.zookeeper.data.Stat;
 
 /**
  * What the head node of a lock (the holder's node, or the {@link NodeNames#HOLD} node) says: the
- * owner id, and optionally how many milliseconds after the node's last write it expires. The
- * expiry is relative on purpose: the node's {@link Stat#getMtime() mtime} is set by the
- * ZooKeeper leader when it proposes the write, so "mtime + ttl" is a point on the leader's clock,
- * and waiters compare it with the mtime of a write of their own, never with a client clock.
+ * owner id, and optionally how many milliseconds after the node's last write it expires. The expiry
+ * is relative on purpose: the node's {@link Stat#getMtime() mtime} is set by the ZooKeeper leader
+ * when it proposes the write, so "mtime + ttl" is a point on the leader's clock, and waiters
+ * compare it with the mtime of a write of their own, never with a client clock.
  *
- * <p>Written as the owner id alone (no expiry: held while the session lives), or as the owner
- * id, a newline and {@code expires-after-ms=<n>}.
+ * <p>Written as the owner id alone (no expiry: held while the session lives), or as the owner id, a
+ * newline and {@code expires-after-ms=<n>}.
  */
 final class NodeData {
   private static final String EXPIRY_MARK = "\nexpires-after-ms=";
+
   /** No expiry: the node stands until it is deleted or its session ends. */
   static final long NEVER = -1;
 
   final String owner;
+
   /** Milliseconds after the node's mtime at which it expires, or {@link #NEVER}. */
   final long expiresAfterMillis;
 
@@ -69,7 +71,9 @@ final class NodeData {
     }
   }
 
-  /** @return whether the node expires by itself */
+  /**
+   * @return whether the node expires by itself
+   */
   boolean expires() {
     return expiresAfterMillis != NEVER;
   }

@@ -1,38 +1,50 @@
 package dev.locksmith.zookeeper;
 
+import dev.locksmith.spi.Claim;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import dev.locksmith.spi.Claim;
 import java.util.Comparator;
 
 /**
- * How lock names and owners become ZooKeeper node names. A lock name may hold '/', any Unicode
- * and characters ZooKeeper refuses in paths, so it is written as one node name: the UTF-8 bytes
- * of letters, digits, '-', '_' and a '.' that is not first stay as they are; every other byte is
+ * How lock names and owners become ZooKeeper node names. A lock name may hold '/', any Unicode and
+ * characters ZooKeeper refuses in paths, so it is written as one node name: the UTF-8 bytes of
+ * letters, digits, '-', '_' and a '.' that is not first stay as they are; every other byte is
  * {@code %XX}. The mapping is one-to-one, so two names never share a node, and the result is never
  * "." or "..".
  */
 final class NodeNames {
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
-  /** Our part of a waiter's node name; Curator puts its protection prefix before it, ZooKeeper the sequence after. */
+
+  /**
+   * Our part of a waiter's node name; Curator puts its protection prefix before it, ZooKeeper the
+   * sequence after.
+   */
   static final String LOCK_MARK = "lock-";
+
   private static final int SEQUENCE_DIGITS = 10;
+
   /** Our part of a semaphore waiter's node name, before its owner. */
   static final String PERMIT_MARK = "permit-";
+
   /** Our part of a read-write lock waiter's node name, before its owner. */
   static final String RW_MARK = "rw-";
+
   /** What comes before a permit node's count, after its owner. */
   private static final String COUNT_MARK = "-of-";
+
   private static final String READ_TAIL = "read";
   private static final String WRITE_TAIL = "write";
+
   /** The node under the namespace that holds one parent node per semaphore. */
   static final String SEMAPHORES = ".semaphores";
+
   /** The node under the namespace that holds one parent node per read-write lock. */
   static final String READ_WRITE_LOCKS = ".rwlocks";
+
   /**
-   * The persistent node that keeps a lock held after its holder gave it up with a hold
-   * ({@code releaseAfter}). It has no sequence number and no protection prefix, so it can never be
-   * a waiter's node, and it sorts before every waiter: while it stands, nobody is first.
+   * The persistent node that keeps a lock held after its holder gave it up with a hold ({@code
+   * releaseAfter}). It has no sequence number and no protection prefix, so it can never be a
+   * waiter's node, and it sorts before every waiter: while it stands, nobody is first.
    */
   static final String HOLD = "hold";
 
@@ -40,9 +52,10 @@ final class NodeNames {
    * Orders a lock's children: the {@link #HOLD} node first, then waiter nodes by the sequence
    * number ZooKeeper appended; odd names last, by name.
    */
-  static final Comparator<String> BY_SEQUENCE = Comparator.comparing((String node) -> !HOLD.equals(node))
-      .thenComparingLong(NodeNames::sequence)
-      .thenComparing(Comparator.naturalOrder());
+  static final Comparator<String> BY_SEQUENCE =
+      Comparator.comparing((String node) -> !HOLD.equals(node))
+          .thenComparingLong(NodeNames::sequence)
+          .thenComparing(Comparator.naturalOrder());
 
   private NodeNames() {}
 
@@ -55,8 +68,13 @@ final class NodeNames {
     StringBuilder b = new StringBuilder(bytes.length + 16);
     for (int i = 0; i < bytes.length; i++) {
       int c = bytes[i] & 0xff;
-      boolean plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
-          || c == '.' && i > 0;
+      boolean plain =
+          c >= 'a' && c <= 'z'
+              || c >= 'A' && c <= 'Z'
+              || c >= '0' && c <= '9'
+              || c == '-'
+              || c == '_'
+              || c == '.' && i > 0;
       if (plain) {
         b.append((char) c);
       } else {
@@ -107,8 +125,10 @@ final class NodeNames {
 
   /**
    * @param nodeName a child of a resource's parent node
-   * @param base the base name an attempt created its node with ({@link #waiterBase}, {@link #claimBase})
-   * @return whether the child was created from that base: Curator's protection prefix, the base, a sequence number
+   * @param base the base name an attempt created its node with ({@link #waiterBase}, {@link
+   *     #claimBase})
+   * @return whether the child was created from that base: Curator's protection prefix, the base, a
+   *     sequence number
    */
   static boolean hasBase(String nodeName, String base) {
     String marked = "-" + base;
@@ -139,8 +159,8 @@ final class NodeNames {
 
   /**
    * The base of a node that claims a permit or a side, read back from the end of its name (the
-   * owner id before it may hold '-'): {@code permit-<owner>-of-<permits>-} for a permit,
-   * {@code rw-<owner>-read-} or {@code rw-<owner>-write-} for a side of a read-write lock.
+   * owner id before it may hold '-'): {@code permit-<owner>-of-<permits>-} for a permit, {@code
+   * rw-<owner>-read-} or {@code rw-<owner>-write-} for a side of a read-write lock.
    *
    * @param claim what the node claims; not {@link Claim#exclusive()}
    * @param ownerId the attempt's owner id
@@ -155,7 +175,8 @@ final class NodeNames {
       case WRITE:
         return RW_MARK + encode(ownerId) + "-" + WRITE_TAIL + "-";
       default:
-        throw new IllegalArgumentException("`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
+        throw new IllegalArgumentException(
+            "`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
     }
   }
 
@@ -165,26 +186,43 @@ final class NodeNames {
    */
   static int permitsOf(String nodeName) {
     String tail = tail(nodeName);
-    if (tail == null || tail.isEmpty() || tail.length() > 5 || !tail.chars().allMatch(c -> c >= '0' && c <= '9')
+    if (tail == null
+        || tail.isEmpty()
+        || tail.length() > 5
+        || !tail.chars().allMatch(c -> c >= '0' && c <= '9')
         || !nodeName.contains("-" + PERMIT_MARK)) {
       return -1;
     }
-    int of = nodeName.length() - SEQUENCE_DIGITS - 1 - tail.length() - COUNT_MARK.length(); // where "-of-" must begin
+    int of =
+        nodeName.length()
+            - SEQUENCE_DIGITS
+            - 1
+            - tail.length()
+            - COUNT_MARK.length(); // where "-of-" must begin
     int permits = Integer.parseInt(tail);
-    return of > 0 && nodeName.startsWith(COUNT_MARK, of) && permits >= 1 && permits <= Claim.MAX_PERMITS ? permits : -1;
+    return of > 0
+            && nodeName.startsWith(COUNT_MARK, of)
+            && permits >= 1
+            && permits <= Claim.MAX_PERMITS
+        ? permits
+        : -1;
   }
 
   /**
    * @param nodeName a child of a read-write lock's parent node
-   * @return whether it is a reader's node; any other node with a sequence number counts as a writer's
+   * @return whether it is a reader's node; any other node with a sequence number counts as a
+   *     writer's
    */
   static boolean isReader(String nodeName) {
     return READ_TAIL.equals(tail(nodeName)) && nodeName.contains("-" + RW_MARK);
   }
 
-  /** @return the part of a node name between the last '-' before the sequence number and it, or null */
+  /**
+   * @return the part of a node name between the last '-' before the sequence number and it, or null
+   */
   private static String tail(String nodeName) {
-    if (sequence(nodeName) == Long.MAX_VALUE || nodeName.length() < SEQUENCE_DIGITS + 2
+    if (sequence(nodeName) == Long.MAX_VALUE
+        || nodeName.length() < SEQUENCE_DIGITS + 2
         || nodeName.charAt(nodeName.length() - SEQUENCE_DIGITS - 1) != '-') {
       return null;
     }
@@ -194,7 +232,8 @@ final class NodeNames {
 
   /**
    * @param nodeName a child of a lock's parent node
-   * @return the sequence number ZooKeeper appended, or {@link Long#MAX_VALUE} for a name without one
+   * @return the sequence number ZooKeeper appended, or {@link Long#MAX_VALUE} for a name without
+   *     one
    */
   static long sequence(String nodeName) {
     if (nodeName.length() < SEQUENCE_DIGITS) {

@@ -34,8 +34,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -56,10 +56,10 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
 import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
-import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.Watcher.Event.EventType;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.client.ZKClientConfig;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
@@ -68,94 +68,169 @@ import org.slf4j.LoggerFactory;
 /**
  * Locks on ZooKeeper. Each lock name is a container node; each acquirer creates an
  * ephemeral-sequential child named as in Curator's protected mode (a create that succeeded just
- * before a connection loss is found again by its owner id, not duplicated), holds the lock when
- * its child is the lowest, and otherwise watches only the child just before its own. A lock's
- * create goes in one transaction with a write to the lock's node, whose stat counts the children:
- * alone, the lock is granted without reading them; the waiter next behind the head is granted on
- * the head's delete without reading them either. The fencing token is the czxid of
- * the holder's child: ZooKeeper's transaction id of its creation, which only grows, even when the
- * container is removed and the sequence numbers start again.
+ * before a connection loss is found again by its owner id, not duplicated), holds the lock when its
+ * child is the lowest, and otherwise watches only the child just before its own. A lock's create
+ * goes in one transaction with a write to the lock's node, whose stat counts the children: alone,
+ * the lock is granted without reading them; the waiter next behind the head is granted on the
+ * head's delete without reading them either. The fencing token is the czxid of the holder's child:
+ * ZooKeeper's transaction id of its creation, which only grows, even when the container is removed
+ * and the sequence numbers start again.
  *
- * <p>Held locks live as long as the session: SUSPENDED puts every lease in doubt until the
- * earliest moment the server may have expired the session; RECONNECTED lifts the doubt for each
- * lease whose node is still there and still ours; LOST (or a deleted node) is a lost lease.
+ * <p>Held locks live as long as the session: SUSPENDED puts every lease in doubt until the earliest
+ * moment the server may have expired the session; RECONNECTED lifts the doubt for each lease whose
+ * node is still there and still ours; LOST (or a deleted node) is a lost lease.
  *
  * <p><b>Lease control.</b> {@link #extend} writes an expiry into the holder's node ("expires
  * <i>n</i> ms after this write"), and {@link #releaseAfter} replaces the holder's node, in one
  * multi, by a persistent {@link NodeNames#HOLD} node that says the same. Both are judged by the
  * ZooKeeper leader's clock: a write's mtime is set by the leader, and the waiter first in line
- * learns the leader's time now from a write of its own (see {@link #leaderNow()}), then deletes
- * an expired head with a versioned delete, so an extend that lands first wins. Nothing on a
- * client clock decides that a lock is free.
+ * learns the leader's time now from a write of its own (see {@link #leaderNow()}), then deletes an
+ * expired head with a versioned delete, so an extend that lands first wins. Nothing on a client
+ * clock decides that a lock is free.
  *
- * <p><b>Semaphores and read-write locks</b> queue the same way under parents of their own
- * ({@link NodeNames#parent}); {@link ClaimQueue} says which nodes ahead stand in a waiter's way,
- * and the token of such a grant is the zxid of a write made with it ({@code fence()}), since
- * their grants need not come in their nodes' order. Extend and release-after are for locks only.
+ * <p><b>Semaphores and read-write locks</b> queue the same way under parents of their own ({@link
+ * NodeNames#parent}); {@link ClaimQueue} says which nodes ahead stand in a waiter's way, and the
+ * token of such a grant is the zxid of a write made with it ({@code fence()}), since their grants
+ * need not come in their nodes' order. Extend and release-after are for locks only.
  */
 final class ZooKeeperBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(ZooKeeperBackend.class);
   private static final AtomicInteger BACKENDS = new AtomicInteger();
+
   /**
-   * How long a lease is held before its node gets a watch: a node deleted behind the holder's
-   * back within this time of the grant is reported lost at most about twice this late.
+   * How long a lease is held before its node gets a watch: a node deleted behind the holder's back
+   * within this time of the grant is reported lost at most about twice this late.
    */
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
-  /** Reads of a lock's children in one poll: an expired head deleted, or one gone between two reads, costs a round. */
+
+  /**
+   * Reads of a lock's children in one poll: an expired head deleted, or one gone between two reads,
+   * costs a round.
+   */
   private static final int ROUNDS = 4;
-  /** What Curator's protected mode puts before a node's random id; our counting create names its nodes alike. */
+
+  /**
+   * What Curator's protected mode puts before a node's random id; our counting create names its
+   * nodes alike.
+   */
   private static final String PROTECTION_PREFIX = "_c_";
+
   private static final byte[] NO_DATA = new byte[0];
 
-  static final Guarantees GUARANTEES = Guarantees.builder()
-      .features(Feature.FENCING, Feature.FIFO_FAIRNESS, Feature.RENEWAL, Feature.LOSS_DETECTION, Feature.NOTIFIED_WAKEUP,
-          Feature.REENTRANCY, Feature.SHARED_ACROSS_PROCESSES, Feature.STATE_READS, Feature.EXTEND,
-          Feature.HOLD_AFTER_RELEASE, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
-      // FIFO is declared, and checked by the kit, for locks only
-      .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS).except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
-      .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "a holder paused past the session timeout loses its node; "
-          + "the next holder's node is created later, so its czxid token is greater")
-      .promise(Fault.HOLDER_CRASH, Promise.SAFE, "the crashed holder's ephemeral node is deleted when its session times out; "
-          + "with renewal off, a lock's by the first waiter once the leader's clock passes the lease's expiry (a permit's or "
-          + "side's when the session times out)")
-      .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "as for a paused holder: the session may expire "
-          + "before the grant is seen, and the next holder's czxid is greater")
-      .promise(Fault.SERVER_RESTART, Promise.SAFE, "ZooKeeper logs every node to disk before acknowledging it, so "
-          + "nodes and sessions survive a restart")
-      .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "nothing can be acquired while no quorum answers; holders are "
-          + "told their leases are lost once the session may have expired")
-      .promise(Fault.PARTITION, Promise.SAFE_WITH_FENCING, "a cut-off holder is SUSPENDED, its lease counts as lost "
-          + "from the earliest moment the server may expire the session, and LOST is reported; tokens fence the rest")
-      .promise(Fault.LEADER_FAILOVER, Promise.SAFE, "nodes are replicated by ZAB; a client reconnects to another "
-          + "server within the session timeout and re-checks its node before trusting the lease again")
-      .promise(Fault.CLOCK_JUMP, Promise.SAFE, "session timeouts are measured with monotonic clocks on server and client; "
-          + "expiries of unrenewed leases and holds are on the leader's wall clock, which a jump there moves")
-      .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "release deletes only our own node, whose path holds a random "
-          + "protection id and our owner id")
-      .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "a node whose create succeeded before a connection loss is found "
-          + "by its owner id (as Curator's protected mode finds one), never made twice; an abandoned attempt deletes it")
-      .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "a lock's token is its node's czxid, never the sequence number, "
-          + "which restarts with a new container node; a permit's or side's is the zxid of the write made with its grant")
-      .build();
+  static final Guarantees GUARANTEES =
+      Guarantees.builder()
+          .features(
+              Feature.FENCING,
+              Feature.FIFO_FAIRNESS,
+              Feature.RENEWAL,
+              Feature.LOSS_DETECTION,
+              Feature.NOTIFIED_WAKEUP,
+              Feature.REENTRANCY,
+              Feature.SHARED_ACROSS_PROCESSES,
+              Feature.STATE_READS,
+              Feature.EXTEND,
+              Feature.HOLD_AFTER_RELEASE,
+              Feature.SEMAPHORES,
+              Feature.READ_WRITE_LOCKS)
+          // FIFO is declared, and checked by the kit, for locks only
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+          .promise(
+              Fault.HOLDER_PAUSE,
+              Promise.SAFE_WITH_FENCING,
+              "a holder paused past the session timeout loses its node; "
+                  + "the next holder's node is created later, so its czxid token is greater")
+          .promise(
+              Fault.HOLDER_CRASH,
+              Promise.SAFE,
+              "the crashed holder's ephemeral node is deleted when its session times out; with"
+                  + " renewal off, a lock's by the first waiter once the leader's clock passes the"
+                  + " lease's expiry (a permit's or side's when the session times out)")
+          .promise(
+              Fault.PAUSE_DURING_ACQUIRE,
+              Promise.SAFE_WITH_FENCING,
+              "as for a paused holder: the session may expire "
+                  + "before the grant is seen, and the next holder's czxid is greater")
+          .promise(
+              Fault.SERVER_RESTART,
+              Promise.SAFE,
+              "ZooKeeper logs every node to disk before acknowledging it, so "
+                  + "nodes and sessions survive a restart")
+          .promise(
+              Fault.SERVER_PAUSE,
+              Promise.UNAVAILABLE,
+              "nothing can be acquired while no quorum answers; holders are "
+                  + "told their leases are lost once the session may have expired")
+          .promise(
+              Fault.PARTITION,
+              Promise.SAFE_WITH_FENCING,
+              "a cut-off holder is SUSPENDED, its lease counts as lost from the earliest moment the"
+                  + " server may expire the session, and LOST is reported; tokens fence the rest")
+          .promise(
+              Fault.LEADER_FAILOVER,
+              Promise.SAFE,
+              "nodes are replicated by ZAB; a client reconnects to another server within the"
+                  + " session timeout and re-checks its node before trusting the lease again")
+          .promise(
+              Fault.CLOCK_JUMP,
+              Promise.SAFE,
+              "session timeouts are measured with monotonic clocks on server and client; expiries"
+                  + " of unrenewed leases and holds are on the leader's wall clock, which a jump"
+                  + " there moves")
+          .promise(
+              Fault.RELEASE_AFTER_EXPIRY,
+              Promise.SAFE,
+              "release deletes only our own node, whose path holds a random "
+                  + "protection id and our owner id")
+          .promise(
+              Fault.AMBIGUOUS_ACQUIRE,
+              Promise.SAFE,
+              "a node whose create succeeded before a connection loss is found by its owner id (as"
+                  + " Curator's protected mode finds one), never made twice; an abandoned attempt"
+                  + " deletes it")
+          .promise(
+              Fault.TOKEN_MONOTONICITY,
+              Promise.SAFE,
+              "a lock's token is its node's czxid, never the sequence number, which restarts with a"
+                  + " new container node; a permit's or side's is the zxid of the write made with"
+                  + " its grant")
+          .build();
 
   private final CuratorFramework curator;
   private final ZooKeeperSettings settings;
   private final BackendContext context;
+
   /** Leases granted and not yet released or lost, by owner id. */
   private final Map<String, Held> held = new ConcurrentHashMap<>();
-  /** Granted leases whose node is not watched yet, about in grant order; see {@link #watchHeldNodes}. */
+
+  /**
+   * Granted leases whose node is not watched yet, about in grant order; see {@link
+   * #watchHeldNodes}.
+   */
   private final Queue<Held> unwatched = new ConcurrentLinkedQueue<>();
+
   /** Orders "lease in doubt" against "lease confirmed" so a stale confirmation never wins. */
   private final ReentrantLock stateLock = new ReentrantLock();
+
   private final AtomicLong connectionEpoch = new AtomicLong();
   private final ScheduledExecutorService tasks;
   private final ConnectionStateListener listener = this::stateChanged;
-  /** How often the children read sent behind a create did not show the new node and was sent again (for tests and the bench). */
+
+  /**
+   * How often the children read sent behind a create did not show the new node and was sent again
+   * (for tests and the bench).
+   */
   final AtomicLong childrenReadAgain = new AtomicLong();
-  /** Hand-offs granted on the head's deletion without reading the children (for tests and the bench). */
+
+  /**
+   * Hand-offs granted on the head's deletion without reading the children (for tests and the
+   * bench).
+   */
   final AtomicLong handOffsUnread = new AtomicLong();
+
   /** This client's scratch node, written to learn the leader's clock ({@link #leaderNow()}). */
   private final String clockPath;
+
   private volatile boolean connected = true;
   private volatile boolean closed;
 
@@ -164,23 +239,42 @@ final class ZooKeeperBackend implements LockBackend {
     final String name;
     final String ownerId;
     final String path;
-    /** The fencing token: the node's czxid for a lock, the zxid of the grant's write for a permit or side. */
+
+    /**
+     * The fencing token: the node's czxid for a lock, the zxid of the grant's write for a permit or
+     * side.
+     */
     final long token;
+
     /** The czxid of our node: what tells it from a later node of the same path. */
     final long czxid;
+
     /** What the lease took: a lock, a permit or a side. */
     final Claim.Kind kind;
-    /** The watch on our own node (a deletion is a lost lease); re-set by the re-check after a reconnect. */
+
+    /**
+     * The watch on our own node (a deletion is a lost lease); re-set by the re-check after a
+     * reconnect.
+     */
     final Watcher ownWatcher;
+
     /** {@link System#nanoTime()} of the grant. */
     final long grantedAt;
+
     /**
-     * Whether the node carries an expiry ({@link #extend}): a waiter deletes it once the
-     * leader's clock passes it, and that deletion is the lease running out, not a takeover.
+     * Whether the node carries an expiry ({@link #extend}): a waiter deletes it once the leader's
+     * clock passes it, and that deletion is the lease running out, not a takeover.
      */
     volatile boolean expiring;
 
-    Held(String name, Claim.Kind kind, String ownerId, String path, long token, long czxid, Watcher ownWatcher,
+    Held(
+        String name,
+        Claim.Kind kind,
+        String ownerId,
+        String path,
+        long token,
+        long czxid,
+        Watcher ownWatcher,
         long grantedAt) {
       this.name = name;
       this.kind = kind;
@@ -192,19 +286,29 @@ final class ZooKeeperBackend implements LockBackend {
       this.grantedAt = grantedAt;
     }
 
-    /** @return the resource, as messages name it: {@code lock 'a'}, {@code semaphore 'a'}, {@code read-write lock 'a'} */
+    /**
+     * @return the resource, as messages name it: {@code lock 'a'}, {@code semaphore 'a'}, {@code
+     *     read-write lock 'a'}
+     */
     String what() {
       return Claim.noun(kind) + " '" + name + "'";
     }
 
-    /** Why a deletion of our node behind our back ends the lease: its expiry, if it had one, else a takeover. */
+    /**
+     * Why a deletion of our node behind our back ends the lease: its expiry, if it had one, else a
+     * takeover.
+     */
     LeaseLostException.Reason deletedReason() {
       return expiring ? LeaseLostException.Reason.EXPIRED : LeaseLostException.Reason.TAKEN;
     }
 
     String deletedDetail() {
-      return expiring ? "its node " + path + " was deleted on the server once its expiry had passed by the ZooKeeper "
-          + "leader's clock" : "its node " + path + " was deleted on the server";
+      return expiring
+          ? "its node "
+              + path
+              + " was deleted on the server once its expiry had passed by the ZooKeeper "
+              + "leader's clock"
+          : "its node " + path + " was deleted on the server";
     }
 
     @Override
@@ -213,7 +317,10 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
-  private ZooKeeperBackend(CuratorFramework curator, ZooKeeperSettings settings, BackendContext context,
+  private ZooKeeperBackend(
+      CuratorFramework curator,
+      ZooKeeperSettings settings,
+      BackendContext context,
       ScheduledExecutorService tasks) {
     this.curator = curator;
     this.settings = settings;
@@ -229,41 +336,48 @@ final class ZooKeeperBackend implements LockBackend {
     ZKClientConfig zkConfig = new ZKClientConfig();
     // bounds every request, closeSession included, by the connection timeout: without it a close
     // that cannot reach a server waits for a whole connect attempt
-    zkConfig.setProperty(ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT, Long.toString(settings.connectionTimeout.toMillis()));
-    CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
-        .connectString(settings.hosts)
-        .sessionTimeoutMs(millis(settings.sessionTimeout))
-        .connectionTimeoutMs(millis(settings.connectionTimeout))
-        // every call gives up once the connection timeout has passed without a connection,
-        // except Curator's own clean-ups, which must not spin (see CleanupRetries)
-        .retryPolicy(new CleanupRetries(new RetryUntilElapsed(millis(settings.connectionTimeout), 50)))
-        .namespace(settings.basePath)
-        .ensembleTracker(false)
-        .zkClientConfig(zkConfig)
-        .waitForShutdownTimeoutMs(millis(settings.connectionTimeout))
-        .threadFactory(daemon("locksmith-zookeeper-" + n))
-        .aclProvider(new ACLProvider() {
-          @Override
-          public List<ACL> getDefaultAcl() {
-            return acls;
-          }
+    zkConfig.setProperty(
+        ZKClientConfig.ZOOKEEPER_REQUEST_TIMEOUT,
+        Long.toString(settings.connectionTimeout.toMillis()));
+    CuratorFrameworkFactory.Builder builder =
+        CuratorFrameworkFactory.builder()
+            .connectString(settings.hosts)
+            .sessionTimeoutMs(millis(settings.sessionTimeout))
+            .connectionTimeoutMs(millis(settings.connectionTimeout))
+            // every call gives up once the connection timeout has passed without a connection,
+            // except Curator's own clean-ups, which must not spin (see CleanupRetries)
+            .retryPolicy(
+                new CleanupRetries(new RetryUntilElapsed(millis(settings.connectionTimeout), 50)))
+            .namespace(settings.basePath)
+            .ensembleTracker(false)
+            .zkClientConfig(zkConfig)
+            .waitForShutdownTimeoutMs(millis(settings.connectionTimeout))
+            .threadFactory(daemon("locksmith-zookeeper-" + n))
+            .aclProvider(
+                new ACLProvider() {
+                  @Override
+                  public List<ACL> getDefaultAcl() {
+                    return acls;
+                  }
 
-          @Override
-          public List<ACL> getAclForPath(String path) {
-            return acls;
-          }
-        });
+                  @Override
+                  public List<ACL> getAclForPath(String path) {
+                    return acls;
+                  }
+                });
     if (settings.digest != null) {
       builder.authorization("digest", settings.digest);
     }
     CuratorFramework curator = builder.build();
-    ScheduledExecutorService tasks = Executors.newSingleThreadScheduledExecutor(daemon("locksmith-zookeeper-state-" + n));
+    ScheduledExecutorService tasks =
+        Executors.newSingleThreadScheduledExecutor(daemon("locksmith-zookeeper-state-" + n));
     ZooKeeperBackend backend = new ZooKeeperBackend(curator, settings, context, tasks);
     try {
       curator.start();
       // The connection timeout is the server's time to answer, so it counts from here, where the
       // connection attempt is under way. Building and starting Curator before it is the client's
-      // own start-up: in a fresh JVM it loads Curator's and ZooKeeper's classes, which took 1.0-1.3 s
+      // own start-up: in a fresh JVM it loads Curator's and ZooKeeper's classes, which took 1.0-1.3
+      // s
       // of a 2 s timeout with three JVMs starting at once (the server answered in under 50 ms),
       // and more on a loaded machine, where a client then failed to reach a server that was fine.
       if (!curator.blockUntilConnected(millis(settings.connectionTimeout), TimeUnit.MILLISECONDS)) {
@@ -273,9 +387,15 @@ final class ZooKeeperBackend implements LockBackend {
         // ZooKeeper's threads end in the background: one may sleep up to a second between
         // reconnect attempts before it sees the close.
         backend.closeFailedConnect(n);
-        throw new BackendUnavailableException("could not connect to ZooKeeper at " + settings.hosts + " within the `"
-            + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of " + Durations.format(settings.connectionTimeout) + ": "
-            + diagnose(settings.hosts, diagnosisBudget(settings.connectionTimeout)));
+        throw new BackendUnavailableException(
+            "could not connect to ZooKeeper at "
+                + settings.hosts
+                + " within the `"
+                + ZooKeeperSettings.CONNECTION_TIMEOUT
+                + "` of "
+                + Durations.format(settings.connectionTimeout)
+                + ": "
+                + diagnose(settings.hosts, diagnosisBudget(settings.connectionTimeout)));
       }
       backend.probe();
       curator.getConnectionStateListenable().addListener(backend.listener);
@@ -283,29 +403,41 @@ final class ZooKeeperBackend implements LockBackend {
       tasks.scheduleWithFixedDelay(backend::watchHeldNodes, delay, delay, TimeUnit.NANOSECONDS);
       int negotiated = curator.getZookeeperClient().getZooKeeper().getSessionTimeout();
       if (negotiated != millis(settings.sessionTimeout)) {
-        LOG.info("ZooKeeper at {} granted a session timeout of {} ms (asked for {}): its minSessionTimeout/maxSessionTimeout bound it",
-            settings.hosts, negotiated, Durations.format(settings.sessionTimeout));
+        LOG.info(
+            "ZooKeeper at {} granted a session timeout of {} ms (asked for {}): its"
+                + " minSessionTimeout/maxSessionTimeout bound it",
+            settings.hosts,
+            negotiated,
+            Durations.format(settings.sessionTimeout));
       }
       return backend;
     } catch (InterruptedException e) {
       backend.shutDown(false);
       Thread.currentThread().interrupt();
-      throw new BackendUnavailableException("interrupted while connecting to ZooKeeper at " + settings.hosts, e);
+      throw new BackendUnavailableException(
+          "interrupted while connecting to ZooKeeper at " + settings.hosts, e);
     } catch (RuntimeException e) {
       backend.shutDown(false);
       throw e;
     } catch (Exception e) {
       backend.shutDown(false);
-      throw new BackendUnavailableException("could not connect to ZooKeeper at " + settings.hosts + ": " + e, e);
+      throw new BackendUnavailableException(
+          "could not connect to ZooKeeper at " + settings.hosts + ": " + e, e);
     }
   }
 
-  /** A tenth of the connection timeout, from 50 to 500 ms: the diagnosis must not stretch the stated time by more. */
+  /**
+   * A tenth of the connection timeout, from 50 to 500 ms: the diagnosis must not stretch the stated
+   * time by more.
+   */
   static Duration diagnosisBudget(Duration connectionTimeout) {
     return Duration.ofMillis(Math.max(50, Math.min(500, connectionTimeout.toMillis() / 10)));
   }
 
-  /** Tells a refused connection from a port where something other than ZooKeeper answers, within {@code budget} for all hosts. */
+  /**
+   * Tells a refused connection from a port where something other than ZooKeeper answers, within
+   * {@code budget} for all hosts.
+   */
   private static String diagnose(String hosts, Duration budget) {
     List<String> found = new ArrayList<>();
     long deadline = System.nanoTime() + budget.toNanos();
@@ -325,22 +457,41 @@ final class ZooKeeperBackend implements LockBackend {
         found.add(hp + " refused or did not answer (" + e.getMessage() + ")");
       }
     }
-    return String.join("; ", found) + ". Check that ZooKeeper runs there and the URI names its client port";
+    return String.join("; ", found)
+        + ". Check that ZooKeeper runs there and the URI names its client port";
   }
 
-  /** Creates and deletes a node, so wrong credentials or ACLs fail now rather than at the first lock. */
+  /**
+   * Creates and deletes a node, so wrong credentials or ACLs fail now rather than at the first
+   * lock.
+   */
   private void probe() throws Exception {
     String path = "/.probe-" + NodeNames.encode(context.clientId());
     try {
-      curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL).forPath(path);
+      curator
+          .create()
+          .creatingParentContainersIfNeeded()
+          .withMode(CreateMode.EPHEMERAL)
+          .forPath(path);
       curator.delete().forPath(path);
     } catch (KeeperException.NoAuthException e) {
-      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to create nodes under /"
-          + settings.basePath + " (NoAuth): they belong to other credentials. Check the user and password of the URI ("
-          + settings.shownUri + "), the `" + ZooKeeperSettings.ACL_OPTION + "` option, or choose another `"
-          + ZooKeeperSettings.NAMESPACE + "`", e);
+      throw new BackendUnavailableException(
+          "ZooKeeper at "
+              + settings.hosts
+              + " refused to create nodes under /"
+              + settings.basePath
+              + " (NoAuth): they belong to other credentials. Check the user and password of the"
+              + " URI ("
+              + settings.shownUri
+              + "), the `"
+              + ZooKeeperSettings.ACL_OPTION
+              + "` option, or choose another `"
+              + ZooKeeperSettings.NAMESPACE
+              + "`",
+          e);
     } catch (KeeperException.ConnectionLossException | KeeperException.SessionExpiredException e) {
-      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " stopped answering while connecting: " + e, e);
+      throw new BackendUnavailableException(
+          "ZooKeeper at " + settings.hosts + " stopped answering while connecting: " + e, e);
     }
   }
 
@@ -377,12 +528,13 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * A permit of a semaphore or a side of a read-write lock: a waiter's node under the
-   * resource's own parent ({@link NodeNames#parent}), judged by {@link ClaimQueue}, held by the
-   * session like a lock's node.
+   * A permit of a semaphore or a side of a read-write lock: a waiter's node under the resource's
+   * own parent ({@link NodeNames#parent}), judged by {@link ClaimQueue}, held by the session like a
+   * lock's node.
    */
   @Override
-  public LockAttempt attempt(String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
+  public LockAttempt attempt(
+      String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     return new Attempt(name, claim, ownerId, wake);
   }
 
@@ -398,7 +550,10 @@ final class ZooKeeperBackend implements LockBackend {
       case READ_ONLY:
         connected = false;
         long until = System.nanoTime() + inDoubtNanos();
-        LOG.warn("connection to ZooKeeper at {} suspended: {} held lease(s) in doubt for {} ms", settings.hosts, held.size(),
+        LOG.warn(
+            "connection to ZooKeeper at {} suspended: {} held lease(s) in doubt for {} ms",
+            settings.hosts,
+            held.size(),
             TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
         putInDoubt(until, epoch);
         // a lease granted just before the suspension may reach the core's books just after it
@@ -416,7 +571,8 @@ final class ZooKeeperBackend implements LockBackend {
         context.allLeasesLost("the ZooKeeper session ended (Curator reported LOST)");
         for (Held h : held.values()) {
           if (held.remove(h.ownerId, h)) {
-            deleteInBackground(h.path); // gone already if the server expired the session; else free it now
+            deleteInBackground(
+                h.path); // gone already if the server expired the session; else free it now
           }
         }
         break;
@@ -426,9 +582,9 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * The server expires a session a session timeout after it last heard from the client. The
-   * client notices silence after two thirds of the session timeout (ZooKeeper's read timeout),
-   * so when SUSPENDED arrives the server may expire us in as little as a third of it.
+   * The server expires a session a session timeout after it last heard from the client. The client
+   * notices silence after two thirds of the session timeout (ZooKeeper's read timeout), so when
+   * SUSPENDED arrives the server may expire us in as little as a third of it.
    */
   private long inDoubtNanos() {
     long sessionMs = settings.sessionTimeout.toMillis();
@@ -457,7 +613,10 @@ final class ZooKeeperBackend implements LockBackend {
     }
   }
 
-  /** After a reconnect: each node must still be there and belong to this session before its lease counts again. */
+  /**
+   * After a reconnect: each node must still be there and belong to this session before its lease
+   * counts again.
+   */
   private void confirmHeld(long epoch) {
     long session;
     try {
@@ -474,13 +633,17 @@ final class ZooKeeperBackend implements LockBackend {
         Thread.currentThread().interrupt();
         return;
       } catch (Exception e) {
-        LOG.debug("re-checking {} after reconnecting failed; it stays in doubt: {}", h, e.toString());
+        LOG.debug(
+            "re-checking {} after reconnecting failed; it stays in doubt: {}", h, e.toString());
         continue;
       }
       if (stat == null || stat.getCzxid() != h.czxid || stat.getEphemeralOwner() != session) {
         if (held.remove(h.ownerId, h)) {
-          context.leaseLost(h.ownerId, stat == null ? h.deletedReason() : LeaseLostException.Reason.SESSION_LOST,
-              stat == null ? "its node " + h.path + " was gone after reconnecting"
+          context.leaseLost(
+              h.ownerId,
+              stat == null ? h.deletedReason() : LeaseLostException.Reason.SESSION_LOST,
+              stat == null
+                  ? "its node " + h.path + " was gone after reconnecting"
                   : "its node " + h.path + " belonged to an earlier session after reconnecting");
           if (stat != null && stat.getCzxid() == h.czxid) {
             deleteInBackground(h.path);
@@ -501,28 +664,33 @@ final class ZooKeeperBackend implements LockBackend {
 
   private void schedule(Runnable task, long delayMillis) {
     try {
-      tasks.schedule(() -> {
-        try {
-          task.run();
-        } catch (RuntimeException e) {
-          LOG.warn("ZooKeeper connection handling failed", e);
-        }
-      }, delayMillis, TimeUnit.MILLISECONDS);
+      tasks.schedule(
+          () -> {
+            try {
+              task.run();
+            } catch (RuntimeException e) {
+              LOG.warn("ZooKeeper connection handling failed", e);
+            }
+          },
+          delayMillis,
+          TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       // closing
     }
   }
 
   /**
-   * Sets the watch on the node of each lease held for {@link #WATCH_DELAY} or longer (run by
-   * {@link #tasks} every {@link #WATCH_DELAY}). Released leases are skipped: most locks are given
-   * back before this, and then neither a request nor a watch event is spent on loss detection.
+   * Sets the watch on the node of each lease held for {@link #WATCH_DELAY} or longer (run by {@link
+   * #tasks} every {@link #WATCH_DELAY}). Released leases are skipped: most locks are given back
+   * before this, and then neither a request nor a watch event is spent on loss detection.
    */
   private void watchHeldNodes() {
     try {
       long now = System.nanoTime();
       long delay = WATCH_DELAY.toNanos();
-      for (Held h = unwatched.peek(); h != null && now - h.grantedAt >= delay; h = unwatched.peek()) {
+      for (Held h = unwatched.peek();
+          h != null && now - h.grantedAt >= delay;
+          h = unwatched.peek()) {
         unwatched.poll();
         if (held.get(h.ownerId) == h) {
           watchOwnNode(h);
@@ -539,17 +707,27 @@ final class ZooKeeperBackend implements LockBackend {
       return;
     }
     try {
-      curator.checkExists().usingWatcher(h.ownWatcher).inBackground((c, e) -> {
-        if (e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(h.ownerId, h)) {
-          context.leaseLost(h.ownerId, h.deletedReason(), h.deletedDetail());
-        } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
-          // no watch: a reconnect re-checks (and watches) the node; until then a deletion is found by that check
-          LOG.debug("watching {} failed ({}); the node is re-checked after reconnecting", h,
-              KeeperException.Code.get(e.getResultCode()));
-        }
-      }).forPath(h.path);
+      curator
+          .checkExists()
+          .usingWatcher(h.ownWatcher)
+          .inBackground(
+              (c, e) -> {
+                if (e.getResultCode() == KeeperException.Code.NONODE.intValue()
+                    && held.remove(h.ownerId, h)) {
+                  context.leaseLost(h.ownerId, h.deletedReason(), h.deletedDetail());
+                } else if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
+                  // no watch: a reconnect re-checks (and watches) the node; until then a deletion
+                  // is found by that check
+                  LOG.debug(
+                      "watching {} failed ({}); the node is re-checked after reconnecting",
+                      h,
+                      KeeperException.Code.get(e.getResultCode()));
+                }
+              })
+          .forPath(h.path);
     } catch (Exception e) {
-      LOG.debug("watching {} failed; the node is re-checked after reconnecting: {}", h, e.toString());
+      LOG.debug(
+          "watching {} failed; the node is re-checked after reconnecting: {}", h, e.toString());
     }
   }
 
@@ -567,18 +745,28 @@ final class ZooKeeperBackend implements LockBackend {
       int index = i;
       Held h = (Held) leases.get(i).state();
       try {
-        curator.checkExists().inBackground((c, event) -> {
-          Stat stat = event.getStat();
-          int rc = event.getResultCode();
-          if (rc == KeeperException.Code.OK.intValue() && stat != null && stat.getCzxid() == h.czxid) {
-            out.set(index, Renewal.renewed());
-          } else if (rc == KeeperException.Code.OK.intValue() || rc == KeeperException.Code.NONODE.intValue()) {
-            out.set(index, Renewal.lost("node " + h.path + " is gone"));
-          } else {
-            out.set(index, Renewal.failed(KeeperException.create(KeeperException.Code.get(rc), h.path)));
-          }
-          done.countDown();
-        }).forPath(h.path);
+        curator
+            .checkExists()
+            .inBackground(
+                (c, event) -> {
+                  Stat stat = event.getStat();
+                  int rc = event.getResultCode();
+                  if (rc == KeeperException.Code.OK.intValue()
+                      && stat != null
+                      && stat.getCzxid() == h.czxid) {
+                    out.set(index, Renewal.renewed());
+                  } else if (rc == KeeperException.Code.OK.intValue()
+                      || rc == KeeperException.Code.NONODE.intValue()) {
+                    out.set(index, Renewal.lost("node " + h.path + " is gone"));
+                  } else {
+                    out.set(
+                        index,
+                        Renewal.failed(
+                            KeeperException.create(KeeperException.Code.get(rc), h.path)));
+                  }
+                  done.countDown();
+                })
+            .forPath(h.path);
       } catch (Exception e) {
         out.set(index, Renewal.failed(e));
         done.countDown();
@@ -592,7 +780,12 @@ final class ZooKeeperBackend implements LockBackend {
     List<Renewal> result = new ArrayList<>(leases.size());
     for (int i = 0; i < leases.size(); i++) {
       Renewal r = out.get(i);
-      result.add(r != null ? r : Renewal.failed(new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts)));
+      result.add(
+          r != null
+              ? r
+              : Renewal.failed(
+                  new BackendUnavailableException(
+                      "no answer from ZooKeeper at " + settings.hosts)));
     }
     return result;
   }
@@ -600,11 +793,11 @@ final class ZooKeeperBackend implements LockBackend {
   /**
    * The head is the lowest child of the lock's parent node: the {@link NodeNames#HOLD} node if
    * there is one, else the holder's node, whose czxid is the holder's token and whose data names
-   * the holder's owner id. A head without an expiry lives as long as its session, so no
-   * remaining lease is reported. A head with one is held until the leader's clock passes it and
-   * free after; telling which takes a write to this client's scratch node
-   * ({@link #leaderNow()}), the only write a state read makes, and only for such a head. A hold
-   * reports no token and no holder: no lease holds it.
+   * the holder's owner id. A head without an expiry lives as long as its session, so no remaining
+   * lease is reported. A head with one is held until the leader's clock passes it and free after;
+   * telling which takes a write to this client's scratch node ({@link #leaderNow()}), the only
+   * write a state read makes, and only for such a head. A hold reports no token and no holder: no
+   * lease holds it.
    */
   @Override
   public LockState inspect(String name) {
@@ -631,7 +824,8 @@ final class ZooKeeperBackend implements LockBackend {
         }
         NodeData data = NodeData.parse(bytes);
         boolean hold = NodeNames.HOLD.equals(head);
-        LockState held = hold ? LockState.held() : LockState.held().withFencingToken(stat.getCzxid());
+        LockState held =
+            hold ? LockState.held() : LockState.held().withFencingToken(stat.getCzxid());
         if (!hold && !data.owner.isEmpty()) {
           held = held.withHolder(data.owner);
         }
@@ -644,19 +838,21 @@ final class ZooKeeperBackend implements LockBackend {
       return LockState.held(); // the lock changed hands on every read: held, by whom is not settled
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new BackendUnavailableException("interrupted while reading lock '" + name + "' on ZooKeeper at " + settings.hosts, e);
+      throw new BackendUnavailableException(
+          "interrupted while reading lock '" + name + "' on ZooKeeper at " + settings.hosts, e);
     } catch (LockException e) {
       throw e;
     } catch (Exception e) {
-      throw new BackendUnavailableException("could not read lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
+      throw new BackendUnavailableException(
+          "could not read lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
     }
   }
 
   /**
-   * The ZooKeeper leader's clock now, in epoch milliseconds: the mtime of a write to this
-   * client's ephemeral scratch node (created by the first call, and again after a new session).
-   * The leader stamps every write it proposes with its own wall clock, so this is comparable
-   * with the mtime of any head node, whichever server each client talks to.
+   * The ZooKeeper leader's clock now, in epoch milliseconds: the mtime of a write to this client's
+   * ephemeral scratch node (created by the first call, and again after a new session). The leader
+   * stamps every write it proposes with its own wall clock, so this is comparable with the mtime of
+   * any head node, whichever server each client talks to.
    */
   long leaderNow() throws Exception {
     checkOpen();
@@ -666,11 +862,18 @@ final class ZooKeeperBackend implements LockBackend {
     } catch (KeeperException.NoNodeException e) {
       Stat stat = new Stat();
       try {
-        curator.create().storingStatIn(stat).creatingParentContainersIfNeeded().withMode(CreateMode.EPHEMERAL)
+        curator
+            .create()
+            .storingStatIn(stat)
+            .creatingParentContainersIfNeeded()
+            .withMode(CreateMode.EPHEMERAL)
             .forPath(clockPath, none);
         return stat.getMtime();
       } catch (KeeperException.NodeExistsException raced) {
-        return curator.setData().forPath(clockPath, none).getMtime(); // another thread of this client created it
+        return curator
+            .setData()
+            .forPath(clockPath, none)
+            .getMtime(); // another thread of this client created it
       }
     }
   }
@@ -711,23 +914,32 @@ final class ZooKeeperBackend implements LockBackend {
 
   /**
    * Expiries on the server are kept for locks only: a waiter deletes an expired head, and only a
-   * lock's first waiter reads its head's data. For a permit or side every waiter would have to
-   * read and judge the expiry of each node in its way, so with {@code autoRenew(false)} the
-   * client ends such a lease at its expiry itself, and the server when the session ends.
+   * lock's first waiter reads its head's data. For a permit or side every waiter would have to read
+   * and judge the expiry of each node in its way, so with {@code autoRenew(false)} the client ends
+   * such a lease at its expiry itself, and the server when the session ends.
    */
   private void requireLock(BackendLease lease, String method) {
     if (!lease.claim().isExclusive()) {
-      throw new UnsupportedOperationException(this + " implements " + method + " for locks only, not for the "
-          + lease.claim() + " lease on " + Claim.noun(lease.claim().kind()) + " '" + lease.name() + "'");
+      throw new UnsupportedOperationException(
+          this
+              + " implements "
+              + method
+              + " for locks only, not for the "
+              + lease.claim()
+              + " lease on "
+              + Claim.noun(lease.claim().kind())
+              + " '"
+              + lease.name()
+              + "'");
     }
   }
 
   /**
    * Writes "expires {@code newLease} after this write" into our own node: a setData on its path,
-   * which holds Curator's random protection id and our owner id, so it succeeds only while the
-   * node is still ours. A waiter's delete of an expired node is versioned by what it read, so
-   * whichever of the two the leader orders first wins: an extend that lands first makes the
-   * delete fail, a delete that lands first makes this answer false.
+   * which holds Curator's random protection id and our owner id, so it succeeds only while the node
+   * is still ours. A waiter's delete of an expired node is versioned by what it read, so whichever
+   * of the two the leader orders first wins: an extend that lands first makes the delete fail, a
+   * delete that lands first makes this answer false.
    */
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
@@ -736,29 +948,45 @@ final class ZooKeeperBackend implements LockBackend {
     checkOpen();
     h.expiring = true; // before the write: a waiter's delete racing it is the lease running out
     try {
-      Stat stat = curator.setData().forPath(h.path, NodeData.expiring(h.ownerId, ceilMillis(newLease)));
+      Stat stat =
+          curator.setData().forPath(h.path, NodeData.expiring(h.ownerId, ceilMillis(newLease)));
       return stat.getCzxid() == h.czxid;
     } catch (KeeperException.NoNodeException e) {
       return false; // expired and deleted by a waiter, revoked, or gone with our session
     } catch (KeeperException.NoAuthException e) {
-      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to write " + h.path + " (NoAuth)", e);
+      throw new BackendUnavailableException(
+          "ZooKeeper at " + settings.hosts + " refused to write " + h.path + " (NoAuth)", e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new BackendUnavailableException("interrupted while extending lock '" + h.name + "' on ZooKeeper at "
-          + settings.hosts + "; the old expiry may stand", e);
+      throw new BackendUnavailableException(
+          "interrupted while extending lock '"
+              + h.name
+              + "' on ZooKeeper at "
+              + settings.hosts
+              + "; the old expiry may stand",
+          e);
     } catch (Exception e) {
-      throw new BackendUnavailableException("could not extend lock '" + h.name + "' on ZooKeeper at " + settings.hosts
-          + " within the `" + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of " + Durations.format(settings.connectionTimeout)
-          + "; the old expiry may stand: " + e, e);
+      throw new BackendUnavailableException(
+          "could not extend lock '"
+              + h.name
+              + "' on ZooKeeper at "
+              + settings.hosts
+              + " within the `"
+              + ZooKeeperSettings.CONNECTION_TIMEOUT
+              + "` of "
+              + Durations.format(settings.connectionTimeout)
+              + "; the old expiry may stand: "
+              + e,
+          e);
     }
   }
 
   /**
-   * One multi: create the persistent {@link NodeNames#HOLD} node ("expires {@code keep} after
-   * this write") and delete our own node. If our node is gone, the multi fails as a whole and
-   * nothing is held for us. A hold node left from before (it can only be there if something other
-   * than this backend took the lock past it) is replaced in the same multi, by a versioned delete,
-   * once it has expired or if it would end before ours; otherwise it stands and only our node goes.
+   * One multi: create the persistent {@link NodeNames#HOLD} node ("expires {@code keep} after this
+   * write") and delete our own node. If our node is gone, the multi fails as a whole and nothing is
+   * held for us. A hold node left from before (it can only be there if something other than this
+   * backend took the lock past it) is replaced in the same multi, by a versioned delete, once it
+   * has expired or if it would end before ours; otherwise it stands and only our node goes.
    */
   @Override
   public boolean releaseAfter(BackendLease lease, Duration keep) {
@@ -777,9 +1005,12 @@ final class ZooKeeperBackend implements LockBackend {
         if (staleVersion >= 0) {
           ops.add(curator.transactionOp().delete().withVersion(staleVersion).forPath(hold));
         }
-        ops.add(curator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(hold, data));
-        // a write to our node before its delete: the waiter next in line, watching our node's data, is told "changed"
-        // and reads the children (finding the hold), where a delete alone would tell it the lock is its own
+        ops.add(
+            curator.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(hold, data));
+        // a write to our node before its delete: the waiter next in line, watching our node's data,
+        // is told "changed"
+        // and reads the children (finding the hold), where a delete alone would tell it the lock is
+        // its own
         ops.add(curator.transactionOp().setData().forPath(h.path, data));
         ops.add(curator.transactionOp().delete().forPath(h.path));
         try {
@@ -815,8 +1046,11 @@ final class ZooKeeperBackend implements LockBackend {
         if (!existing.expires() || existing.expiresAt(stat) >= now + keepMillis) {
           // it outlasts ours: keep it, and give up our node as long as it stands unchanged
           try {
-            curator.transaction().forOperations(curator.transactionOp().check().withVersion(stat.getVersion()).forPath(hold),
-                curator.transactionOp().delete().forPath(h.path));
+            curator
+                .transaction()
+                .forOperations(
+                    curator.transactionOp().check().withVersion(stat.getVersion()).forPath(hold),
+                    curator.transactionOp().delete().forPath(h.path));
             return true;
           } catch (KeeperException e) {
             if (failedOp(e) == 1 && e.code() == KeeperException.Code.NONODE) {
@@ -827,8 +1061,14 @@ final class ZooKeeperBackend implements LockBackend {
         }
         staleVersion = stat.getVersion();
       }
-      throw new BackendUnavailableException("could not set the hold on lock '" + h.name + "' on ZooKeeper at " + settings.hosts
-          + ": its hold node changed on every one of " + ROUNDS + " tries");
+      throw new BackendUnavailableException(
+          "could not set the hold on lock '"
+              + h.name
+              + "' on ZooKeeper at "
+              + settings.hosts
+              + ": its hold node changed on every one of "
+              + ROUNDS
+              + " tries");
     } catch (InterruptedException e) {
       // the node must not outlive the interrupt: finish in the background (a multi that was done
       // already fails there as a whole, changing nothing), keep the flag
@@ -836,13 +1076,28 @@ final class ZooKeeperBackend implements LockBackend {
       Thread.currentThread().interrupt();
       return true;
     } catch (KeeperException.NoAuthException e) {
-      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to create " + hold + " or delete "
-          + h.path + " (NoAuth)", e);
+      throw new BackendUnavailableException(
+          "ZooKeeper at "
+              + settings.hosts
+              + " refused to create "
+              + hold
+              + " or delete "
+              + h.path
+              + " (NoAuth)",
+          e);
     } catch (LockException e) {
       throw e;
     } catch (Exception e) {
-      throw new BackendUnavailableException("could not release lock '" + h.name + "' with a hold of " + Durations.format(keep)
-          + " on ZooKeeper at " + settings.hosts + "; its node stays until its expiry or session ends: " + e, e);
+      throw new BackendUnavailableException(
+          "could not release lock '"
+              + h.name
+              + "' with a hold of "
+              + Durations.format(keep)
+              + " on ZooKeeper at "
+              + settings.hosts
+              + "; its node stays until its expiry or session ends: "
+              + e,
+          e);
     }
   }
 
@@ -851,25 +1106,35 @@ final class ZooKeeperBackend implements LockBackend {
       return;
     }
     try {
-      curator.transaction().inBackground((c, e) -> {
-        if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
-          LOG.debug("the hold on {} set in the background failed ({}); the node goes at its expiry or with the session", h,
-              KeeperException.Code.get(e.getResultCode()));
-        }
-      }).forOperations(ops);
+      curator
+          .transaction()
+          .inBackground(
+              (c, e) -> {
+                if (e.getResultCode() != KeeperException.Code.OK.intValue()) {
+                  LOG.debug(
+                      "the hold on {} set in the background failed ({}); the node goes at its"
+                          + " expiry or with the session",
+                      h,
+                      KeeperException.Code.get(e.getResultCode()));
+                }
+              })
+          .forOperations(ops);
     } catch (Exception e) {
       LOG.debug("setting the hold on {} in the background failed: {}", h, e.toString());
     }
   }
 
-  /** @return the index of the operation a failed multi failed on, or -1 if it does not say */
+  /**
+   * @return the index of the operation a failed multi failed on, or -1 if it does not say
+   */
   private static int failedOp(KeeperException e) {
     List<OpResult> results = e.getResults();
     if (results != null) {
       for (int i = 0; i < results.size(); i++) {
         if (results.get(i) instanceof OpResult.ErrorResult) {
           int err = ((OpResult.ErrorResult) results.get(i)).getErr();
-          if (err != KeeperException.Code.OK.intValue() && err != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+          if (err != KeeperException.Code.OK.intValue()
+              && err != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
             return i;
           }
         }
@@ -879,8 +1144,8 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * Deletes our node. Owner-checked by the path itself: it holds Curator's random protection id
-   * and our owner id, so no other acquirer's node can have it.
+   * Deletes our node. Owner-checked by the path itself: it holds Curator's random protection id and
+   * our owner id, so no other acquirer's node can have it.
    */
   @Override
   public boolean release(BackendLease lease) {
@@ -889,10 +1154,18 @@ final class ZooKeeperBackend implements LockBackend {
     try {
       return deleteNode(h.path);
     } catch (KeeperException.NoAuthException e) {
-      throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused to delete " + h.path + " (NoAuth)", e);
+      throw new BackendUnavailableException(
+          "ZooKeeper at " + settings.hosts + " refused to delete " + h.path + " (NoAuth)", e);
     } catch (Exception e) {
-      throw new BackendUnavailableException("could not release " + h.what() + " on ZooKeeper at " + settings.hosts
-          + "; it is deleted in the background once the connection returns, or when the session ends: " + e, e);
+      throw new BackendUnavailableException(
+          "could not release "
+              + h.what()
+              + " on ZooKeeper at "
+              + settings.hosts
+              + "; it is deleted in the background once the connection returns, or when the session"
+              + " ends: "
+              + e,
+          e);
     }
   }
 
@@ -905,15 +1178,22 @@ final class ZooKeeperBackend implements LockBackend {
       throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
     }
     try {
-      // on ZooKeeper's own handle: the caller waits for one request and nothing of Curator's retry machinery, which is
+      // on ZooKeeper's own handle: the caller waits for one request and nothing of Curator's retry
+      // machinery, which is
       // only needed when the answer is lost
-      curator.getZookeeperClient().getZooKeeper().delete(ZKPaths.makePath(settings.basePath, path), -1);
+      curator
+          .getZookeeperClient()
+          .getZooKeeper()
+          .delete(ZKPaths.makePath(settings.basePath, path), -1);
       return true;
     } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
       return false; // gone: deleted behind our back, or with the session
-    } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException
-        | KeeperException.RequestTimeoutException | KeeperException.SessionMovedException e) {
-      // the delete may have been done: Curator sends it again until it is, or the session ends; a node already gone
+    } catch (KeeperException.ConnectionLossException
+        | KeeperException.OperationTimeoutException
+        | KeeperException.RequestTimeoutException
+        | KeeperException.SessionMovedException e) {
+      // the delete may have been done: Curator sends it again until it is, or the session ends; a
+      // node already gone
       // then was most likely deleted by the first try
       try {
         curator.delete().guaranteed().forPath(path);
@@ -953,15 +1233,18 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * Vanishes as a crashed process would: the connection is dropped without closing the session,
-   * so the server keeps our nodes until the session times out.
+   * Vanishes as a crashed process would: the connection is dropped without closing the session, so
+   * the server keeps our nodes until the session times out.
    */
   @Override
   public void abandon() {
     shutDown(true);
   }
 
-  /** Ends a client that never connected without waiting for ZooKeeper's threads; they end within a second. */
+  /**
+   * Ends a client that never connected without waiting for ZooKeeper's threads; they end within a
+   * second.
+   */
   private void closeFailedConnect(int n) {
     if (closed) {
       return;
@@ -990,11 +1273,13 @@ final class ZooKeeperBackend implements LockBackend {
         ZooKeeper zk = curator.getZookeeperClient().getZooKeeper();
         // Curator must not see the expiry below: it would close the handle, sending closeSession
         // before the handle counts as closed, and the server would delete our nodes at once
-        zk.register(event -> { });
+        zk.register(event -> {});
         // marks the handle closed and drops its socket without sending closeSession
         zk.getTestable().injectSessionExpiration();
       } catch (Exception e) {
-        LOG.debug("could not drop the ZooKeeper connection without closing the session: {}", e.toString());
+        LOG.debug(
+            "could not drop the ZooKeeper connection without closing the session: {}",
+            e.toString());
       }
     }
     try {
@@ -1009,7 +1294,10 @@ final class ZooKeeperBackend implements LockBackend {
     return "zookeeper:" + settings.hosts + "/" + settings.basePath;
   }
 
-  /** Carries a refusal the core must see as it is ({@link Claim#permitsInUse}) out of a poll's checks. */
+  /**
+   * Carries a refusal the core must see as it is ({@link Claim#permitsInUse}) out of a poll's
+   * checks.
+   */
   private static final class Refused extends Exception {
     private static final long serialVersionUID = 1L;
     final transient IllegalStateException error;
@@ -1023,8 +1311,8 @@ final class ZooKeeperBackend implements LockBackend {
   // ------------------------------------------------------------------ acquiring
 
   /**
-   * One waiter: its node, the predecessor it watches, and whether a create may have left a node
-   * we do not know. A lock's waiter is first in line or watches the node before it; a permit's or
+   * One waiter: its node, the predecessor it watches, and whether a create may have left a node we
+   * do not know. A lock's waiter is first in line or watches the node before it; a permit's or
    * side's waiter does as {@link ClaimQueue} decides.
    */
   private final class Attempt implements LockAttempt {
@@ -1033,34 +1321,52 @@ final class ZooKeeperBackend implements LockBackend {
     private final String ownerId;
     private final Runnable wake;
     private final String parent;
+
     /** Our node's name before Curator's protection prefix and ZooKeeper's sequence number. */
     private final String base;
+
     /** The resource as messages name it. */
     private final String what;
+
     private final byte[] data;
     private String nodePath;
-    /** What the create of {@link #nodePath} answered (create2): czxid and ephemeral owner; czxid 0 if unknown. */
+
+    /**
+     * What the create of {@link #nodePath} answered (create2): czxid and ephemeral owner; czxid 0
+     * if unknown.
+     */
     private Stat created = new Stat();
+
     private boolean createInFlight;
     private String watched;
+
     /**
-     * When the head we watch expires, by this client's clock, as a {@link System#nanoTime()}
-     * value; 0 if it has no expiry. Only tells when to ask the leader again, never that it passed.
+     * When the head we watch expires, by this client's clock, as a {@link System#nanoTime()} value;
+     * 0 if it has no expiry. Only tells when to ask the leader again, never that it passed.
      */
     private long headExpiresAt;
+
     private long lastCheckedAt;
     private volatile boolean predecessorChanged = true;
+
     /**
-     * The head we were next behind at the end of the last check, seen there with a watch on its data; null if we were
-     * not. Our node was the second child then: nodes made later sort after ours, and the one node that can come before
-     * it, the hold, is made only by the head's own release, which writes the head's data first (a change, not a delete,
-     * for the watch). So once the head is deleted the lock is ours, without reading the children again.
+     * The head we were next behind at the end of the last check, seen there with a watch on its
+     * data; null if we were not. Our node was the second child then: nodes made later sort after
+     * ours, and the one node that can come before it, the hold, is made only by the head's own
+     * release, which writes the head's data first (a change, not a delete, for the watch). So once
+     * the head is deleted the lock is ours, without reading the children again.
      */
     private String nextBehind;
+
     /** The path of the last node whose deletion a watch of ours reported. */
     private volatile String lastDeleted;
-    /** Whether a poll of this attempt found the lock taken: waiters may have queued behind us meanwhile. */
+
+    /**
+     * Whether a poll of this attempt found the lock taken: waiters may have queued behind us
+     * meanwhile.
+     */
     private boolean waited;
+
     private final Watcher predecessorWatcher = this::predecessorEvent;
     private final Watcher ownWatcher = this::ownEvent;
 
@@ -1070,7 +1376,8 @@ final class ZooKeeperBackend implements LockBackend {
       this.ownerId = ownerId;
       this.wake = wake;
       this.parent = NodeNames.parent(name, claim.kind());
-      this.base = claim.isExclusive() ? NodeNames.waiterBase(ownerId) : NodeNames.claimBase(claim, ownerId);
+      this.base =
+          claim.isExclusive() ? NodeNames.waiterBase(ownerId) : NodeNames.claimBase(claim, ownerId);
       this.what = Claim.noun(claim.kind()) + " '" + name + "'";
       this.data = NodeData.plain(ownerId);
     }
@@ -1095,11 +1402,18 @@ final class ZooKeeperBackend implements LockBackend {
         }
       } else if (event.getType() != EventType.None) {
         try {
-          curator.checkExists().usingWatcher(ownWatcher).inBackground((c, e) -> {
-            if (e.getStat() == null && e.getResultCode() == KeeperException.Code.NONODE.intValue() && held.remove(ownerId, h)) {
-              context.leaseLost(ownerId, h.deletedReason(), h.deletedDetail());
-            }
-          }).forPath(h.path);
+          curator
+              .checkExists()
+              .usingWatcher(ownWatcher)
+              .inBackground(
+                  (c, e) -> {
+                    if (e.getStat() == null
+                        && e.getResultCode() == KeeperException.Code.NONODE.intValue()
+                        && held.remove(ownerId, h)) {
+                      context.leaseLost(ownerId, h.deletedReason(), h.deletedDetail());
+                    }
+                  })
+              .forPath(h.path);
         } catch (Exception e) {
           LOG.debug("re-watching {} failed: {}", h, e.toString());
         }
@@ -1133,25 +1447,49 @@ final class ZooKeeperBackend implements LockBackend {
         Thread.interrupted();
         throw e;
       } catch (KeeperException.NoAuthException e) {
-        throw new BackendUnavailableException("ZooKeeper at " + settings.hosts + " refused access to " + what
-            + " (NoAuth): its nodes belong to other credentials. Check the user and password of the URI ("
-            + settings.shownUri + ") and the `" + ZooKeeperSettings.ACL_OPTION + "` option", e);
+        throw new BackendUnavailableException(
+            "ZooKeeper at "
+                + settings.hosts
+                + " refused access to "
+                + what
+                + " (NoAuth): its nodes belong to other credentials. Check the user and password of"
+                + " the URI ("
+                + settings.shownUri
+                + ") and the `"
+                + ZooKeeperSettings.ACL_OPTION
+                + "` option",
+            e);
       } catch (LockException e) {
         throw e;
       } catch (Refused e) {
         throw e.error;
       } catch (Exception e) {
         if (closed) {
-          throw new LockException("the ZooKeeper client for " + settings.shownUri + " was closed while acquiring " + what, e);
+          throw new LockException(
+              "the ZooKeeper client for "
+                  + settings.shownUri
+                  + " was closed while acquiring "
+                  + what,
+              e);
         }
         if (Thread.interrupted()) {
-          InterruptedException ie = new InterruptedException("interrupted while acquiring " + what + " on ZooKeeper");
+          InterruptedException ie =
+              new InterruptedException("interrupted while acquiring " + what + " on ZooKeeper");
           ie.initCause(e);
           throw ie;
         }
-        throw new BackendUnavailableException("could not acquire " + what + " on ZooKeeper at " + settings.hosts
-            + " within the `" + ZooKeeperSettings.CONNECTION_TIMEOUT + "` of "
-            + Durations.format(settings.connectionTimeout) + ": " + e, e);
+        throw new BackendUnavailableException(
+            "could not acquire "
+                + what
+                + " on ZooKeeper at "
+                + settings.hosts
+                + " within the `"
+                + ZooKeeperSettings.CONNECTION_TIMEOUT
+                + "` of "
+                + Durations.format(settings.connectionTimeout)
+                + ": "
+                + e,
+            e);
       }
     }
 
@@ -1172,7 +1510,8 @@ final class ZooKeeperBackend implements LockBackend {
         if (claim.isExclusive()) {
           pipelined = createCounting(); // null: others are queued, read them below
         } else {
-          pipelined = createAndReadChildren(); // null: the read behind the create failed, read again below
+          pipelined =
+              createAndReadChildren(); // null: the read behind the create failed, read again below
         }
       }
       boolean behindCreate = pipelined != null;
@@ -1192,8 +1531,10 @@ final class ZooKeeperBackend implements LockBackend {
         children.sort(NodeNames.BY_SEQUENCE);
         int index = children.indexOf(mine);
         if (index < 0 && behindCreate) {
-          // the read behind the create did not see our node (it was served before it: the lock's parent node had to
-          // be made first, or Curator sent the create again after a connection loss): read again, now
+          // the read behind the create did not see our node (it was served before it: the lock's
+          // parent node had to
+          // be made first, or Curator sent the create again after a connection loss): read again,
+          // now
           behindCreate = false;
           childrenReadAgain.incrementAndGet();
           round = 0;
@@ -1224,7 +1565,8 @@ final class ZooKeeperBackend implements LockBackend {
                 watched = parent;
                 return Poll.busy(context.recheck());
               }
-              // any holder's release may free a permit: read again with a watch on the children, and judge that read
+              // any holder's release may free a permit: read again with a watch on the children,
+              // and judge that read
               childrenWatched = true;
               try {
                 pipelined = curator.getChildren().usingWatcher(predecessorWatcher).forPath(parent);
@@ -1233,7 +1575,11 @@ final class ZooKeeperBackend implements LockBackend {
               }
               continue;
             default:
-              if (curator.checkExists().usingWatcher(predecessorWatcher).forPath(parent + "/" + verdict.node) != null) {
+              if (curator
+                      .checkExists()
+                      .usingWatcher(predecessorWatcher)
+                      .forPath(parent + "/" + verdict.node)
+                  != null) {
                 watched = parent + "/" + verdict.node;
                 return Poll.busy(context.recheck());
               }
@@ -1267,26 +1613,37 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     /**
-     * Creates our node and reads the lock's children in one round trip of latency: the read is sent right behind the
-     * create, without waiting for its answer. ZooKeeper serves one session's requests in the order they were sent
-     * (a read waits behind the session's pending writes), so the read sees our new node, and the grant of an
-     * uncontended lock costs what the create alone costs. Where the read was served first (the parent node did not
-     * exist yet, so Curator made it and sent the create again; or a retry after a connection loss), our node is not in
-     * it, and {@link #check} reads again: only a read that contains our node decides anything, so a read from before
-     * the create can delay a grant but never give one.
+     * Creates our node and reads the lock's children in one round trip of latency: the read is sent
+     * right behind the create, without waiting for its answer. ZooKeeper serves one session's
+     * requests in the order they were sent (a read waits behind the session's pending writes), so
+     * the read sees our new node, and the grant of an uncontended lock costs what the create alone
+     * costs. Where the read was served first (the parent node did not exist yet, so Curator made it
+     * and sent the create again; or a retry after a connection loss), our node is not in it, and
+     * {@link #check} reads again: only a read that contains our node decides anything, so a read
+     * from before the create can delay a grant but never give one.
      *
-     * @return the children the read behind the create saw, or null if it failed (then {@link #check} reads again)
+     * @return the children the read behind the create saw, or null if it failed (then {@link
+     *     #check} reads again)
      */
     private List<String> createAndReadChildren() throws Exception {
       createInFlight = true;
       CompletableFuture<CuratorEvent> create = new CompletableFuture<>();
-      // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no read of its own. A
-      // node found again by protected mode after a connection loss may come back without them (czxid 0); the grant
+      // create2: the answer carries the node's czxid and ephemeral owner, so the grant needs no
+      // read of its own. A
+      // node found again by protected mode after a connection loss may come back without them
+      // (czxid 0); the grant
       // then reads them.
-      curator.create().creatingParentContainersIfNeeded().withProtection().withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-          .inBackground((c, e) -> create.complete(e)).forPath(parent + "/" + base, data);
-      // The read goes out behind the create and waits in the foreground: its answer comes after the create's, and
-      // wakes this thread straight from ZooKeeper's I/O thread, one thread hop fewer than a background answer; the
+      curator
+          .create()
+          .creatingParentContainersIfNeeded()
+          .withProtection()
+          .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+          .inBackground((c, e) -> create.complete(e))
+          .forPath(parent + "/" + base, data);
+      // The read goes out behind the create and waits in the foreground: its answer comes after the
+      // create's, and
+      // wakes this thread straight from ZooKeeper's I/O thread, one thread hop fewer than a
+      // background answer; the
       // create's answer has reached its callback by then, or is about to.
       List<String> children;
       try {
@@ -1294,15 +1651,21 @@ final class ZooKeeperBackend implements LockBackend {
       } catch (InterruptedException e) {
         throw e; // the create stays in flight: abandon() finds its node by our owner id
       } catch (Exception e) {
-        LOG.debug("the children read behind the create of {} failed; reading again: {}", what, e.toString());
+        LOG.debug(
+            "the children read behind the create of {} failed; reading again: {}",
+            what,
+            e.toString());
         childrenReadAgain.incrementAndGet();
-        children = null; // no parent node yet (NoNode), or a connection problem: read again once the create is done
+        children =
+            null; // no parent node yet (NoNode), or a connection problem: read again once the
+        // create is done
       }
       CuratorEvent made = await(create);
       if (made.getResultCode() != KeeperException.Code.OK.intValue()) {
         throw KeeperException.create(KeeperException.Code.get(made.getResultCode()), parent);
       }
-      // protected mode's recovery answers with the node's name alone, a plain create with its path: take the name
+      // protected mode's recovery answers with the node's name alone, a plain create with its path:
+      // take the name
       nodePath = ZKPaths.makePath(parent, ZKPaths.getNodeFromPath(made.getName()));
       created = made.getStat() != null ? made.getStat() : new Stat();
       createInFlight = false;
@@ -1310,17 +1673,20 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     /**
-     * Creates our node of a lock and, in the same transaction, writes the lock's node (no data), whose stat in the
-     * answer counts its children once our node is among them. One child is ours alone: the lock is ours without a read,
-     * so an uncontended acquire + release sends two requests, create and delete, as the raw floor does (a create and a
-     * children read are three with the release). The transaction has one zxid, so the write's mzxid is our node's czxid,
+     * Creates our node of a lock and, in the same transaction, writes the lock's node (no data),
+     * whose stat in the answer counts its children once our node is among them. One child is ours
+     * alone: the lock is ours without a read, so an uncontended acquire + release sends two
+     * requests, create and delete, as the raw floor does (a create and a children read are three
+     * with the release). The transaction has one zxid, so the write's mzxid is our node's czxid,
      * the token; the ephemeral owner is the session of the handle it was sent on.
      *
-     * <p>Sent on ZooKeeper's own handle: Curator would send a transaction again after a connection loss and could leave
-     * a second node. Our node is named as Curator's protected mode names one (a random id, then our owner id), so a
-     * create whose answer was lost is found by our owner id once the connection is back ({@link #findLostCreate}), and
-     * {@link #abandon} finds it the same way. Where the lock's node does not exist yet, or the session ended, the create
-     * goes through Curator ({@link #createAndReadChildren}), which makes the parents and waits for a new session.
+     * <p>Sent on ZooKeeper's own handle: Curator would send a transaction again after a connection
+     * loss and could leave a second node. Our node is named as Curator's protected mode names one
+     * (a random id, then our owner id), so a create whose answer was lost is found by our owner id
+     * once the connection is back ({@link #findLostCreate}), and {@link #abandon} finds it the same
+     * way. Where the lock's node does not exist yet, or the session ended, the create goes through
+     * Curator ({@link #createAndReadChildren}), which makes the parents and waits for a new
+     * session.
      *
      * @return our node alone, as the children to judge; null if others are there, to be read
      */
@@ -1330,19 +1696,27 @@ final class ZooKeeperBackend implements LockBackend {
       String lockNode = ZKPaths.makePath(settings.basePath, parent);
       ThreadLocalRandom random = ThreadLocalRandom.current();
       String node = PROTECTION_PREFIX + new UUID(random.nextLong(), random.nextLong()) + "-" + base;
-      List<Op> ops = List.of(
-          Op.create(ZKPaths.makePath(lockNode, node), data, settings.acl.acls(), CreateMode.EPHEMERAL_SEQUENTIAL),
-          Op.setData(lockNode, NO_DATA, -1));
+      List<Op> ops =
+          List.of(
+              Op.create(
+                  ZKPaths.makePath(lockNode, node),
+                  data,
+                  settings.acl.acls(),
+                  CreateMode.EPHEMERAL_SEQUENTIAL),
+              Op.setData(lockNode, NO_DATA, -1));
       createInFlight = true;
       List<OpResult> results;
       try {
         results = zk.multi(ops);
       } catch (KeeperException.NoNodeException | KeeperException.SessionExpiredException e) {
-        // no lock node yet (or no namespace): nothing was made; Curator makes the parents. An ended session: nothing
+        // no lock node yet (or no namespace): nothing was made; Curator makes the parents. An ended
+        // session: nothing
         // was made either; Curator waits for the next one.
         return createAndReadChildren();
-      } catch (KeeperException.ConnectionLossException | KeeperException.OperationTimeoutException
-          | KeeperException.RequestTimeoutException | KeeperException.SessionMovedException e) {
+      } catch (KeeperException.ConnectionLossException
+          | KeeperException.OperationTimeoutException
+          | KeeperException.RequestTimeoutException
+          | KeeperException.SessionMovedException e) {
         return findLostCreate(e);
       } catch (KeeperException e) {
         createInFlight = false; // refused as a whole (NoAuth, ...): nothing was made
@@ -1360,16 +1734,17 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     /**
-     * A node ahead of ours with our owner id in its name is ours too: a create whose answer was lost, not found by
-     * {@link #findLostCreate}, and made after all. It must not stand before us until the session ends: deleted, in the
-     * background, and left out of the children judged.
+     * A node ahead of ours with our owner id in its name is ours too: a create whose answer was
+     * lost, not found by {@link #findLostCreate}, and made after all. It must not stand before us
+     * until the session ends: deleted, in the background, and left out of the children judged.
      *
      * @return our node's index among the children left
      */
     private int dropLostCreates(List<String> children, int index) {
       for (int i = index - 1; i >= 0; i--) {
         if (NodeNames.hasBase(children.get(i), base)) {
-          LOG.debug("deleting {} of {}: a create of ours whose answer was lost", children.get(i), what);
+          LOG.debug(
+              "deleting {} of {}: a create of ours whose answer was lost", children.get(i), what);
           deleteInBackground(parent + "/" + children.remove(i));
           index--;
         }
@@ -1378,12 +1753,15 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     /**
-     * The counting create's answer was lost: it may have been made. Reads the children through Curator, which waits for
-     * the connection up to the connection timeout, and takes our node if it is there (the grant reads its stat);
-     * otherwise creates through Curator.
+     * The counting create's answer was lost: it may have been made. Reads the children through
+     * Curator, which waits for the connection up to the connection timeout, and takes our node if
+     * it is there (the grant reads its stat); otherwise creates through Curator.
      */
     private List<String> findLostCreate(KeeperException cause) throws Exception {
-      LOG.debug("the create of a node for {} got no answer ({}); looking for it by our owner id", what, cause.code());
+      LOG.debug(
+          "the create of a node for {} got no answer ({}); looking for it by our owner id",
+          what,
+          cause.code());
       List<String> children;
       try {
         children = curator.getChildren().forPath(parent);
@@ -1401,25 +1779,35 @@ final class ZooKeeperBackend implements LockBackend {
       return createAndReadChildren();
     }
 
-    /** Waits for a background call's answer; Curator answers every one, with an error once its retries are spent. */
+    /**
+     * Waits for a background call's answer; Curator answers every one, with an error once its
+     * retries are spent.
+     */
     private <T> T await(CompletableFuture<T> answer) throws Exception {
       try {
         return answer.get(callTimeoutMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
-        throw new BackendUnavailableException("no answer from ZooKeeper at " + settings.hosts + " for " + what
-            + " within " + callTimeoutMillis() + " ms", e);
+        throw new BackendUnavailableException(
+            "no answer from ZooKeeper at "
+                + settings.hosts
+                + " for "
+                + what
+                + " within "
+                + callTimeoutMillis()
+                + " ms",
+            e);
       } catch (ExecutionException e) {
         throw e.getCause() instanceof Exception ? (Exception) e.getCause() : e;
       }
     }
 
     /**
-     * We are first in line behind {@code head}: the holder's node or the hold after a release.
-     * The read that sets the watch also returns the head's data, so a head without an expiry
-     * costs nothing more than the {@code exists} any other waiter sends. A head with an expiry
-     * costs one write more ({@link #leaderNow()}) to learn the leader's time; once it has passed
-     * the head is deleted, versioned by what we read, so a concurrent extend wins. The watch stays
-     * either way: an extend changes the data, a release deletes the node, and both wake us.
+     * We are first in line behind {@code head}: the holder's node or the hold after a release. The
+     * read that sets the watch also returns the head's data, so a head without an expiry costs
+     * nothing more than the {@code exists} any other waiter sends. A head with an expiry costs one
+     * write more ({@link #leaderNow()}) to learn the leader's time; once it has passed the head is
+     * deleted, versioned by what we read, so a concurrent extend wins. The watch stays either way:
+     * an extend changes the data, a release deletes the node, and both wake us.
      *
      * @return busy while the head stands; null once it is gone, so the caller reads again
      */
@@ -1427,7 +1815,8 @@ final class ZooKeeperBackend implements LockBackend {
       Stat stat = new Stat();
       byte[] bytes;
       try {
-        bytes = curator.getData().storingStatIn(stat).usingWatcher(predecessorWatcher).forPath(head);
+        bytes =
+            curator.getData().storingStatIn(stat).usingWatcher(predecessorWatcher).forPath(head);
       } catch (KeeperException.NoNodeException e) {
         return null;
       }
@@ -1449,7 +1838,11 @@ final class ZooKeeperBackend implements LockBackend {
         return Poll.busy(Duration.ofMillis(left));
       }
       if (deleteExpiredHead(head, stat)) {
-        LOG.debug("deleted {} of lock '{}': it expired {} ms ago by the ZooKeeper leader's clock", head, name, -left);
+        LOG.debug(
+            "deleted {} of lock '{}': it expired {} ms ago by the ZooKeeper leader's clock",
+            head,
+            name,
+            -left);
       }
       return null;
     }
@@ -1474,7 +1867,8 @@ final class ZooKeeperBackend implements LockBackend {
         watchSet = true;
       }
       if (stat.getEphemeralOwner() != session) {
-        // made by a session that has since ended (Curator moved to a new one): it is about to vanish
+        // made by a session that has since ended (Curator moved to a new one): it is about to
+        // vanish
         deleteInBackground(nodePath);
         nodePath = null;
         return Poll.busy(Duration.ZERO);
@@ -1487,11 +1881,21 @@ final class ZooKeeperBackend implements LockBackend {
           return Poll.busy(Duration.ZERO);
         }
       }
-      Held h = new Held(name, claim.kind(), ownerId, nodePath, token, stat.getCzxid(), ownWatcher, System.nanoTime());
+      Held h =
+          new Held(
+              name,
+              claim.kind(),
+              ownerId,
+              nodePath,
+              token,
+              stat.getCzxid(),
+              ownWatcher,
+              System.nanoTime());
       held.put(ownerId, h);
       if (!connected || closed) {
         held.remove(ownerId, h);
-        return Poll.busy(Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
+        return Poll.busy(
+            Duration.ofMillis(50)); // the connection is in doubt: not a grant we can vouch for
       }
       if (!watchSet) {
         unwatched.add(h);
@@ -1503,18 +1907,22 @@ final class ZooKeeperBackend implements LockBackend {
     }
 
     /**
-     * Tells a waiter that queued behind us while we waited, and watches our node from further back, that we are the
-     * head now: a write of our node's unchanged data, in the background, which its watch reports as a change. It
-     * reads the children then, while we hold, finds itself next behind us, and is granted on our delete without a
-     * read ({@link #nextBehind}): the read comes off the hand-off's path. Versioned by the node's first version, so
-     * an extend sent meanwhile is never overwritten. A lock granted on its first poll needs none: any waiter came
-     * after us and read us as the head.
+     * Tells a waiter that queued behind us while we waited, and watches our node from further back,
+     * that we are the head now: a write of our node's unchanged data, in the background, which its
+     * watch reports as a change. It reads the children then, while we hold, finds itself next
+     * behind us, and is granted on our delete without a read ({@link #nextBehind}): the read comes
+     * off the hand-off's path. Versioned by the node's first version, so an extend sent meanwhile
+     * is never overwritten. A lock granted on its first poll needs none: any waiter came after us
+     * and read us as the head.
      */
     private void announceHead() {
       try {
-        curator.setData().withVersion(0).inBackground((c, e) -> { }).forPath(nodePath, data);
+        curator.setData().withVersion(0).inBackground((c, e) -> {}).forPath(nodePath, data);
       } catch (Exception e) {
-        LOG.debug("telling the waiters behind {} that it holds failed; they read the children on its release: {}", nodePath,
+        LOG.debug(
+            "telling the waiters behind {} that it holds failed; they read the children on its"
+                + " release: {}",
+            nodePath,
             e.toString());
       }
     }
@@ -1531,9 +1939,12 @@ final class ZooKeeperBackend implements LockBackend {
      */
     private long fence() throws Exception {
       try {
-        List<CuratorTransactionResult> results = curator.transaction().forOperations(
-            curator.transactionOp().check().withVersion(-1).forPath(nodePath),
-            curator.transactionOp().setData().forPath(parent, new byte[0]));
+        List<CuratorTransactionResult> results =
+            curator
+                .transaction()
+                .forOperations(
+                    curator.transactionOp().check().withVersion(-1).forPath(nodePath),
+                    curator.transactionOp().setData().forPath(parent, new byte[0]));
         return results.get(1).getResultStat().getMzxid();
       } catch (KeeperException.NoNodeException e) {
         if (failedOp(e) == 0) {
@@ -1556,7 +1967,8 @@ final class ZooKeeperBackend implements LockBackend {
         deleteQuietly(path);
       } else if (createInFlight && !connected) {
         // cut off: look for it once the connection is back, without holding up the caller, whose
-        // acquire must end within its timeout (Curator would retry a blocking read until it connects)
+        // acquire must end within its timeout (Curator would retry a blocking read until it
+        // connects)
         findAndDeleteInBackground();
       } else if (createInFlight) {
         // the create may have succeeded without our hearing of it: find the node by our owner id
@@ -1571,7 +1983,10 @@ final class ZooKeeperBackend implements LockBackend {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         } catch (Exception e) {
-          LOG.warn("could not look for a node of an abandoned attempt on {}; it goes with the session: {}", what,
+          LOG.warn(
+              "could not look for a node of an abandoned attempt on {}; it goes with the session:"
+                  + " {}",
+              what,
               e.toString());
         }
       }
@@ -1582,18 +1997,24 @@ final class ZooKeeperBackend implements LockBackend {
         return;
       }
       try {
-        curator.getChildren().inBackground((client, event) -> {
-          if (event.getChildren() == null) {
-            return; // no lock directory: nothing was created
-          }
-          for (String child : event.getChildren()) {
-            if (NodeNames.hasBase(child, base)) {
-              deleteInBackground(parent + "/" + child);
-            }
-          }
-        }).forPath(parent);
+        curator
+            .getChildren()
+            .inBackground(
+                (client, event) -> {
+                  if (event.getChildren() == null) {
+                    return; // no lock directory: nothing was created
+                  }
+                  for (String child : event.getChildren()) {
+                    if (NodeNames.hasBase(child, base)) {
+                      deleteInBackground(parent + "/" + child);
+                    }
+                  }
+                })
+            .forPath(parent);
       } catch (Exception e) {
-        LOG.debug("could not look for a node of an abandoned attempt on {}; it goes with the session: {}", what,
+        LOG.debug(
+            "could not look for a node of an abandoned attempt on {}; it goes with the session: {}",
+            what,
             e.toString());
       }
     }
@@ -1606,7 +2027,10 @@ final class ZooKeeperBackend implements LockBackend {
       try {
         deleteNode(path);
       } catch (Exception e) {
-        LOG.debug("deleting {} of an abandoned attempt failed; Curator retries it: {}", path, e.toString());
+        LOG.debug(
+            "deleting {} of an abandoned attempt failed; Curator retries it: {}",
+            path,
+            e.toString());
       }
     }
   }

@@ -22,10 +22,10 @@ import java.util.Set;
  * <p>URI: {@code zookeeper://[user:password@]host[:port][,host[:port]...][/chroot]} (port 2181 by
  * default; the chroot is created if missing). Options: {@code session-timeout} (default 10s: a
  * crashed holder's locks are freed this long after its last contact), {@code connection-timeout}
- * (default 5s: how long connecting, and each call while disconnected, may take),
- * {@code namespace} (default {@code locksmith}: the node under the chroot that holds every lock)
- * and {@code acl} ({@code open}, {@code creator} or {@code creator-read}: the ACL of the nodes
- * this client creates; the last two need {@code user:password}, sent as digest authentication).
+ * (default 5s: how long connecting, and each call while disconnected, may take), {@code namespace}
+ * (default {@code locksmith}: the node under the chroot that holds every lock) and {@code acl}
+ * ({@code open}, {@code creator} or {@code creator-read}: the ACL of the nodes this client creates;
+ * the last two need {@code user:password}, sent as digest authentication).
  */
 public final class ZooKeeperLockProvider implements LockProvider {
 
@@ -39,7 +39,10 @@ public final class ZooKeeperLockProvider implements LockProvider {
 
   @Override
   public Set<String> optionNames() {
-    return Set.of(ZooKeeperSettings.SESSION_TIMEOUT, ZooKeeperSettings.CONNECTION_TIMEOUT, ZooKeeperSettings.NAMESPACE,
+    return Set.of(
+        ZooKeeperSettings.SESSION_TIMEOUT,
+        ZooKeeperSettings.CONNECTION_TIMEOUT,
+        ZooKeeperSettings.NAMESPACE,
         ZooKeeperSettings.ACL_OPTION);
   }
 

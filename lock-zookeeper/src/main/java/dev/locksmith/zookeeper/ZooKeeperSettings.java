@@ -11,7 +11,9 @@ import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.common.PathUtils;
 import org.apache.zookeeper.data.ACL;
 
-/** The URI and options of a {@code zookeeper://} client, read and checked before anything connects. */
+/**
+ * The URI and options of a {@code zookeeper://} client, read and checked before anything connects.
+ */
 final class ZooKeeperSettings {
   static final String SESSION_TIMEOUT = "session-timeout";
   static final String CONNECTION_TIMEOUT = "connection-timeout";
@@ -25,7 +27,10 @@ final class ZooKeeperSettings {
 
   /** Who may do what with the nodes we create. */
   enum AclMode {
-    /** Anyone may do anything (ZooKeeper's OPEN_ACL_UNSAFE): the default, as for most ZooKeeper clients. */
+    /**
+     * Anyone may do anything (ZooKeeper's OPEN_ACL_UNSAFE): the default, as for most ZooKeeper
+     * clients.
+     */
     OPEN("open"),
     /** Only the credentials that created a node may touch it. */
     CREATOR("creator"),
@@ -53,18 +58,28 @@ final class ZooKeeperSettings {
   }
 
   final String shownUri;
+
   /** The servers as ZooKeeper's connect string lists them: {@code h1:2181,h2:2181}. */
   final String hosts;
+
   /** Chroot and namespace, without the leading '/': Curator's namespace, created if missing. */
   final String basePath;
+
   final Duration sessionTimeout;
   final Duration connectionTimeout;
   final AclMode acl;
   final String user;
   final byte[] digest;
 
-  private ZooKeeperSettings(String shownUri, String hosts, String basePath, Duration sessionTimeout,
-      Duration connectionTimeout, AclMode acl, String user, byte[] digest) {
+  private ZooKeeperSettings(
+      String shownUri,
+      String hosts,
+      String basePath,
+      Duration sessionTimeout,
+      Duration connectionTimeout,
+      AclMode acl,
+      String user,
+      byte[] digest) {
     this.shownUri = shownUri;
     this.hosts = hosts;
     this.basePath = basePath;
@@ -75,16 +90,22 @@ final class ZooKeeperSettings {
     this.digest = digest;
   }
 
-  /** Reads every setting, recording each problem in {@code config}; the caller checks them all at once. */
+  /**
+   * Reads every setting, recording each problem in {@code config}; the caller checks them all at
+   * once.
+   */
   static ZooKeeperSettings read(BackendConfig config) {
     LockUri uri = config.uri();
     String shown = uri.toString();
     String form = "zookeeper://[user:password@]host[:port][,host[:port]...][/chroot]";
     if (uri.hosts().isEmpty()) {
-      config.problem("`uri` was '" + shown + "' but it must name at least one ZooKeeper server: " + form);
+      config.problem(
+          "`uri` was '" + shown + "' but it must name at least one ZooKeeper server: " + form);
     }
-    String hosts = uri.hosts().stream().map(h -> new HostText(h.host(), h.portOr(DEFAULT_PORT)).toString())
-        .collect(Collectors.joining(","));
+    String hosts =
+        uri.hosts().stream()
+            .map(h -> new HostText(h.host(), h.portOr(DEFAULT_PORT)).toString())
+            .collect(Collectors.joining(","));
 
     String chroot = uri.path();
     if (chroot.equals("/")) {
@@ -93,22 +114,47 @@ final class ZooKeeperSettings {
     if (!chroot.isEmpty()) {
       String why = pathProblem(chroot);
       if (why != null) {
-        config.problem("`uri` was '" + shown + "' but its chroot '" + chroot + "' " + why + "; write it as /a/b: " + form);
+        config.problem(
+            "`uri` was '"
+                + shown
+                + "' but its chroot '"
+                + chroot
+                + "' "
+                + why
+                + "; write it as /a/b: "
+                + form);
         chroot = "";
       }
     }
     String namespace = config.string(NAMESPACE, DEFAULT_NAMESPACE);
-    String nsWhy = namespace.isEmpty() || namespace.startsWith("/") || namespace.endsWith("/")
-        ? "it must not be empty or begin or end with '/'" : pathProblem("/" + namespace);
+    String nsWhy =
+        namespace.isEmpty() || namespace.startsWith("/") || namespace.endsWith("/")
+            ? "it must not be empty or begin or end with '/'"
+            : pathProblem("/" + namespace);
     if (nsWhy != null) {
-      config.problem(NAMESPACE, namespace, nsWhy + "; it must be one or more node names separated by '/', such as "
-          + DEFAULT_NAMESPACE + " or apps/billing");
+      config.problem(
+          NAMESPACE,
+          namespace,
+          nsWhy
+              + "; it must be one or more node names separated by '/', such as "
+              + DEFAULT_NAMESPACE
+              + " or apps/billing");
       namespace = DEFAULT_NAMESPACE;
     }
     String basePath = (chroot.isEmpty() ? "" : chroot.substring(1) + "/") + namespace;
 
-    Duration session = config.duration(SESSION_TIMEOUT, DEFAULT_SESSION_TIMEOUT, Duration.ofMillis(500), Duration.ofMinutes(10));
-    Duration connect = config.duration(CONNECTION_TIMEOUT, DEFAULT_CONNECTION_TIMEOUT, Duration.ofMillis(100), Duration.ofMinutes(10));
+    Duration session =
+        config.duration(
+            SESSION_TIMEOUT,
+            DEFAULT_SESSION_TIMEOUT,
+            Duration.ofMillis(500),
+            Duration.ofMinutes(10));
+    Duration connect =
+        config.duration(
+            CONNECTION_TIMEOUT,
+            DEFAULT_CONNECTION_TIMEOUT,
+            Duration.ofMillis(100),
+            Duration.ofMinutes(10));
 
     String aclText = config.string(ACL_OPTION, AclMode.OPEN.text);
     AclMode acl = null;
@@ -126,23 +172,42 @@ final class ZooKeeperSettings {
     String password = uri.password();
     byte[] digest = null;
     if (user != null && (password == null || password.isEmpty())) {
-      config.problem("`uri` was '" + shown + "' but the user '" + user
-          + "' has no password; ZooKeeper digest authentication needs both: zookeeper://user:password@host:2181");
+      config.problem(
+          "`uri` was '"
+              + shown
+              + "' but the user '"
+              + user
+              + "' has no password; ZooKeeper digest authentication needs both:"
+              + " zookeeper://user:password@host:2181");
     } else if (user == null && password != null) {
-      config.problem("`uri` was '" + shown + "' but it gives a password without a user: zookeeper://user:password@host:2181");
+      config.problem(
+          "`uri` was '"
+              + shown
+              + "' but it gives a password without a user: zookeeper://user:password@host:2181");
     } else if (user != null) {
       if (user.indexOf(':') >= 0) {
-        config.problem("`uri` was '" + shown + "' but the user '" + user + "' contains ':', which digest authentication cannot carry");
+        config.problem(
+            "`uri` was '"
+                + shown
+                + "' but the user '"
+                + user
+                + "' contains ':', which digest authentication cannot carry");
       }
       digest = (user + ":" + password).getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
     if (acl != AclMode.OPEN && user == null) {
-      config.problem(ACL_OPTION, aclText, "it needs credentials to name the creator: give zookeeper://user:password@host:2181, or use acl=open");
+      config.problem(
+          ACL_OPTION,
+          aclText,
+          "it needs credentials to name the creator: give zookeeper://user:password@host:2181, or"
+              + " use acl=open");
     }
     return new ZooKeeperSettings(shown, hosts, basePath, session, connect, acl, user, digest);
   }
 
-  /** @return why {@code path} is not a valid absolute ZooKeeper path, or null if it is */
+  /**
+   * @return why {@code path} is not a valid absolute ZooKeeper path, or null if it is
+   */
   private static String pathProblem(String path) {
     try {
       PathUtils.validatePath(path);
@@ -152,7 +217,9 @@ final class ZooKeeperSettings {
     }
   }
 
-  /** {@code host:port} with IPv6 addresses in brackets, as ZooKeeper's connect string wants them. */
+  /**
+   * {@code host:port} with IPv6 addresses in brackets, as ZooKeeper's connect string wants them.
+   */
   private static final class HostText {
     final String host;
     final int port;

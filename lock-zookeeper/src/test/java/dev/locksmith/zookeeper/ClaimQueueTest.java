@@ -13,7 +13,9 @@ class ClaimQueueTest {
 
   /** A node name as Curator's protected mode and ZooKeeper's sequence make it. */
   private static String node(Claim claim, String owner) {
-    return String.format("_c_%08x-0000-0000-0000-000000000000-%s%010d", seq, NodeNames.claimBase(claim, owner), seq++);
+    return String.format(
+        "_c_%08x-0000-0000-0000-000000000000-%s%010d",
+        seq, NodeNames.claimBase(claim, owner), seq++);
   }
 
   private static ClaimQueue.Verdict judge(Claim claim, List<String> children, String mine) {
@@ -30,10 +32,14 @@ class ClaimQueueTest {
       nodes.add(node(three, "client-a:" + i));
     }
     for (int i = 0; i < 3; i++) {
-      assertThat(judge(three, nodes, nodes.get(i)).action).as("node %d", i).isEqualTo(ClaimQueue.Action.GRANT);
+      assertThat(judge(three, nodes, nodes.get(i)).action)
+          .as("node %d", i)
+          .isEqualTo(ClaimQueue.Action.GRANT);
     }
-    assertThat(judge(three, nodes, nodes.get(3)).action).isEqualTo(ClaimQueue.Action.WAIT_FOR_CHILDREN);
-    assertThat(judge(three, nodes, nodes.get(4)).action).isEqualTo(ClaimQueue.Action.WAIT_FOR_CHILDREN);
+    assertThat(judge(three, nodes, nodes.get(3)).action)
+        .isEqualTo(ClaimQueue.Action.WAIT_FOR_CHILDREN);
+    assertThat(judge(three, nodes, nodes.get(4)).action)
+        .isEqualTo(ClaimQueue.Action.WAIT_FOR_CHILDREN);
     nodes.remove(1); // a holder in the middle releases: the first waiter is now third
     assertThat(judge(three, nodes, nodes.get(2)).action).isEqualTo(ClaimQueue.Action.GRANT);
   }
@@ -60,14 +66,16 @@ class ClaimQueueTest {
   @Test
   void aSemaphoreWithNothingAheadTakesTheCountItIsAskedWith() {
     String mine = node(Claim.permit(7), "a:1");
-    assertThat(judge(Claim.permit(7), List.of(mine), mine).action).isEqualTo(ClaimQueue.Action.GRANT);
+    assertThat(judge(Claim.permit(7), List.of(mine), mine).action)
+        .isEqualTo(ClaimQueue.Action.GRANT);
   }
 
   @Test
   void nodesThatAreNotPermitsAreNobodysLease() {
     String odd = "_c_x-something-else-0000000000";
     String mine = node(Claim.permit(1), "a:1");
-    assertThat(judge(Claim.permit(1), List.of(odd, mine), mine).action).isEqualTo(ClaimQueue.Action.GRANT);
+    assertThat(judge(Claim.permit(1), List.of(odd, mine), mine).action)
+        .isEqualTo(ClaimQueue.Action.GRANT);
   }
 
   @Test
@@ -104,11 +112,17 @@ class ClaimQueueTest {
     String permit = node(Claim.permit(4), "of-9-x:1");
     assertThat(NodeNames.permitsOf(permit)).isEqualTo(4);
     assertThat(NodeNames.permitsOf(reader)).isEqualTo(-1);
-    assertThat(NodeNames.permitsOf(node(Claim.permit(Claim.MAX_PERMITS), "a:1"))).isEqualTo(Claim.MAX_PERMITS);
-    assertThat(NodeNames.permitsOf("_c_x-permit-a-of-0-0000000001")).as("no semaphore has 0 permits").isEqualTo(-1);
-    assertThat(NodeNames.permitsOf("_c_x-permit-a-to-4-0000000001")).as("a count without its mark").isEqualTo(-1);
+    assertThat(NodeNames.permitsOf(node(Claim.permit(Claim.MAX_PERMITS), "a:1")))
+        .isEqualTo(Claim.MAX_PERMITS);
+    assertThat(NodeNames.permitsOf("_c_x-permit-a-of-0-0000000001"))
+        .as("no semaphore has 0 permits")
+        .isEqualTo(-1);
+    assertThat(NodeNames.permitsOf("_c_x-permit-a-to-4-0000000001"))
+        .as("a count without its mark")
+        .isEqualTo(-1);
     assertThat(NodeNames.permitsOf("_c_x-permit-a-of-4")).as("no sequence number").isEqualTo(-1);
-    assertThat(NodeNames.hasBase(permit, NodeNames.claimBase(Claim.permit(4), "of-9-x:1"))).isTrue();
+    assertThat(NodeNames.hasBase(permit, NodeNames.claimBase(Claim.permit(4), "of-9-x:1")))
+        .isTrue();
     assertThat(NodeNames.hasBase(permit, NodeNames.claimBase(Claim.permit(4), "9-x:1"))).isFalse();
   }
 
@@ -118,7 +132,8 @@ class ClaimQueueTest {
     String sem = NodeNames.parent(".semaphores", Claim.Kind.PERMIT);
     String rw = NodeNames.parent(".semaphores", Claim.Kind.READ);
     assertThat(List.of(lock, sem, rw)).doesNotHaveDuplicates();
-    assertThat(NodeNames.parent("a", Claim.Kind.WRITE)).isEqualTo(NodeNames.parent("a", Claim.Kind.READ));
+    assertThat(NodeNames.parent("a", Claim.Kind.WRITE))
+        .isEqualTo(NodeNames.parent("a", Claim.Kind.READ));
     assertThat(lock).as("no lock is a child of the semaphores' node").isEqualTo("/%2Esemaphores");
   }
 }

@@ -34,8 +34,13 @@ class NodeDataTest {
 
   @Test
   void foreignOrBrokenDataReadsAsANodeThatNeverExpires() {
-    for (String text : new String[] {"x\nexpires-after-ms=", "x\nexpires-after-ms=abc", "x\nexpires-after-ms=0",
-        "x\nexpires-after-ms=-4"}) {
+    for (String text :
+        new String[] {
+          "x\nexpires-after-ms=",
+          "x\nexpires-after-ms=abc",
+          "x\nexpires-after-ms=0",
+          "x\nexpires-after-ms=-4"
+        }) {
       NodeData d = NodeData.parse(text.getBytes(StandardCharsets.UTF_8));
       assertThat(d.expires()).as("'%s'", text).isFalse();
       assertThat(d.owner).isEqualTo(text);
@@ -46,7 +51,10 @@ class NodeDataTest {
 
   @Test
   void anExpiryBelowOneMillisecondIsRefusedWithItsValue() {
-    assertThatThrownBy(() -> NodeData.expiring("o", 0)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("`millis`").hasMessageContaining("0").hasMessageContaining("at least 1");
+    assertThatThrownBy(() -> NodeData.expiring("o", 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`millis`")
+        .hasMessageContaining("0")
+        .hasMessageContaining("at least 1");
   }
 }

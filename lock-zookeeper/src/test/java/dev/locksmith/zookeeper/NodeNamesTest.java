@@ -10,9 +10,27 @@ import org.apache.zookeeper.common.PathUtils;
 import org.junit.jupiter.api.Test;
 
 class NodeNamesTest {
-  private static final List<String> NAMES = List.of("plain", "orders/42", "/", "//", ".", "..", "...", ".hidden", "a.b",
-      "spaces and / slashes", "'; DROP TABLE locks; --", "%41", "A", "ключ 鍵 🔒", "*?[]{}", "zookeeper", "\uFFFE\uF8FF",
-      "x".repeat(255), "🔒".repeat(127));
+  private static final List<String> NAMES =
+      List.of(
+          "plain",
+          "orders/42",
+          "/",
+          "//",
+          ".",
+          "..",
+          "...",
+          ".hidden",
+          "a.b",
+          "spaces and / slashes",
+          "'; DROP TABLE locks; --",
+          "%41",
+          "A",
+          "ключ 鍵 🔒",
+          "*?[]{}",
+          "zookeeper",
+          "\uFFFE\uF8FF",
+          "x".repeat(255),
+          "🔒".repeat(127));
 
   @Test
   void everyNameBecomesOneValidNodeNameAndComesBack() {
@@ -40,21 +58,33 @@ class NodeNamesTest {
 
   @Test
   void waitersSortBySequenceWhateverTheirProtectionPrefix() {
-    List<String> children = new ArrayList<>(List.of("_c_ffff-lock-a:1-0000000010", "_c_0000-lock-b:2-0000000002",
-        "_c_8888-lock-c:3-0000000007"));
+    List<String> children =
+        new ArrayList<>(
+            List.of(
+                "_c_ffff-lock-a:1-0000000010",
+                "_c_0000-lock-b:2-0000000002",
+                "_c_8888-lock-c:3-0000000007"));
     children.sort(NodeNames.BY_SEQUENCE);
-    assertThat(children).containsExactly("_c_0000-lock-b:2-0000000002", "_c_8888-lock-c:3-0000000007",
-        "_c_ffff-lock-a:1-0000000010");
+    assertThat(children)
+        .containsExactly(
+            "_c_0000-lock-b:2-0000000002",
+            "_c_8888-lock-c:3-0000000007",
+            "_c_ffff-lock-a:1-0000000010");
   }
 
   @Test
   void theHoldNodeSortsBeforeEveryWaiterAndIsNobodysWaiterNode() {
-    List<String> children = new ArrayList<>(List.of("_c_ffff-lock-a:1-0000000000", NodeNames.HOLD,
-        "_c_0000-lock-b:2-0000000002"));
+    List<String> children =
+        new ArrayList<>(
+            List.of("_c_ffff-lock-a:1-0000000000", NodeNames.HOLD, "_c_0000-lock-b:2-0000000002"));
     children.sort(NodeNames.BY_SEQUENCE);
-    assertThat(children).containsExactly(NodeNames.HOLD, "_c_ffff-lock-a:1-0000000000", "_c_0000-lock-b:2-0000000002");
+    assertThat(children)
+        .containsExactly(
+            NodeNames.HOLD, "_c_ffff-lock-a:1-0000000000", "_c_0000-lock-b:2-0000000002");
     assertThat(NodeNames.isWaiterOf(NodeNames.HOLD, "hold")).isFalse();
-    assertThat(NodeNames.encode("hold")).as("a lock named 'hold' is a directory, never a child").isEqualTo("hold");
+    assertThat(NodeNames.encode("hold"))
+        .as("a lock named 'hold' is a directory, never a child")
+        .isEqualTo("hold");
   }
 
   @Test

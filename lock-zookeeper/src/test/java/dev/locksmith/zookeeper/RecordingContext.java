@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The core's side of the backend, recording every callback, for tests that drive a backend directly. */
+/**
+ * The core's side of the backend, recording every callback, for tests that drive a backend
+ * directly.
+ */
 final class RecordingContext implements BackendContext {
   private static final AtomicInteger IDS = new AtomicInteger();
 
@@ -27,8 +30,14 @@ final class RecordingContext implements BackendContext {
 
     @Override
     public String toString() {
-      return kind + "(" + ownerId + (reason == null ? "" : ", " + reason)
-          + (kind.equals("validUntil") ? ", " + (validUntil == Long.MAX_VALUE ? "MAX" : "finite") : "") + ")";
+      return kind
+          + "("
+          + ownerId
+          + (reason == null ? "" : ", " + reason)
+          + (kind.equals("validUntil")
+              ? ", " + (validUntil == Long.MAX_VALUE ? "MAX" : "finite")
+              : "")
+          + ")";
     }
   }
 
@@ -61,11 +70,18 @@ final class RecordingContext implements BackendContext {
   }
 
   boolean saw(String kind, String ownerId, boolean unbounded) {
-    return calls.stream().anyMatch(c -> c.kind.equals(kind) && (ownerId == null || ownerId.equals(c.ownerId))
-        && (!kind.equals("validUntil") || (c.validUntil == Long.MAX_VALUE) == unbounded));
+    return calls.stream()
+        .anyMatch(
+            c ->
+                c.kind.equals(kind)
+                    && (ownerId == null || ownerId.equals(c.ownerId))
+                    && (!kind.equals("validUntil")
+                        || (c.validUntil == Long.MAX_VALUE) == unbounded));
   }
 
   boolean sawLoss(String ownerId) {
-    return calls.stream().anyMatch(c -> c.kind.equals("allLost") || c.kind.equals("lost") && ownerId.equals(c.ownerId));
+    return calls.stream()
+        .anyMatch(
+            c -> c.kind.equals("allLost") || c.kind.equals("lost") && ownerId.equals(c.ownerId));
   }
 }

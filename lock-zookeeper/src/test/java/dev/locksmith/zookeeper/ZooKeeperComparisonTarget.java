@@ -12,7 +12,8 @@ import java.time.Duration;
  */
 public final class ZooKeeperComparisonTarget implements AutoCloseable {
   private static final Duration SESSION = Duration.ofSeconds(2);
-  private static final String OPTIONS = "?session-timeout=" + SESSION.toMillis() + "ms&connection-timeout=2s";
+  private static final String OPTIONS =
+      "?session-timeout=" + SESSION.toMillis() + "ms&connection-timeout=2s";
   private final ZooKeeperServerFixture server;
   private final ZooKeeperEnsembleFixture ensemble;
 
@@ -21,26 +22,37 @@ public final class ZooKeeperComparisonTarget implements AutoCloseable {
     this(ZooKeeperServerFixture.start("compare-zookeeper"), null);
   }
 
-  private ZooKeeperComparisonTarget(ZooKeeperServerFixture server, ZooKeeperEnsembleFixture ensemble) {
+  private ZooKeeperComparisonTarget(
+      ZooKeeperServerFixture server, ZooKeeperEnsembleFixture ensemble) {
     this.server = server;
     this.ensemble = ensemble;
   }
 
   /**
-   * @return three servers in JVMs of their own, shown as "zookeeper-3", for the scenarios that
-   *     need a quorum (the leader killed, a majority killed); the single server covers the others
+   * @return three servers in JVMs of their own, shown as "zookeeper-3", for the scenarios that need
+   *     a quorum (the leader killed, a majority killed); the single server covers the others
    */
   public static ZooKeeperComparisonTarget ensemble() {
-    return new ZooKeeperComparisonTarget(null, ZooKeeperEnsembleFixture.start("compare-zookeeper-3"));
+    return new ZooKeeperComparisonTarget(
+        null, ZooKeeperEnsembleFixture.start("compare-zookeeper-3"));
   }
 
-  /** @return the target: zookeeper:// with a 2 s session, with the hooks of its servers */
+  /**
+   * @return the target: zookeeper:// with a 2 s session, with the hooks of its servers
+   */
   public Comparison.Target target() {
     if (ensemble != null) {
-      return Comparison.Target.of("zookeeper-3", "zookeeper://" + ensemble.connectString() + OPTIONS, hooks(ensemble),
-          SESSION.plusSeconds(1)).only(Comparison.Scenario.LEADER_FAILOVER, Comparison.Scenario.MAJORITY_DOWN);
+      return Comparison.Target.of(
+              "zookeeper-3",
+              "zookeeper://" + ensemble.connectString() + OPTIONS,
+              hooks(ensemble),
+              SESSION.plusSeconds(1))
+          .only(Comparison.Scenario.LEADER_FAILOVER, Comparison.Scenario.MAJORITY_DOWN);
     }
-    return Comparison.Target.of("zookeeper", "zookeeper://127.0.0.1:" + server.port() + OPTIONS, hooks(server),
+    return Comparison.Target.of(
+        "zookeeper",
+        "zookeeper://127.0.0.1:" + server.port() + OPTIONS,
+        hooks(server),
         SESSION.plusSeconds(1));
   }
 

@@ -45,7 +45,10 @@ import org.junit.jupiter.api.Timeout;
 class ZooKeeperFailoverIT {
   private static final Pattern SESSION = Pattern.compile("sid=0x([0-9a-f]+)");
 
-  /** One holding as observed by a worker; {@code valid} is whether the lease was still valid at its end. */
+  /**
+   * One holding as observed by a worker; {@code valid} is whether the lease was still valid at its
+   * end.
+   */
   private static final class Hold {
     final int client;
     final long token;
@@ -63,7 +66,16 @@ class ZooKeeperFailoverIT {
 
     @Override
     public String toString() {
-      return "client " + client + " token " + token + " [" + start + ".." + end + "]" + (valid ? "" : " (lost)");
+      return "client "
+          + client
+          + " token "
+          + token
+          + " ["
+          + start
+          + ".."
+          + end
+          + "]"
+          + (valid ? "" : " (lost)");
     }
   }
 
@@ -72,9 +84,18 @@ class ZooKeeperFailoverIT {
   void killingTheHoldersServerDuringContentionNeverLetsHoldsOverlap() throws Exception {
     List<InstanceSpec> specs = new ArrayList<>();
     for (int id = 1; id <= 3; id++) {
-      specs.add(new InstanceSpec(Files.createTempDirectory("locksmith-zk-failover-" + id).toFile(), InstanceSpec.getRandomPort(),
-          InstanceSpec.getRandomPort(), InstanceSpec.getRandomPort(), true, id, ZooKeeperServerFixture.TICK_MILLIS, -1,
-          Map.of("admin.enableServer", "false", "4lw.commands.whitelist", "*"), "127.0.0.1"));
+      specs.add(
+          new InstanceSpec(
+              Files.createTempDirectory("locksmith-zk-failover-" + id).toFile(),
+              InstanceSpec.getRandomPort(),
+              InstanceSpec.getRandomPort(),
+              InstanceSpec.getRandomPort(),
+              true,
+              id,
+              ZooKeeperServerFixture.TICK_MILLIS,
+              -1,
+              Map.of("admin.enableServer", "false", "4lw.commands.whitelist", "*"),
+              "127.0.0.1"));
     }
     try (TestingCluster cluster = new TestingCluster(specs)) {
       cluster.start();
@@ -89,33 +110,44 @@ class ZooKeeperFailoverIT {
       AtomicInteger unavailable = new AtomicInteger();
       AtomicBoolean stop = new AtomicBoolean();
       List<Thread> workers = new ArrayList<>();
-      try (CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(connect).sessionTimeoutMs(30_000)
-          .connectionTimeoutMs(5_000).retryPolicy(new RetryNTimes(50, 100)).build()) {
+      try (CuratorFramework admin =
+          CuratorFrameworkFactory.builder()
+              .connectString(connect)
+              .sessionTimeoutMs(30_000)
+              .connectionTimeoutMs(5_000)
+              .retryPolicy(new RetryNTimes(50, 100))
+              .build()) {
         admin.start();
         for (int c = 0; c < 4; c++) {
           LockClient client = Locks.connect(uri);
           clients.add(client);
           int index = c;
-          Thread t = new Thread(() -> {
-            while (!stop.get()) {
-              try (Lease lease = client.lock(name).acquire(Duration.ofSeconds(30))) {
-                long start = System.nanoTime();
-                long busyUntil = start + TimeUnit.MILLISECONDS.toNanos(2);
-                while (System.nanoTime() < busyUntil) {
-                  Thread.onSpinWait(); // the protected work
-                }
-                long end = System.nanoTime();
-                holds.add(new Hold(index, lease.fencingToken(), start, end, lease.isValid()));
-              } catch (LockException e) {
-                unavailable.incrementAndGet(); // the ensemble is electing or our server is gone: try again
-              } catch (InterruptedException e) {
-                return;
-              } catch (Throwable e) {
-                errors.add(e);
-                return;
-              }
-            }
-          }, "failover-" + c);
+          Thread t =
+              new Thread(
+                  () -> {
+                    while (!stop.get()) {
+                      try (Lease lease = client.lock(name).acquire(Duration.ofSeconds(30))) {
+                        long start = System.nanoTime();
+                        long busyUntil = start + TimeUnit.MILLISECONDS.toNanos(2);
+                        while (System.nanoTime() < busyUntil) {
+                          Thread.onSpinWait(); // the protected work
+                        }
+                        long end = System.nanoTime();
+                        holds.add(
+                            new Hold(index, lease.fencingToken(), start, end, lease.isValid()));
+                      } catch (LockException e) {
+                        unavailable
+                            .incrementAndGet(); // the ensemble is electing or our server is gone:
+                        // try again
+                      } catch (InterruptedException e) {
+                        return;
+                      } catch (Throwable e) {
+                        errors.add(e);
+                        return;
+                      }
+                    }
+                  },
+                  "failover-" + c);
           t.setDaemon(true);
           workers.add(t);
           t.start();
@@ -137,10 +169,13 @@ class ZooKeeperFailoverIT {
         long killedAt = System.nanoTime();
         assertThat(cluster.killServer(victim)).isTrue();
 
-        await(Duration.ofSeconds(60), "50 more holds after killing " + victim.getConnectString(),
+        await(
+            Duration.ofSeconds(60),
+            "50 more holds after killing " + victim.getConnectString(),
             () -> holds.stream().filter(h -> h.start > killedAt).count() >= 50);
 
-        // then the leader, once the ensemble is whole again: every client is cut off during the election
+        // then the leader, once the ensemble is whole again: every client is cut off during the
+        // election
         assertThat(cluster.restartServer(victim)).isTrue();
         InstanceSpec leader = null;
         deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -150,7 +185,9 @@ class ZooKeeperFailoverIT {
         assertThat(leader).as("the ensemble has a leader again").isNotNull();
         long leaderKilledAt = System.nanoTime();
         assertThat(cluster.killServer(leader)).isTrue();
-        await(Duration.ofSeconds(60), "50 more holds after killing the leader " + leader.getConnectString(),
+        await(
+            Duration.ofSeconds(60),
+            "50 more holds after killing the leader " + leader.getConnectString(),
             () -> holds.stream().filter(h -> h.start > leaderKilledAt).count() >= 50);
         stop.set(true);
         for (Thread t : workers) {
@@ -161,20 +198,37 @@ class ZooKeeperFailoverIT {
 
         List<Hold> sorted = new ArrayList<>(holds);
         sorted.sort(Comparator.comparingLong(h -> h.start));
-        List<Hold> valid = sorted.stream().filter(h -> h.valid).collect(java.util.stream.Collectors.toList());
+        List<Hold> valid =
+            sorted.stream().filter(h -> h.valid).collect(java.util.stream.Collectors.toList());
         for (int i = 1; i < valid.size(); i++) {
           Hold a = valid.get(i - 1);
           Hold b = valid.get(i);
           if (b.start - a.end < 0) {
-            fail("mutual exclusion broken across the failover: holds overlapped: " + a + " and " + b);
+            fail(
+                "mutual exclusion broken across the failover: holds overlapped: "
+                    + a
+                    + " and "
+                    + b);
           }
           if (b.token <= a.token) {
-            fail("fencing broken across the failover: token " + b.token + " followed token " + a.token);
+            fail(
+                "fencing broken across the failover: token "
+                    + b.token
+                    + " followed token "
+                    + a.token);
           }
         }
-        System.out.printf("failover: %d holds (%d before the kill, %d lost to the failover), %d acquire/release calls "
-            + "failed while the ensemble recovered; killed %s holding session 0x%x, then the leader %s%n", sorted.size(), before,
-            sorted.size() - valid.size(), unavailable.get(), victim.getConnectString(), holderSession, leader.getConnectString());
+        System.out.printf(
+            "failover: %d holds (%d before the kill, %d lost to the failover), %d acquire/release"
+                + " calls failed while the ensemble recovered; killed %s holding session 0x%x, then"
+                + " the leader %s%n",
+            sorted.size(),
+            before,
+            sorted.size() - valid.size(),
+            unavailable.get(),
+            victim.getConnectString(),
+            holderSession,
+            leader.getConnectString());
       } finally {
         stop.set(true);
         for (Thread t : workers) {
@@ -187,8 +241,11 @@ class ZooKeeperFailoverIT {
     }
   }
 
-  /** @return the session of the node first in line, if the lock is held right now */
-  private static Optional<Long> holderSession(CuratorFramework admin, String parent) throws Exception {
+  /**
+   * @return the session of the node first in line, if the lock is held right now
+   */
+  private static Optional<Long> holderSession(CuratorFramework admin, String parent)
+      throws Exception {
     try {
       List<String> children = new ArrayList<>(admin.getChildren().forPath(parent));
       children.sort(NodeNames.BY_SEQUENCE);
@@ -202,7 +259,10 @@ class ZooKeeperFailoverIT {
     }
   }
 
-  /** Asks each server for its connections (the {@code cons} four-letter word) and returns the one serving the session. */
+  /**
+   * Asks each server for its connections (the {@code cons} four-letter word) and returns the one
+   * serving the session.
+   */
   private static InstanceSpec serverOf(long session, TestingCluster cluster) throws Exception {
     for (InstanceSpec spec : cluster.getInstances()) {
       try (Socket s = new Socket()) {
@@ -224,7 +284,10 @@ class ZooKeeperFailoverIT {
     return null;
   }
 
-  /** @return the server whose {@code srvr} four-letter word says it leads, or null during an election */
+  /**
+   * @return the server whose {@code srvr} four-letter word says it leads, or null during an
+   *     election
+   */
   private static InstanceSpec leaderOf(TestingCluster cluster) {
     for (InstanceSpec spec : cluster.getInstances()) {
       try (Socket s = new Socket()) {
@@ -232,7 +295,8 @@ class ZooKeeperFailoverIT {
         s.setSoTimeout(2000);
         s.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
-        if (new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).contains("Mode: leader")) {
+        if (new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)
+            .contains("Mode: leader")) {
           return spec;
         }
       } catch (java.io.IOException e) {
@@ -242,7 +306,8 @@ class ZooKeeperFailoverIT {
     return null;
   }
 
-  private static void await(Duration within, String what, BooleanSupplier condition) throws InterruptedException {
+  private static void await(Duration within, String what, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {

@@ -38,10 +38,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Semaphores and read-write locks on a real ZooKeeper server in this JVM (curator-test), driving
  * two backends (two clients) directly, as the core would: poll, sleep until woken or the retry is
- * due, release. Checks the count across clients, a crashed or expired client's permits coming
- * free, the refusal of another count, shared readers, exclusive writers, arrival order (a reader
- * behind a waiting writer waits), a writer's withdrawal waking the readers behind it, tokens rising
- * per grant, and a lock, a semaphore and a read-write lock of one name staying apart.
+ * due, release. Checks the count across clients, a crashed or expired client's permits coming free,
+ * the refusal of another count, shared readers, exclusive writers, arrival order (a reader behind a
+ * waiting writer waits), a writer's withdrawal waking the readers behind it, tokens rising per
+ * grant, and a lock, a semaphore and a read-write lock of one name staying apart.
  */
 class ZooKeeperSemaphoreIT {
   private static final Duration LEASE = Duration.ofSeconds(30);
@@ -50,12 +50,26 @@ class ZooKeeperSemaphoreIT {
 
   @BeforeAll
   static void start() throws Exception {
-    InstanceSpec spec = new InstanceSpec(Files.createTempDirectory("locksmith-zk-semaphore").toFile(),
-        InstanceSpec.getRandomPort(), -1, -1, true, -1, ZooKeeperServerFixture.TICK_MILLIS, -1,
-        Map.of("admin.enableServer", "false"), "127.0.0.1");
+    InstanceSpec spec =
+        new InstanceSpec(
+            Files.createTempDirectory("locksmith-zk-semaphore").toFile(),
+            InstanceSpec.getRandomPort(),
+            -1,
+            -1,
+            true,
+            -1,
+            ZooKeeperServerFixture.TICK_MILLIS,
+            -1,
+            Map.of("admin.enableServer", "false"),
+            "127.0.0.1");
     server = new TestingServer(spec, true);
-    admin = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).sessionTimeoutMs(30_000)
-        .connectionTimeoutMs(5_000).retryPolicy(new RetryOneTime(100)).build();
+    admin =
+        CuratorFrameworkFactory.builder()
+            .connectString(server.getConnectString())
+            .sessionTimeoutMs(30_000)
+            .connectionTimeoutMs(5_000)
+            .retryPolicy(new RetryOneTime(100))
+            .build();
     admin.start();
     admin.blockUntilConnected(30, TimeUnit.SECONDS);
   }
@@ -76,9 +90,16 @@ class ZooKeeperSemaphoreIT {
   }
 
   private static ZooKeeperBackend open(RecordingContext context, String sessionTimeout) {
-    String uri = "zookeeper://" + server.getConnectString() + "?session-timeout=" + sessionTimeout + "&connection-timeout=2s";
+    String uri =
+        "zookeeper://"
+            + server.getConnectString()
+            + "?session-timeout="
+            + sessionTimeout
+            + "&connection-timeout=2s";
     LockUri parsed = LockUri.parse(uri);
-    return (ZooKeeperBackend) new ZooKeeperLockProvider().open(new BackendConfig(parsed, parsed.query(), List.of()), context);
+    return (ZooKeeperBackend)
+        new ZooKeeperLockProvider()
+            .open(new BackendConfig(parsed, parsed.query(), List.of()), context);
   }
 
   private static String name() {
@@ -100,13 +121,21 @@ class ZooKeeperSemaphoreIT {
       this.name = name;
       this.claim = claim;
       this.ownerId = context.clientId() + ":" + n;
-      this.attempt = backend.attempt(name, claim, ownerId, LEASE, () -> {
-        wakes.incrementAndGet();
-        woken.release();
-      });
+      this.attempt =
+          backend.attempt(
+              name,
+              claim,
+              ownerId,
+              LEASE,
+              () -> {
+                wakes.incrementAndGet();
+                woken.release();
+              });
     }
 
-    /** Polls until granted or {@code within} has passed, sleeping as the core does between polls. */
+    /**
+     * Polls until granted or {@code within} has passed, sleeping as the core does between polls.
+     */
     Poll pollUntilGranted(Duration within) throws InterruptedException {
       long deadline = System.nanoTime() + within.toNanos();
       while (true) {
@@ -118,7 +147,9 @@ class ZooKeeperSemaphoreIT {
         if (left <= 0) {
           return null;
         }
-        woken.tryAcquire(Math.min(left, Math.min(p.retryAfter().toNanos(), TimeUnit.SECONDS.toNanos(1))), TimeUnit.NANOSECONDS);
+        woken.tryAcquire(
+            Math.min(left, Math.min(p.retryAfter().toNanos(), TimeUnit.SECONDS.toNanos(1))),
+            TimeUnit.NANOSECONDS);
       }
     }
 
@@ -131,11 +162,13 @@ class ZooKeeperSemaphoreIT {
     }
 
     boolean release(Poll grant) {
-      return backend.release(new BackendLease(name, claim, ownerId, grant.fencingToken(), LEASE, grant.state()));
+      return backend.release(
+          new BackendLease(name, claim, ownerId, grant.fencingToken(), LEASE, grant.state()));
     }
   }
 
-  private static void await(Duration within, String what, BooleanSupplier condition) throws InterruptedException {
+  private static void await(Duration within, String what, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
@@ -151,13 +184,18 @@ class ZooKeeperSemaphoreIT {
 
   private static List<String> children(String name, Claim.Kind kind) throws Exception {
     try {
-      return admin.getChildren().forPath("/" + ZooKeeperSettings.DEFAULT_NAMESPACE + NodeNames.parent(name, kind));
+      return admin
+          .getChildren()
+          .forPath("/" + ZooKeeperSettings.DEFAULT_NAMESPACE + NodeNames.parent(name, kind));
     } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
       return List.of();
     }
   }
 
-  /** One lease as the contenders saw it: taken after {@code polledAt}, given back before {@code releasedAt}. */
+  /**
+   * One lease as the contenders saw it: taken after {@code polledAt}, given back before {@code
+   * releasedAt}.
+   */
   private static final class Span {
     final long token;
     final long polledAt;
@@ -181,26 +219,30 @@ class ZooKeeperSemaphoreIT {
     List<Span> spans = Collections.synchronizedList(new ArrayList<>());
     AtomicInteger owners = new AtomicInteger();
     ExecutorService threads = Executors.newFixedThreadPool(8);
-    try (ZooKeeperBackend a = open(ca); ZooKeeperBackend b = open(cb)) {
+    try (ZooKeeperBackend a = open(ca);
+        ZooKeeperBackend b = open(cb)) {
       List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < 8; t++) {
         ZooKeeperBackend backend = t % 2 == 0 ? a : b;
         RecordingContext context = t % 2 == 0 ? ca : cb;
-        done.add(threads.submit(() -> {
-          for (int i = 0; i < 6; i++) {
-            Waiting w = new Waiting(backend, context, name, three, owners.incrementAndGet());
-            long polledAt = System.nanoTime();
-            Poll grant = w.granted();
-            int now = inside.incrementAndGet();
-            most.accumulateAndGet(now, Math::max);
-            Thread.sleep(15);
-            inside.decrementAndGet();
-            long releasedAt = System.nanoTime();
-            assertThat(w.release(grant)).as("release of a held permit").isTrue();
-            spans.add(new Span(grant.fencingToken(), polledAt, releasedAt));
-          }
-          return null;
-        }));
+        done.add(
+            threads.submit(
+                () -> {
+                  for (int i = 0; i < 6; i++) {
+                    Waiting w =
+                        new Waiting(backend, context, name, three, owners.incrementAndGet());
+                    long polledAt = System.nanoTime();
+                    Poll grant = w.granted();
+                    int now = inside.incrementAndGet();
+                    most.accumulateAndGet(now, Math::max);
+                    Thread.sleep(15);
+                    inside.decrementAndGet();
+                    long releasedAt = System.nanoTime();
+                    assertThat(w.release(grant)).as("release of a held permit").isTrue();
+                    spans.add(new Span(grant.fencingToken(), polledAt, releasedAt));
+                  }
+                  return null;
+                }));
       }
       for (Future<?> f : done) {
         f.get(60, TimeUnit.SECONDS);
@@ -213,49 +255,72 @@ class ZooKeeperSemaphoreIT {
     for (Span x : spans) {
       for (Span y : spans) {
         if (x.releasedAt - y.polledAt < 0) {
-          assertThat(y.token).as("a grant asked for after another lease ended has the higher token").isGreaterThan(x.token);
+          assertThat(y.token)
+              .as("a grant asked for after another lease ended has the higher token")
+              .isGreaterThan(x.token);
         }
       }
     }
-    assertThat(spans.stream().map(s -> s.token).distinct().count()).as("distinct tokens").isEqualTo(48);
+    assertThat(spans.stream().map(s -> s.token).distinct().count())
+        .as("distinct tokens")
+        .isEqualTo(48);
     assertThat(children(name, Claim.Kind.PERMIT)).as("nodes left").isEmpty();
   }
 
   @Test
-  void aCrashedClientsPermitsComeFreeWhenItsSessionEndsAndAnExpiredSessionIsReported() throws Exception {
+  void aCrashedClientsPermitsComeFreeWhenItsSessionEndsAndAnExpiredSessionIsReported()
+      throws Exception {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
     RecordingContext cc = new RecordingContext();
     String name = name();
     Claim two = Claim.permit(2);
     ZooKeeperBackend crashing = open(ca, "2s");
-    try (ZooKeeperBackend expiring = open(cb); ZooKeeperBackend waiting = open(cc)) {
+    try (ZooKeeperBackend expiring = open(cb);
+        ZooKeeperBackend waiting = open(cc)) {
       new Waiting(crashing, ca, name, two, 1).granted();
       Waiting expired = new Waiting(expiring, cb, name, two, 1);
       expired.granted();
       Waiting third = new Waiting(waiting, cc, name, two, 1);
-      assertThat(third.pollUntilGranted(Duration.ofMillis(300))).as("a third permit of two").isNull();
+      assertThat(third.pollUntilGranted(Duration.ofMillis(300)))
+          .as("a third permit of two")
+          .isNull();
 
       // expire one holder's session for real: attach to it from a second handle and close that
       ZooKeeper zk = expiring.curator().getZookeeperClient().getZooKeeper();
       java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
-      ZooKeeper twin = new ZooKeeper(server.getConnectString(), 2000, event -> {
-        if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-          attached.countDown();
-        }
-      }, zk.getSessionId(), zk.getSessionPasswd());
+      ZooKeeper twin =
+          new ZooKeeper(
+              server.getConnectString(),
+              2000,
+              event -> {
+                if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                  attached.countDown();
+                }
+              },
+              zk.getSessionId(),
+              zk.getSessionPasswd());
       assertThat(attached.await(10, TimeUnit.SECONDS)).isTrue();
       twin.close();
-      await(Duration.ofSeconds(10), "the expired session's permit is reported lost", () -> cb.sawLoss(expired.ownerId));
-      assertThat(third.pollUntilGranted(Duration.ofSeconds(5))).as("the permit the expired session held").isNotNull();
+      await(
+          Duration.ofSeconds(10),
+          "the expired session's permit is reported lost",
+          () -> cb.sawLoss(expired.ownerId));
+      assertThat(third.pollUntilGranted(Duration.ofSeconds(5)))
+          .as("the permit the expired session held")
+          .isNotNull();
 
       Waiting fourth = new Waiting(waiting, cc, name, two, 2);
-      assertThat(fourth.pollUntilGranted(Duration.ofMillis(300))).as("while the crashed client's session lives").isNull();
+      assertThat(fourth.pollUntilGranted(Duration.ofMillis(300)))
+          .as("while the crashed client's session lives")
+          .isNull();
       long crashedAt = System.nanoTime();
       crashing.abandon();
-      assertThat(fourth.pollUntilGranted(Duration.ofSeconds(8))).as("the crashed client's permit, once its session ends")
+      assertThat(fourth.pollUntilGranted(Duration.ofSeconds(8)))
+          .as("the crashed client's permit, once its session ends")
           .isNotNull();
-      assertThat(Duration.ofNanos(System.nanoTime() - crashedAt)).as("freed by the 2 s session timeout, not sooner")
+      assertThat(Duration.ofNanos(System.nanoTime() - crashedAt))
+          .as("freed by the 2 s session timeout, not sooner")
           .isGreaterThan(Duration.ofMillis(1000));
       assertThat(ca.calls).as("a crashed backend reports nothing").isEmpty();
     } finally {
@@ -264,15 +329,18 @@ class ZooKeeperSemaphoreIT {
   }
 
   @Test
-  void anotherCountWhilePermitsAreHeldIsRefusedAndLeavesNoNodeThenTheCountMayChange() throws Exception {
+  void anotherCountWhilePermitsAreHeldIsRefusedAndLeavesNoNodeThenTheCountMayChange()
+      throws Exception {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
     String name = name();
-    try (ZooKeeperBackend a = open(ca); ZooKeeperBackend b = open(cb)) {
+    try (ZooKeeperBackend a = open(ca);
+        ZooKeeperBackend b = open(cb)) {
       Waiting two = new Waiting(a, ca, name, Claim.permit(2), 1);
       Poll held = two.granted();
       Waiting five = new Waiting(b, cb, name, Claim.permit(5), 1);
-      assertThatThrownBy(five.attempt::poll).isInstanceOf(IllegalStateException.class)
+      assertThatThrownBy(five.attempt::poll)
+          .isInstanceOf(IllegalStateException.class)
           .hasMessage(Claim.permitsInUse(name, 5, 2).getMessage());
       five.attempt.abandon();
       assertThat(children(name, Claim.Kind.PERMIT)).as("the refused attempt's node").hasSize(1);
@@ -287,7 +355,8 @@ class ZooKeeperSemaphoreIT {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
     String name = name();
-    try (ZooKeeperBackend a = open(ca); ZooKeeperBackend b = open(cb)) {
+    try (ZooKeeperBackend a = open(ca);
+        ZooKeeperBackend b = open(cb)) {
       Waiting r1 = new Waiting(a, ca, name, Claim.read(), 1);
       Waiting r2 = new Waiting(b, cb, name, Claim.read(), 1);
       Waiting r3 = new Waiting(a, ca, name, Claim.read(), 2);
@@ -295,28 +364,44 @@ class ZooKeeperSemaphoreIT {
       Poll g2 = r2.granted();
       Poll g3 = r3.granted();
       Waiting writer = new Waiting(b, cb, name, Claim.write(), 2);
-      assertThat(writer.attempt.poll().isGranted()).as("a writer while three readers hold").isFalse();
+      assertThat(writer.attempt.poll().isGranted())
+          .as("a writer while three readers hold")
+          .isFalse();
       assertThat(r1.release(g1)).isTrue();
       assertThat(r3.release(g3)).isTrue();
-      // A poll within half a recheck of the previous one, with no event seen yet, answers from what that one read: the
-      // watch on the released r3 may then not have fired yet, and nothing would watch r2 when it goes. The core polls
-      // again on that late wake; this test does not, so it lets the window pass and the poll read the children anew.
+      // A poll within half a recheck of the previous one, with no event seen yet, answers from what
+      // that one read: the
+      // watch on the released r3 may then not have fired yet, and nothing would watch r2 when it
+      // goes. The core polls
+      // again on that late wake; this test does not, so it lets the window pass and the poll read
+      // the children anew.
       Thread.sleep(ca.recheck().toMillis() / 2 + 100);
       assertThat(writer.attempt.poll().isGranted()).as("a writer while one reader holds").isFalse();
       int wakesBefore = writer.wakes.get();
       assertThat(r2.release(g2)).isTrue();
-      await(Duration.ofSeconds(5), "the last reader's release wakes the writer", () -> writer.wakes.get() > wakesBefore);
+      await(
+          Duration.ofSeconds(5),
+          "the last reader's release wakes the writer",
+          () -> writer.wakes.get() > wakesBefore);
       Poll w = writer.attempt.poll();
       assertThat(w.isGranted()).as("the writer once no reader holds").isTrue();
-      assertThat(w.fencingToken()).isGreaterThan(Math.max(g1.fencingToken(), Math.max(g2.fencingToken(), g3.fencingToken())));
+      assertThat(w.fencingToken())
+          .isGreaterThan(
+              Math.max(g1.fencingToken(), Math.max(g2.fencingToken(), g3.fencingToken())));
       Waiting reader = new Waiting(a, ca, name, Claim.read(), 3);
-      assertThat(reader.pollUntilGranted(Duration.ofMillis(300))).as("a reader while the writer holds").isNull();
+      assertThat(reader.pollUntilGranted(Duration.ofMillis(300)))
+          .as("a reader while the writer holds")
+          .isNull();
       Waiting writer2 = new Waiting(a, ca, name, Claim.write(), 4);
-      assertThat(writer2.pollUntilGranted(Duration.ofMillis(100))).as("a second writer while the writer holds").isNull();
+      assertThat(writer2.pollUntilGranted(Duration.ofMillis(100)))
+          .as("a second writer while the writer holds")
+          .isNull();
       assertThat(writer.release(w)).isTrue();
       Poll r = reader.granted();
       assertThat(r.fencingToken()).isGreaterThan(w.fencingToken());
-      assertThat(writer2.pollUntilGranted(Duration.ofMillis(300))).as("the second writer while the reader holds").isNull();
+      assertThat(writer2.pollUntilGranted(Duration.ofMillis(300)))
+          .as("the second writer while the reader holds")
+          .isNull();
       assertThat(reader.release(r)).isTrue();
       assertThat(writer2.granted().fencingToken()).isGreaterThan(r.fencingToken());
     }
@@ -327,17 +412,22 @@ class ZooKeeperSemaphoreIT {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
     String name = name();
-    try (ZooKeeperBackend a = open(ca); ZooKeeperBackend b = open(cb)) {
+    try (ZooKeeperBackend a = open(ca);
+        ZooKeeperBackend b = open(cb)) {
       Waiting first = new Waiting(a, ca, name, Claim.read(), 1);
       Poll held = first.granted();
       Waiting writer = new Waiting(b, cb, name, Claim.write(), 1);
       assertThat(writer.attempt.poll().isGranted()).isFalse();
       Waiting late = new Waiting(a, ca, name, Claim.read(), 2);
-      assertThat(late.pollUntilGranted(Duration.ofMillis(300))).as("a reader behind a waiting writer, while only readers hold")
+      assertThat(late.pollUntilGranted(Duration.ofMillis(300)))
+          .as("a reader behind a waiting writer, while only readers hold")
           .isNull();
       int wakesBefore = late.wakes.get();
       writer.attempt.abandon();
-      await(Duration.ofSeconds(5), "the writer's withdrawal wakes the reader behind it", () -> late.wakes.get() > wakesBefore);
+      await(
+          Duration.ofSeconds(5),
+          "the writer's withdrawal wakes the reader behind it",
+          () -> late.wakes.get() > wakesBefore);
       Poll in = late.attempt.poll();
       assertThat(in.isGranted()).as("the reader once the writer withdrew").isTrue();
       assertThat(children(name, Claim.Kind.WRITE)).as("nodes: the two readers'").hasSize(2);
@@ -358,9 +448,13 @@ class ZooKeeperSemaphoreIT {
       Waiting late = new Waiting(a, ca, name, Claim.read(), 3);
       assertThat(late.attempt.poll().isGranted()).isFalse();
       assertThat(first.release(held)).isTrue();
-      assertThat(late.pollUntilGranted(Duration.ofMillis(300))).as("the late reader, while the writer is first in line").isNull();
+      assertThat(late.pollUntilGranted(Duration.ofMillis(300)))
+          .as("the late reader, while the writer is first in line")
+          .isNull();
       Poll w = writer.granted();
-      assertThat(late.pollUntilGranted(Duration.ofMillis(100))).as("the late reader while the writer holds").isNull();
+      assertThat(late.pollUntilGranted(Duration.ofMillis(100)))
+          .as("the late reader while the writer holds")
+          .isNull();
       assertThat(writer.release(w)).isTrue();
       assertThat(late.granted().fencingToken()).isGreaterThan(w.fencingToken());
     }
@@ -380,10 +474,13 @@ class ZooKeeperSemaphoreIT {
       assertThat(writer.release(w)).isTrue();
       Poll second = newer.granted();
       Poll third = older.granted();
-      assertThat(((ZooKeeperBackend.Held) third.state()).czxid).as("the older node was made first")
+      assertThat(((ZooKeeperBackend.Held) third.state()).czxid)
+          .as("the older node was made first")
           .isLessThan(((ZooKeeperBackend.Held) second.state()).czxid);
       assertThat(second.fencingToken()).isGreaterThan(w.fencingToken());
-      assertThat(third.fencingToken()).as("the later grant's token, though its node is older").isGreaterThan(second.fencingToken());
+      assertThat(third.fencingToken())
+          .as("the later grant's token, though its node is older")
+          .isGreaterThan(second.fencingToken());
     }
   }
 
@@ -405,9 +502,15 @@ class ZooKeeperSemaphoreIT {
     RecordingContext ca = new RecordingContext();
     String name = name();
     try (ZooKeeperBackend a = open(ca)) {
-      assertThat(pollOnce(a.attempt(name, ca.clientId() + ":1", LEASE, () -> { }))).as("the lock").isTrue();
-      assertThat(new Waiting(a, ca, name, Claim.permit(1), 2).attempt.poll().isGranted()).as("its semaphore of 1").isTrue();
-      assertThat(new Waiting(a, ca, name, Claim.write(), 3).attempt.poll().isGranted()).as("its write lock").isTrue();
+      assertThat(pollOnce(a.attempt(name, ca.clientId() + ":1", LEASE, () -> {})))
+          .as("the lock")
+          .isTrue();
+      assertThat(new Waiting(a, ca, name, Claim.permit(1), 2).attempt.poll().isGranted())
+          .as("its semaphore of 1")
+          .isTrue();
+      assertThat(new Waiting(a, ca, name, Claim.write(), 3).attempt.poll().isGranted())
+          .as("its write lock")
+          .isTrue();
       assertThat(children(name, Claim.Kind.EXCLUSIVE)).hasSize(1);
       assertThat(children(name, Claim.Kind.PERMIT)).hasSize(1);
       assertThat(children(name, Claim.Kind.WRITE)).hasSize(1);
@@ -416,9 +519,9 @@ class ZooKeeperSemaphoreIT {
 
   /**
    * Counted with Curator's tracer: an uncontended permit or read side, acquired and released, sends
-   * four requests, one more than a lock: the create (in the background) with the children read
-   * sent right behind it, the multi that makes the token, and the delete. Released within
-   * {@link ZooKeeperBackend#WATCH_DELAY}, no watch is set on the node.
+   * four requests, one more than a lock: the create (in the background) with the children read sent
+   * right behind it, the multi that makes the token, and the delete. Released within {@link
+   * ZooKeeperBackend#WATCH_DELAY}, no watch is set on the node.
    */
   @Test
   void anUncontendedPermitOrReadSendsFourRequestsAndTokensRise() throws Exception {
@@ -430,16 +533,18 @@ class ZooKeeperSemaphoreIT {
         assertThat(warm.release(warm.granted())).isTrue(); // the parent nodes exist from now on
       }
       Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
-      a.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
-        @Override
-        public void addTrace(String trace, long time, TimeUnit unit) {
-          traced.merge(trace, 1, Integer::sum);
-        }
+      a.curator()
+          .getZookeeperClient()
+          .setTracerDriver(
+              new org.apache.curator.drivers.TracerDriver() {
+                @Override
+                public void addTrace(String trace, long time, TimeUnit unit) {
+                  traced.merge(trace, 1, Integer::sum);
+                }
 
-        @Override
-        public void addCount(String counter, int increment) {
-        }
-      });
+                @Override
+                public void addCount(String counter, int increment) {}
+              });
       long receivedBefore = ZooKeeperEnsembleFixture.received(server.getPort());
       int n = 10;
       List<Long> tokens = new ArrayList<>();
@@ -450,20 +555,43 @@ class ZooKeeperSemaphoreIT {
         tokens.add(grant.fencingToken());
         assertThat(w.release(grant)).isTrue();
       }
-      Thread.sleep(3 * ZooKeeperBackend.WATCH_DELAY.toMillis()); // a watch of a lease held too long is set by now
-      a.curator().checkExists().forPath("/"); // answered in order: every request sent before has been answered
+      Thread.sleep(
+          3
+              * ZooKeeperBackend.WATCH_DELAY
+                  .toMillis()); // a watch of a lease held too long is set by now
+      a.curator()
+          .checkExists()
+          .forPath("/"); // answered in order: every request sent before has been answered
       Map<String, Integer> all = new java.util.TreeMap<>(traced);
       Integer watches = all.remove("ExistsBuilderImpl-Background");
-      assertThat(watches == null ? 0 : watches).as("own-node watches over %d holds of about a millisecond", n)
+      assertThat(watches == null ? 0 : watches)
+          .as("own-node watches over %d holds of about a millisecond", n)
           .isLessThanOrEqualTo(2);
-      // the release's delete goes on ZooKeeper's own handle, which the tracer does not see: the server counts it
-      assertThat(all).as("operations through Curator over %d uncontended acquire + release, then one exists", n)
-          .isEqualTo(Map.of("CreateBuilderImpl-Background", n, "GetChildrenBuilderImpl-Foreground", n,
-              "CuratorMultiTransactionImpl-Foreground", n, "ExistsBuilderImpl-Foreground", 1));
+      // the release's delete goes on ZooKeeper's own handle, which the tracer does not see: the
+      // server counts it
+      assertThat(all)
+          .as(
+              "operations through Curator over %d uncontended acquire + release, then one exists",
+              n)
+          .isEqualTo(
+              Map.of(
+                  "CreateBuilderImpl-Background",
+                  n,
+                  "GetChildrenBuilderImpl-Foreground",
+                  n,
+                  "CuratorMultiTransactionImpl-Foreground",
+                  n,
+                  "ExistsBuilderImpl-Foreground",
+                  1));
       long received = ZooKeeperEnsembleFixture.received(server.getPort()) - receivedBefore;
-      assertThat(received).as("requests the server received over %d uncontended acquire + release, then one exists", n)
+      assertThat(received)
+          .as(
+              "requests the server received over %d uncontended acquire + release, then one exists",
+              n)
           .isBetween(4L * n + 1, 4L * n + 1 + (watches == null ? 0 : watches) + 2);
-      assertThat(tokens).as("tokens of a semaphore and a read-write lock: zxids of their grants").isSorted()
+      assertThat(tokens)
+          .as("tokens of a semaphore and a read-write lock: zxids of their grants")
+          .isSorted()
           .doesNotHaveDuplicates();
     }
   }

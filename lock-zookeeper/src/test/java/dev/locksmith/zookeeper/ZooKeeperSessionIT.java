@@ -36,10 +36,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The session rules, against a real ZooKeeper server in this JVM (curator-test), driving the
- * backend directly so every callback into the core can be checked: SUSPENDED puts a lease in
- * doubt and RECONNECTED confirms it, an expired session is a lost lease, a crashed client's node
- * stays until its session times out, a withdrawn waiter leaves nothing, and ACLs and credentials
- * are applied.
+ * backend directly so every callback into the core can be checked: SUSPENDED puts a lease in doubt
+ * and RECONNECTED confirms it, an expired session is a lost lease, a crashed client's node stays
+ * until its session times out, a withdrawn waiter leaves nothing, and ACLs and credentials are
+ * applied.
  */
 class ZooKeeperSessionIT {
   private static TestingServer server;
@@ -47,11 +47,26 @@ class ZooKeeperSessionIT {
 
   @BeforeAll
   static void start() throws Exception {
-    InstanceSpec spec = new InstanceSpec(Files.createTempDirectory("locksmith-zk-session").toFile(), InstanceSpec.getRandomPort(),
-        -1, -1, true, -1, ZooKeeperServerFixture.TICK_MILLIS, -1, Map.of("admin.enableServer", "false"), "127.0.0.1");
+    InstanceSpec spec =
+        new InstanceSpec(
+            Files.createTempDirectory("locksmith-zk-session").toFile(),
+            InstanceSpec.getRandomPort(),
+            -1,
+            -1,
+            true,
+            -1,
+            ZooKeeperServerFixture.TICK_MILLIS,
+            -1,
+            Map.of("admin.enableServer", "false"),
+            "127.0.0.1");
     server = new TestingServer(spec, true);
-    admin = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).sessionTimeoutMs(30_000)
-        .connectionTimeoutMs(5_000).retryPolicy(new RetryOneTime(100)).build();
+    admin =
+        CuratorFrameworkFactory.builder()
+            .connectString(server.getConnectString())
+            .sessionTimeoutMs(30_000)
+            .connectionTimeoutMs(5_000)
+            .retryPolicy(new RetryOneTime(100))
+            .build();
     admin.start();
     admin.blockUntilConnected(30, TimeUnit.SECONDS);
   }
@@ -65,7 +80,9 @@ class ZooKeeperSessionIT {
   private static ZooKeeperBackend open(RecordingContext context, String query) {
     String uri = "zookeeper://" + server.getConnectString() + "?" + query;
     LockUri parsed = LockUri.parse(uri);
-    return (ZooKeeperBackend) new ZooKeeperLockProvider().open(new BackendConfig(parsed, parsed.query(), List.of()), context);
+    return (ZooKeeperBackend)
+        new ZooKeeperLockProvider()
+            .open(new BackendConfig(parsed, parsed.query(), List.of()), context);
   }
 
   private static Poll pollUntilGranted(LockAttempt attempt) throws InterruptedException {
@@ -80,7 +97,8 @@ class ZooKeeperSessionIT {
     throw new AssertionError("not granted within 10 s");
   }
 
-  private static void await(Duration within, String what, BooleanSupplier condition) throws InterruptedException {
+  private static void await(Duration within, String what, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + within.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
@@ -102,20 +120,29 @@ class ZooKeeperSessionIT {
   void suspendedPutsTheLeaseInDoubtAndReconnectedConfirmsIt() throws Exception {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=9s&connection-timeout=2s")) {
-      LockAttempt attempt = backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> { });
+      LockAttempt attempt =
+          backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> {});
       Poll grant = pollUntilGranted(attempt);
       assertThat(grant.isSessionGrant()).isTrue();
       server.stop();
       try {
-        await(Duration.ofSeconds(10), "the lease is put in doubt once the connection is suspended",
+        await(
+            Duration.ofSeconds(10),
+            "the lease is put in doubt once the connection is suspended",
             () -> context.saw("validUntil", context.clientId() + ":1", false));
       } finally {
         server.restart();
       }
-      await(Duration.ofSeconds(15), "the lease is confirmed after reconnecting (node still there, same session)",
+      await(
+          Duration.ofSeconds(15),
+          "the lease is confirmed after reconnecting (node still there, same session)",
           () -> context.saw("validUntil", context.clientId() + ":1", true));
-      assertThat(context.sawLoss(context.clientId() + ":1")).as("loss reported for a lease that survived: %s", context.calls).isFalse();
-      assertThat(admin.checkExists().forPath(nodePath(grant))).as("our node after the reconnect").isNotNull();
+      assertThat(context.sawLoss(context.clientId() + ":1"))
+          .as("loss reported for a lease that survived: %s", context.calls)
+          .isFalse();
+      assertThat(admin.checkExists().forPath(nodePath(grant)))
+          .as("our node after the reconnect")
+          .isNotNull();
     }
   }
 
@@ -124,24 +151,46 @@ class ZooKeeperSessionIT {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=4s&connection-timeout=2s")) {
       String name = lockName();
-      Poll grant = pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+      Poll grant =
+          pollUntilGranted(
+              backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> {}));
       ZooKeeper zk = backend.curator().getZookeeperClient().getZooKeeper();
-      // the classic way to expire a session for real: attach to it from a second handle and close that
+      // the classic way to expire a session for real: attach to it from a second handle and close
+      // that
       CountDownLatch attached = new CountDownLatch(1);
-      ZooKeeper twin = new ZooKeeper(server.getConnectString(), 4000, event -> {
-        if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
-          attached.countDown();
-        }
-      }, zk.getSessionId(), zk.getSessionPasswd());
-      assertThat(attached.await(10, TimeUnit.SECONDS)).as("attached to the backend's session").isTrue();
+      ZooKeeper twin =
+          new ZooKeeper(
+              server.getConnectString(),
+              4000,
+              event -> {
+                if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                  attached.countDown();
+                }
+              },
+              zk.getSessionId(),
+              zk.getSessionPasswd());
+      assertThat(attached.await(10, TimeUnit.SECONDS))
+          .as("attached to the backend's session")
+          .isTrue();
       twin.close();
-      await(Duration.ofSeconds(10), "the expired session is reported as a lost lease",
+      await(
+          Duration.ofSeconds(10),
+          "the expired session is reported as a lost lease",
           () -> context.sawLoss(context.clientId() + ":1"));
       assertThat(context.calls.stream().filter(c -> c.kind.endsWith("ost")).map(c -> c.reason))
-          .allMatch(r -> r == LeaseLostException.Reason.SESSION_LOST || r == LeaseLostException.Reason.TAKEN);
-      assertThat(admin.checkExists().forPath(nodePath(grant))).as("the node of the expired session").isNull();
-      Poll again = pollUntilGranted(backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { }));
-      assertThat(again.fencingToken()).as("token after the session was replaced").isGreaterThan(grant.fencingToken());
+          .allMatch(
+              r ->
+                  r == LeaseLostException.Reason.SESSION_LOST
+                      || r == LeaseLostException.Reason.TAKEN);
+      assertThat(admin.checkExists().forPath(nodePath(grant)))
+          .as("the node of the expired session")
+          .isNull();
+      Poll again =
+          pollUntilGranted(
+              backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> {}));
+      assertThat(again.fencingToken())
+          .as("token after the session was replaced")
+          .isGreaterThan(grant.fencingToken());
     }
   }
 
@@ -149,13 +198,18 @@ class ZooKeeperSessionIT {
   void anAbandonedClientKeepsItsNodeUntilTheSessionTimesOut() throws Exception {
     RecordingContext context = new RecordingContext();
     ZooKeeperBackend backend = open(context, "session-timeout=2s&connection-timeout=2s");
-    Poll grant = pollUntilGranted(backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
+    Poll grant =
+        pollUntilGranted(
+            backend.attempt(
+                lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> {}));
     long session = backend.curator().getZookeeperClient().getZooKeeper().getSessionId();
     backend.abandon();
     Stat stat = admin.checkExists().forPath(nodePath(grant));
     assertThat(stat).as("the node right after abandon(): a crash does not delete it").isNotNull();
     assertThat(stat.getEphemeralOwner()).isEqualTo(session);
-    await(Duration.ofSeconds(6), "the node goes when the session times out",
+    await(
+        Duration.ofSeconds(6),
+        "the node goes when the session times out",
         () -> {
           try {
             return admin.checkExists().forPath(nodePath(grant)) == null;
@@ -171,13 +225,18 @@ class ZooKeeperSessionIT {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
       String name = lockName();
-      Poll grant = pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
-      LockAttempt waiter = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { });
+      Poll grant =
+          pollUntilGranted(
+              backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> {}));
+      LockAttempt waiter =
+          backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> {});
       assertThat(waiter.poll().isGranted()).isFalse();
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
       assertThat(admin.getChildren().forPath(parent)).hasSize(2);
       waiter.abandon();
-      assertThat(admin.getChildren().forPath(parent)).as("children after the waiter withdrew").hasSize(1);
+      assertThat(admin.getChildren().forPath(parent))
+          .as("children after the waiter withdrew")
+          .hasSize(1);
       assertThat(admin.checkExists().forPath(nodePath(grant))).isNotNull();
       assertThat(context.sawLoss(context.clientId() + ":1")).isFalse();
     }
@@ -189,9 +248,12 @@ class ZooKeeperSessionIT {
     try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
       String name = lockName();
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
-      pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }));
-      LockAttempt waiter = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { });
-      // the create is sent, then the wait for its reply is interrupted: the node exists but we never heard of it
+      pollUntilGranted(
+          backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> {}));
+      LockAttempt waiter =
+          backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> {});
+      // the create is sent, then the wait for its reply is interrupted: the node exists but we
+      // never heard of it
       Thread.currentThread().interrupt();
       try {
         assertThatThrownBy(waiter::poll).isInstanceOf(InterruptedException.class);
@@ -199,37 +261,49 @@ class ZooKeeperSessionIT {
         Thread.interrupted();
       }
       waiter.abandon();
-      assertThat(admin.getChildren().forPath(parent)).as("children after the interrupted waiter withdrew").hasSize(1);
+      assertThat(admin.getChildren().forPath(parent))
+          .as("children after the interrupted waiter withdrew")
+          .hasSize(1);
     }
   }
 
   /**
-   * A create cut off from the server (a silent network, through a proxy) until its session is
-   * gone: Curator gives the create up, then looks in the background for the node it may have
-   * made, to delete it, a clean-up it never gives up on. With a plain elapsed-time retry policy
-   * that clean-up came straight back on the same thread each time it was told no, recursing until
-   * the stack overflowed and logging every step (millions of lines in one test run). Now it tries
-   * again once a second while the server is out of reach, and the client works again once the
-   * link is back.
+   * A create cut off from the server (a silent network, through a proxy) until its session is gone:
+   * Curator gives the create up, then looks in the background for the node it may have made, to
+   * delete it, a clean-up it never gives up on. With a plain elapsed-time retry policy that
+   * clean-up came straight back on the same thread each time it was told no, recursing until the
+   * stack overflowed and logging every step (millions of lines in one test run). Now it tries again
+   * once a second while the server is out of reach, and the client works again once the link is
+   * back.
    */
   @Test
   void aCreateCutOffFromTheServerDoesNotSpinItsCleanUp() throws Exception {
     RecordingContext context = new RecordingContext();
     java.io.ByteArrayOutputStream logged = new java.io.ByteArrayOutputStream();
     java.io.PrintStream err = System.err;
-    try (dev.locksmith.tck.compare.TcpProxy proxy = new dev.locksmith.tck.compare.TcpProxy(
-        new java.net.InetSocketAddress("127.0.0.1", server.getPort()))) {
-      String uri = "zookeeper://127.0.0.1:" + proxy.address().getPort() + "?session-timeout=4s&connection-timeout=1s";
+    try (dev.locksmith.tck.compare.TcpProxy proxy =
+        new dev.locksmith.tck.compare.TcpProxy(
+            new java.net.InetSocketAddress("127.0.0.1", server.getPort()))) {
+      String uri =
+          "zookeeper://127.0.0.1:"
+              + proxy.address().getPort()
+              + "?session-timeout=4s&connection-timeout=1s";
       LockUri parsed = LockUri.parse(uri);
-      try (ZooKeeperBackend backend = (ZooKeeperBackend) new ZooKeeperLockProvider().open(
-          new BackendConfig(parsed, parsed.query(), List.of()), context)) {
+      try (ZooKeeperBackend backend =
+          (ZooKeeperBackend)
+              new ZooKeeperLockProvider()
+                  .open(new BackendConfig(parsed, parsed.query(), List.of()), context)) {
         String name = lockName();
-        pollUntilGranted(backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(30), () -> { }));
+        pollUntilGranted(
+            backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(30), () -> {}));
         System.setErr(new java.io.PrintStream(logged, true));
         try {
           proxy.blackhole(true); // nothing reaches the server or comes back, as in a partition
-          LockAttempt cut = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(30), () -> { });
-          assertThatThrownBy(cut::poll).as("a poll cut off from the server").isInstanceOf(BackendUnavailableException.class);
+          LockAttempt cut =
+              backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(30), () -> {});
+          assertThatThrownBy(cut::poll)
+              .as("a poll cut off from the server")
+              .isInstanceOf(BackendUnavailableException.class);
           cut.abandon();
           // the connection is lost after 2/3 of the session timeout, and the clean-up starts then
           Thread.sleep(6_000);
@@ -240,8 +314,11 @@ class ZooKeeperSessionIT {
         String log = logged.toString(java.nio.charset.StandardCharsets.UTF_8);
         String first = log.lines().limit(12).collect(java.util.stream.Collectors.joining("\n"));
         long lines = log.lines().count();
-        assertThat(log.contains("StackOverflowError")).as("a StackOverflowError logged while cut off (%d lines; the first:%n%s)",
-            lines, first).isFalse();
+        assertThat(log.contains("StackOverflowError"))
+            .as(
+                "a StackOverflowError logged while cut off (%d lines; the first:%n%s)",
+                lines, first)
+            .isFalse();
         assertThat(lines).as("lines logged while cut off; the first:%n%s", first).isLessThan(200);
         proxy.blackhole(false);
         String after = lockName();
@@ -252,7 +329,10 @@ class ZooKeeperSessionIT {
             fail("no acquire granted within 20 s of the link coming back");
           }
           try {
-            again = backend.attempt(after, context.clientId() + ":" + n, Duration.ofSeconds(30), () -> { }).poll();
+            again =
+                backend
+                    .attempt(after, context.clientId() + ":" + n, Duration.ofSeconds(30), () -> {})
+                    .poll();
           } catch (BackendUnavailableException reconnecting) {
             Thread.sleep(100); // still reconnecting: the session it had is gone
           }
@@ -263,19 +343,24 @@ class ZooKeeperSessionIT {
     }
   }
 
-  /** @return a live count of the backend's ZooKeeper operations by Curator's trace name, from now on */
+  /**
+   * @return a live count of the backend's ZooKeeper operations by Curator's trace name, from now on
+   */
   private static Map<String, Integer> traceOperations(ZooKeeperBackend backend) {
     Map<String, Integer> traced = new java.util.concurrent.ConcurrentHashMap<>();
-    backend.curator().getZookeeperClient().setTracerDriver(new org.apache.curator.drivers.TracerDriver() {
-      @Override
-      public void addTrace(String trace, long time, TimeUnit unit) {
-        traced.merge(trace, 1, Integer::sum);
-      }
+    backend
+        .curator()
+        .getZookeeperClient()
+        .setTracerDriver(
+            new org.apache.curator.drivers.TracerDriver() {
+              @Override
+              public void addTrace(String trace, long time, TimeUnit unit) {
+                traced.merge(trace, 1, Integer::sum);
+              }
 
-      @Override
-      public void addCount(String counter, int increment) {
-      }
-    });
+              @Override
+              public void addCount(String counter, int increment) {}
+            });
     return traced;
   }
 
@@ -284,19 +369,28 @@ class ZooKeeperSessionIT {
    * transaction that creates our node and writes the lock's node, whose stat in the answer counts
    * one child (ours), so the lock is ours without reading the children; then the delete. Nothing
    * else is sent when the lock is given back within {@link ZooKeeperBackend#WATCH_DELAY}: the watch
-   * on the holder's node is set only once the lease has been held that long. The server's
-   * {@code Received} counts the requests (the transaction and the delete go on ZooKeeper's own
-   * handle, which Curator's tracer does not see); the tracer shows that the final exists is all
-   * that went through Curator: no create and no children read.
+   * on the holder's node is set only once the lease has been held that long. The server's {@code
+   * Received} counts the requests (the transaction and the delete go on ZooKeeper's own handle,
+   * which Curator's tracer does not see); the tracer shows that the final exists is all that went
+   * through Curator: no create and no children read.
    */
   @Test
   void anUncontendedAcquireAndReleaseSendsTwoRequests() throws Exception {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
       String name = lockName();
-      Poll warm = pollUntilGranted(backend.attempt(name, context.clientId() + ":warm", Duration.ofSeconds(1), () -> { }));
-      assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, context.clientId() + ":warm", warm.fencingToken(),
-          Duration.ofSeconds(1), warm.state()))).isTrue();
+      Poll warm =
+          pollUntilGranted(
+              backend.attempt(name, context.clientId() + ":warm", Duration.ofSeconds(1), () -> {}));
+      assertThat(
+              backend.release(
+                  new dev.locksmith.spi.BackendLease(
+                      name,
+                      context.clientId() + ":warm",
+                      warm.fencingToken(),
+                      Duration.ofSeconds(1),
+                      warm.state())))
+          .isTrue();
       Map<String, Integer> traced = traceOperations(backend);
       long readAgainBefore = backend.childrenReadAgain.get();
       long receivedBefore = ZooKeeperEnsembleFixture.received(server.getPort());
@@ -304,74 +398,130 @@ class ZooKeeperSessionIT {
       List<Long> tokens = new java.util.ArrayList<>();
       for (int i = 0; i < n; i++) {
         String owner = context.clientId() + ":" + i;
-        Poll grant = backend.attempt(name, owner, Duration.ofSeconds(1), () -> { }).poll();
+        Poll grant = backend.attempt(name, owner, Duration.ofSeconds(1), () -> {}).poll();
         assertThat(grant.isGranted()).as("uncontended acquire %d", i).isTrue();
         tokens.add(grant.fencingToken());
-        assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(1),
-            grant.state()))).isTrue();
+        assertThat(
+                backend.release(
+                    new dev.locksmith.spi.BackendLease(
+                        name, owner, grant.fencingToken(), Duration.ofSeconds(1), grant.state())))
+            .isTrue();
       }
-      Thread.sleep(3 * ZooKeeperBackend.WATCH_DELAY.toMillis()); // any watch of a lease held too long is set by now
-      // answered in order: any request sent before this one (a background exists included) has been answered
+      Thread.sleep(
+          3
+              * ZooKeeperBackend.WATCH_DELAY
+                  .toMillis()); // any watch of a lease held too long is set by now
+      // answered in order: any request sent before this one (a background exists included) has been
+      // answered
       backend.curator().checkExists().forPath("/");
       Map<String, Integer> all = new java.util.TreeMap<>(traced);
-      // a hold stalled past WATCH_DELAY on a busy machine gets its exists, as it should: allowed, but not for most
+      // a hold stalled past WATCH_DELAY on a busy machine gets its exists, as it should: allowed,
+      // but not for most
       Integer watches = all.remove("ExistsBuilderImpl-Background");
-      assertThat(watches == null ? 0 : watches).as("own-node watches set over %d holds of about a millisecond", n)
+      assertThat(watches == null ? 0 : watches)
+          .as("own-node watches set over %d holds of about a millisecond", n)
           .isLessThanOrEqualTo(2);
       long received = ZooKeeperEnsembleFixture.received(server.getPort()) - receivedBefore;
-      assertThat(all).as("operations through Curator over %d uncontended acquire + release, then one exists", n)
+      assertThat(all)
+          .as(
+              "operations through Curator over %d uncontended acquire + release, then one exists",
+              n)
           .isEqualTo(Map.of("ExistsBuilderImpl-Foreground", 1));
-      // two per acquire + release and the exists; the own-node watches allowed above, and a ping or two of the idle
+      // two per acquire + release and the exists; the own-node watches allowed above, and a ping or
+      // two of the idle
       // clients, may come on top; three per acquire + release would be 20 more
-      assertThat(received).as("requests the server received over %d uncontended acquire + release, then one exists", n)
+      assertThat(received)
+          .as(
+              "requests the server received over %d uncontended acquire + release, then one exists",
+              n)
           .isBetween(2L * n + 1, 2L * n + 1 + (watches == null ? 0 : watches) + 2);
-      assertThat(backend.childrenReadAgain.get() - readAgainBefore).as("children reads sent behind a create that missed its node")
+      assertThat(backend.childrenReadAgain.get() - readAgainBefore)
+          .as("children reads sent behind a create that missed its node")
           .isZero();
-      assertThat(tokens).as("czxid tokens from the creates").isSorted().doesNotHaveDuplicates().allMatch(t -> t > 0);
-      assertThat(context.calls).as("no lease reported lost by a release's own child event").noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
+      assertThat(tokens)
+          .as("czxid tokens from the creates")
+          .isSorted()
+          .doesNotHaveDuplicates()
+          .allMatch(t -> t > 0);
+      assertThat(context.calls)
+          .as("no lease reported lost by a release's own child event")
+          .noneMatch(c -> c.kind.equals("lost") || c.kind.equals("allLost"));
     }
   }
 
   /**
    * The waiter next behind the holder is granted on the holder's deletion without reading the
    * children again (counted), and the next grant's token is above the last. A release with a hold
-   * writes the holder's node before deleting it, so that waiter is told "changed", reads, finds
-   * the hold, and waits: granting it on the delete would break the hold.
+   * writes the holder's node before deleting it, so that waiter is told "changed", reads, finds the
+   * hold, and waits: granting it on the delete would break the hold.
    */
   @Test
   void theWaiterNextBehindIsGrantedOnTheDeleteWithoutARereadButNotPastAHold() throws Exception {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
-    try (ZooKeeperBackend a = open(ca, "session-timeout=30s"); ZooKeeperBackend b = open(cb, "session-timeout=30s")) {
+    try (ZooKeeperBackend a = open(ca, "session-timeout=30s");
+        ZooKeeperBackend b = open(cb, "session-timeout=30s")) {
       String name = lockName();
       for (boolean hold : new boolean[] {false, true}) {
-        Poll held = pollUntilGranted(a.attempt(name, ca.clientId() + ":" + hold, Duration.ofSeconds(30), () -> { }));
+        Poll held =
+            pollUntilGranted(
+                a.attempt(name, ca.clientId() + ":" + hold, Duration.ofSeconds(30), () -> {}));
         java.util.concurrent.Semaphore woken = new java.util.concurrent.Semaphore(0);
-        LockAttempt waiter = b.attempt(name, cb.clientId() + ":" + hold, Duration.ofSeconds(30), woken::release);
+        LockAttempt waiter =
+            b.attempt(name, cb.clientId() + ":" + hold, Duration.ofSeconds(30), woken::release);
         assertThat(waiter.poll().isGranted()).as("the waiter while the holder holds").isFalse();
         long unreadBefore = b.handOffsUnread.get();
-        dev.locksmith.spi.BackendLease lease = new dev.locksmith.spi.BackendLease(name, ca.clientId() + ":" + hold,
-            held.fencingToken(), Duration.ofSeconds(30), held.state());
+        dev.locksmith.spi.BackendLease lease =
+            new dev.locksmith.spi.BackendLease(
+                name,
+                ca.clientId() + ":" + hold,
+                held.fencingToken(),
+                Duration.ofSeconds(30),
+                held.state());
         if (hold) {
           assertThat(a.releaseAfter(lease, Duration.ofMillis(800))).isTrue();
         } else {
           assertThat(a.release(lease)).isTrue();
         }
-        assertThat(woken.tryAcquire(5, TimeUnit.SECONDS)).as("the waiter woken by the holder's release").isTrue();
+        assertThat(woken.tryAcquire(5, TimeUnit.SECONDS))
+            .as("the waiter woken by the holder's release")
+            .isTrue();
         Poll next = waiter.poll();
         if (hold) {
-          assertThat(next.isGranted()).as("the waiter right after a release that left a hold of 800 ms").isFalse();
-          assertThat(b.handOffsUnread.get() - unreadBefore).as("grants without a read past a hold").isZero();
+          assertThat(next.isGranted())
+              .as("the waiter right after a release that left a hold of 800 ms")
+              .isFalse();
+          assertThat(b.handOffsUnread.get() - unreadBefore)
+              .as("grants without a read past a hold")
+              .isZero();
           Poll after = pollUntilGranted(waiter);
           assertThat(after.fencingToken()).isGreaterThan(held.fencingToken());
-          assertThat(b.release(new dev.locksmith.spi.BackendLease(name, cb.clientId() + ":" + hold, after.fencingToken(),
-              Duration.ofSeconds(30), after.state()))).isTrue();
+          assertThat(
+                  b.release(
+                      new dev.locksmith.spi.BackendLease(
+                          name,
+                          cb.clientId() + ":" + hold,
+                          after.fencingToken(),
+                          Duration.ofSeconds(30),
+                          after.state())))
+              .isTrue();
         } else {
-          assertThat(next.isGranted()).as("the waiter next behind, on the holder's delete").isTrue();
-          assertThat(b.handOffsUnread.get() - unreadBefore).as("grants on the head's delete without a read").isEqualTo(1);
+          assertThat(next.isGranted())
+              .as("the waiter next behind, on the holder's delete")
+              .isTrue();
+          assertThat(b.handOffsUnread.get() - unreadBefore)
+              .as("grants on the head's delete without a read")
+              .isEqualTo(1);
           assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
-          assertThat(b.release(new dev.locksmith.spi.BackendLease(name, cb.clientId() + ":" + hold, next.fencingToken(),
-              Duration.ofSeconds(30), next.state()))).isTrue();
+          assertThat(
+                  b.release(
+                      new dev.locksmith.spi.BackendLease(
+                          name,
+                          cb.clientId() + ":" + hold,
+                          next.fencingToken(),
+                          Duration.ofSeconds(30),
+                          next.state())))
+              .isTrue();
         }
       }
     }
@@ -380,44 +530,70 @@ class ZooKeeperSessionIT {
   /**
    * A waiter further back watches its predecessor; once that one is granted after waiting, it
    * writes its node, which wakes the waiter while it holds: the waiter reads, is next behind, and
-   * is granted on the delete without another read. Without the write, nothing would wake it
-   * before the release and it would read the children on the hand-off's path.
+   * is granted on the delete without another read. Without the write, nothing would wake it before
+   * the release and it would read the children on the hand-off's path.
    */
   @Test
-  void aWaiterFurtherBackIsToldItsPredecessorHoldsAndIsGrantedOnItsDeleteWithoutARead() throws Exception {
+  void aWaiterFurtherBackIsToldItsPredecessorHoldsAndIsGrantedOnItsDeleteWithoutARead()
+      throws Exception {
     RecordingContext ca = new RecordingContext();
     RecordingContext cb = new RecordingContext();
     RecordingContext cc = new RecordingContext();
-    try (ZooKeeperBackend a = open(ca, "session-timeout=30s"); ZooKeeperBackend b = open(cb, "session-timeout=30s");
+    try (ZooKeeperBackend a = open(ca, "session-timeout=30s");
+        ZooKeeperBackend b = open(cb, "session-timeout=30s");
         ZooKeeperBackend c = open(cc, "session-timeout=30s")) {
       String name = lockName();
       Duration lease = Duration.ofSeconds(30);
-      Poll first = pollUntilGranted(a.attempt(name, ca.clientId() + ":1", lease, () -> { }));
+      Poll first = pollUntilGranted(a.attempt(name, ca.clientId() + ":1", lease, () -> {}));
       java.util.concurrent.Semaphore secondWoken = new java.util.concurrent.Semaphore(0);
       LockAttempt second = b.attempt(name, cb.clientId() + ":1", lease, secondWoken::release);
       assertThat(second.poll().isGranted()).as("the second while the first holds").isFalse();
       java.util.concurrent.Semaphore thirdWoken = new java.util.concurrent.Semaphore(0);
       LockAttempt third = c.attempt(name, cc.clientId() + ":1", lease, thirdWoken::release);
       assertThat(third.poll().isGranted()).as("the third, two nodes ahead of it").isFalse();
-      assertThat(a.release(new dev.locksmith.spi.BackendLease(name, ca.clientId() + ":1", first.fencingToken(), lease,
-          first.state()))).isTrue();
-      assertThat(secondWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the second woken by the first's release").isTrue();
+      assertThat(
+              a.release(
+                  new dev.locksmith.spi.BackendLease(
+                      name, ca.clientId() + ":1", first.fencingToken(), lease, first.state())))
+          .isTrue();
+      assertThat(secondWoken.tryAcquire(5, TimeUnit.SECONDS))
+          .as("the second woken by the first's release")
+          .isTrue();
       Poll secondGrant = second.poll();
       assertThat(secondGrant.isGranted()).as("the second, next behind the first").isTrue();
-      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the third woken by the second's grant, while it holds")
+      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS))
+          .as("the third woken by the second's grant, while it holds")
           .isTrue();
       assertThat(third.poll().isGranted()).as("the third while the second holds").isFalse();
       long unreadBefore = c.handOffsUnread.get();
       thirdWoken.drainPermits();
-      assertThat(b.release(new dev.locksmith.spi.BackendLease(name, cb.clientId() + ":1", secondGrant.fencingToken(), lease,
-          secondGrant.state()))).isTrue();
-      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS)).as("the third woken by the second's release").isTrue();
+      assertThat(
+              b.release(
+                  new dev.locksmith.spi.BackendLease(
+                      name,
+                      cb.clientId() + ":1",
+                      secondGrant.fencingToken(),
+                      lease,
+                      secondGrant.state())))
+          .isTrue();
+      assertThat(thirdWoken.tryAcquire(5, TimeUnit.SECONDS))
+          .as("the third woken by the second's release")
+          .isTrue();
       Poll thirdGrant = third.poll();
       assertThat(thirdGrant.isGranted()).as("the third on the second's delete").isTrue();
-      assertThat(c.handOffsUnread.get() - unreadBefore).as("grants on the head's delete without a read").isEqualTo(1);
+      assertThat(c.handOffsUnread.get() - unreadBefore)
+          .as("grants on the head's delete without a read")
+          .isEqualTo(1);
       assertThat(thirdGrant.fencingToken()).isGreaterThan(secondGrant.fencingToken());
-      assertThat(c.release(new dev.locksmith.spi.BackendLease(name, cc.clientId() + ":1", thirdGrant.fencingToken(), lease,
-          thirdGrant.state()))).isTrue();
+      assertThat(
+              c.release(
+                  new dev.locksmith.spi.BackendLease(
+                      name,
+                      cc.clientId() + ":1",
+                      thirdGrant.fencingToken(),
+                      lease,
+                      thirdGrant.state())))
+          .isTrue();
     }
   }
 
@@ -433,27 +609,39 @@ class ZooKeeperSessionIT {
       String name = lockName();
       String owner = context.clientId() + ":1";
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
-      String lost = admin.create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
-          .forPath(parent + "/_c_" + UUID.randomUUID() + "-" + NodeNames.waiterBase(owner));
-      Poll grant = backend.attempt(name, owner, Duration.ofSeconds(30), () -> { }).poll();
-      assertThat(grant.isGranted()).as("the first poll, behind a node named for its own owner id").isTrue();
-      await(Duration.ofSeconds(5), "the lost create's node deleted", () -> {
-        try {
-          return admin.checkExists().forPath(lost) == null;
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
-      assertThat(backend.release(new dev.locksmith.spi.BackendLease(name, owner, grant.fencingToken(), Duration.ofSeconds(30),
-          grant.state()))).isTrue();
+      String lost =
+          admin
+              .create()
+              .creatingParentContainersIfNeeded()
+              .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
+              .forPath(parent + "/_c_" + UUID.randomUUID() + "-" + NodeNames.waiterBase(owner));
+      Poll grant = backend.attempt(name, owner, Duration.ofSeconds(30), () -> {}).poll();
+      assertThat(grant.isGranted())
+          .as("the first poll, behind a node named for its own owner id")
+          .isTrue();
+      await(
+          Duration.ofSeconds(5),
+          "the lost create's node deleted",
+          () -> {
+            try {
+              return admin.checkExists().forPath(lost) == null;
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          });
+      assertThat(
+              backend.release(
+                  new dev.locksmith.spi.BackendLease(
+                      name, owner, grant.fencingToken(), Duration.ofSeconds(30), grant.state())))
+          .isTrue();
     }
   }
 
   /**
    * The first acquire of a name finds no parent node: the read sent behind the create is answered
    * before Curator has made the parent and created our node again, so it cannot show our node; the
-   * attempt reads again (counted), and the grant is as good as any other. A read that does not
-   * show our node never grants.
+   * attempt reads again (counted), and the grant is as good as any other. A read that does not show
+   * our node never grants.
    */
   @Test
   void aReadBehindTheCreateThatMissedTheNodeIsSentAgainBeforeAnyGrant() throws Exception {
@@ -461,13 +649,20 @@ class ZooKeeperSessionIT {
     try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
       String name = lockName(); // a fresh name: no parent node yet
       long before = backend.childrenReadAgain.get();
-      Poll first = backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { }).poll();
+      Poll first =
+          backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> {}).poll();
       assertThat(first.isGranted()).as("the first acquire of a fresh name").isTrue();
-      assertThat(backend.childrenReadAgain.get() - before).as("children reads sent again").isEqualTo(1);
-      // a second client queues behind the holder: its read behind the create shows both nodes, it is not granted
-      Poll second = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> { }).poll();
+      assertThat(backend.childrenReadAgain.get() - before)
+          .as("children reads sent again")
+          .isEqualTo(1);
+      // a second client queues behind the holder: its read behind the create shows both nodes, it
+      // is not granted
+      Poll second =
+          backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> {}).poll();
       assertThat(second.isGranted()).as("a second acquirer while the first holds").isFalse();
-      assertThat(backend.childrenReadAgain.get() - before).as("children reads sent again, the parent existing").isEqualTo(1);
+      assertThat(backend.childrenReadAgain.get() - before)
+          .as("children reads sent again, the parent existing")
+          .isEqualTo(1);
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
       assertThat(admin.getChildren().forPath(parent)).hasSize(2);
       assertThat(first.fencingToken()).isPositive();
@@ -484,27 +679,41 @@ class ZooKeeperSessionIT {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=30s")) {
       String alone = context.clientId() + ":alone";
-      Poll grant = pollUntilGranted(backend.attempt(lockName(), alone, Duration.ofSeconds(1), () -> { }));
+      Poll grant =
+          pollUntilGranted(backend.attempt(lockName(), alone, Duration.ofSeconds(1), () -> {}));
       admin.delete().forPath(nodePath(grant)); // at once: before the watch is set
-      await(Duration.ofSeconds(10), "the deletion of a holder's node before its watch is set is reported",
+      await(
+          Duration.ofSeconds(10),
+          "the deletion of a holder's node before its watch is set is reported",
           () -> context.sawLoss(alone));
 
       String name = lockName();
       String holder = context.clientId() + ":holder";
       Map<String, Integer> traced = traceOperations(backend);
-      Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> { }));
+      Poll held = pollUntilGranted(backend.attempt(name, holder, Duration.ofSeconds(1), () -> {}));
       CountDownLatch woken = new CountDownLatch(1);
-      LockAttempt waiter = backend.attempt(name, context.clientId() + ":waiter", Duration.ofSeconds(1), woken::countDown);
+      LockAttempt waiter =
+          backend.attempt(
+              name, context.clientId() + ":waiter", Duration.ofSeconds(1), woken::countDown);
       assertThat(waiter.poll().isGranted()).isFalse();
-      await(Duration.ofSeconds(10), "the holder's node is watched once held for WATCH_DELAY: " + traced,
+      await(
+          Duration.ofSeconds(10),
+          "the holder's node is watched once held for WATCH_DELAY: " + traced,
           () -> traced.getOrDefault("ExistsBuilderImpl-Background", 0) == 1);
-      assertThat(context.sawLoss(holder)).as("a waiter's arrival is not a loss: %s", context.calls).isFalse();
+      assertThat(context.sawLoss(holder))
+          .as("a waiter's arrival is not a loss: %s", context.calls)
+          .isFalse();
       // the server set the watch before answering, so this deletion fires it
       admin.delete().forPath(nodePath(held));
-      await(Duration.ofSeconds(10), "the deletion of a contended holder's node is reported", () -> context.sawLoss(holder));
+      await(
+          Duration.ofSeconds(10),
+          "the deletion of a contended holder's node is reported",
+          () -> context.sawLoss(holder));
       assertThat(context.calls.stream().filter(c -> c.kind.equals("lost")).map(c -> c.reason))
           .containsOnly(LeaseLostException.Reason.TAKEN);
-      assertThat(woken.await(10, TimeUnit.SECONDS)).as("the waiter is woken by its predecessor's deletion").isTrue();
+      assertThat(woken.await(10, TimeUnit.SECONDS))
+          .as("the waiter is woken by its predecessor's deletion")
+          .isTrue();
       assertThat(pollUntilGranted(waiter).fencingToken()).isGreaterThan(held.fencingToken());
       waiter.abandon();
     }
@@ -518,12 +727,24 @@ class ZooKeeperSessionIT {
       List<dev.locksmith.spi.BackendLease> leases = new java.util.ArrayList<>();
       for (int i = 1; i <= 3; i++) {
         String owner = context.clientId() + ":" + i;
-        Poll grant = pollUntilGranted(backend.attempt(lockName(), owner, Duration.ofSeconds(1), () -> { }));
-        leases.add(new dev.locksmith.spi.BackendLease("x" + i, owner, grant.fencingToken(), Duration.ofSeconds(1), grant.state()));
+        Poll grant =
+            pollUntilGranted(backend.attempt(lockName(), owner, Duration.ofSeconds(1), () -> {}));
+        leases.add(
+            new dev.locksmith.spi.BackendLease(
+                "x" + i, owner, grant.fencingToken(), Duration.ofSeconds(1), grant.state()));
       }
-      admin.delete().forPath("/" + ZooKeeperSettings.DEFAULT_NAMESPACE + ((ZooKeeperBackend.Held) leases.get(1).state()).path);
-      assertThat(backend.renew(leases)).extracting(dev.locksmith.spi.Renewal::kind).containsExactly(
-          dev.locksmith.spi.Renewal.Kind.RENEWED, dev.locksmith.spi.Renewal.Kind.LOST, dev.locksmith.spi.Renewal.Kind.RENEWED);
+      admin
+          .delete()
+          .forPath(
+              "/"
+                  + ZooKeeperSettings.DEFAULT_NAMESPACE
+                  + ((ZooKeeperBackend.Held) leases.get(1).state()).path);
+      assertThat(backend.renew(leases))
+          .extracting(dev.locksmith.spi.Renewal::kind)
+          .containsExactly(
+              dev.locksmith.spi.Renewal.Kind.RENEWED,
+              dev.locksmith.spi.Renewal.Kind.LOST,
+              dev.locksmith.spi.Renewal.Kind.RENEWED);
       assertThat(backend.release(leases.get(1))).as("release of a deleted node").isFalse();
       assertThat(backend.release(leases.get(0))).isTrue();
       assertThat(backend.release(leases.get(0))).as("a second release").isFalse();
@@ -535,17 +756,24 @@ class ZooKeeperSessionIT {
     RecordingContext context = new RecordingContext();
     try (ZooKeeperBackend backend = open(context, "session-timeout=4s")) {
       String name = lockName();
-      LockAttempt first = backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> { });
+      LockAttempt first =
+          backend.attempt(name, context.clientId() + ":1", Duration.ofSeconds(1), () -> {});
       pollUntilGranted(first);
       CountDownLatch secondWoken = new CountDownLatch(1);
       CountDownLatch thirdWoken = new CountDownLatch(1);
-      LockAttempt second = backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), secondWoken::countDown);
-      LockAttempt third = backend.attempt(name, context.clientId() + ":3", Duration.ofSeconds(1), thirdWoken::countDown);
+      LockAttempt second =
+          backend.attempt(
+              name, context.clientId() + ":2", Duration.ofSeconds(1), secondWoken::countDown);
+      LockAttempt third =
+          backend.attempt(
+              name, context.clientId() + ":3", Duration.ofSeconds(1), thirdWoken::countDown);
       assertThat(second.poll().isGranted()).isFalse();
       assertThat(third.poll().isGranted()).isFalse();
       first.abandon(); // frees the lock: only the next in line is told
       assertThat(secondWoken.await(10, TimeUnit.SECONDS)).as("the next waiter is woken").isTrue();
-      assertThat(thirdWoken.getCount()).as("the waiter after it is not woken (no herd)").isEqualTo(1);
+      assertThat(thirdWoken.getCount())
+          .as("the waiter after it is not woken (no herd)")
+          .isEqualTo(1);
       assertThat(second.poll().isGranted()).isTrue();
       assertThat(third.poll().isGranted()).isFalse();
       second.abandon();
@@ -556,17 +784,23 @@ class ZooKeeperSessionIT {
   @Test
   void nodesGetTheConfiguredAclAndWrongCredentialsAreRefusedAtConnect() throws Exception {
     String namespace = "acl-" + UUID.randomUUID().toString().substring(0, 8);
-    String base = "zookeeper://%s@" + server.getConnectString() + "?acl=creator&namespace=" + namespace;
+    String base =
+        "zookeeper://%s@" + server.getConnectString() + "?acl=creator&namespace=" + namespace;
     String name = lockName();
     try (LockClient alice = Locks.connect(String.format(base, "alice:right"))) {
       Lease lease = alice.lock(name).acquire(Duration.ofSeconds(10));
       String parent = "/" + namespace + "/" + NodeNames.encode(name);
-      assertThatThrownBy(() -> admin.getChildren().forPath(parent)).as("reading the lock without credentials")
+      assertThatThrownBy(() -> admin.getChildren().forPath(parent))
+          .as("reading the lock without credentials")
           .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
       List<ACL> acl;
-      try (CuratorFramework asAlice = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
-          .retryPolicy(new RetryOneTime(100)).authorization("digest", "alice:right".getBytes(java.nio.charset.StandardCharsets.UTF_8))
-          .build()) {
+      try (CuratorFramework asAlice =
+          CuratorFrameworkFactory.builder()
+              .connectString(server.getConnectString())
+              .retryPolicy(new RetryOneTime(100))
+              .authorization(
+                  "digest", "alice:right".getBytes(java.nio.charset.StandardCharsets.UTF_8))
+              .build()) {
         asAlice.start();
         acl = asAlice.getACL().forPath(parent);
       }
@@ -575,7 +809,9 @@ class ZooKeeperSessionIT {
       assertThat(acl.get(0).getId().getId()).startsWith("alice:");
       assertThatThrownBy(() -> Locks.connect(String.format(base, "alice:wrong")))
           .isInstanceOf(BackendUnavailableException.class)
-          .hasMessageContaining("NoAuth").hasMessageContaining("alice:****@").hasMessageNotContaining("wrong");
+          .hasMessageContaining("NoAuth")
+          .hasMessageContaining("alice:****@")
+          .hasMessageNotContaining("wrong");
       assertThat(lease.release()).isTrue();
     }
   }

@@ -15,17 +15,19 @@ import redis.clients.jedis.SslOptions;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
- * Opens the probe's socket so that the TCP connect, the TLS handshake and every reply read
- * after them share one deadline: the connect timeout is the whole time a failing connect takes,
- * as its message says. Jedis's own factory bounds each step separately, and when a TLS handshake
- * times out (a plain Redis port never answers it), closing the connection starts the handshake
- * again and waits a second timeout; here a failed handshake closes the plain socket underneath.
+ * Opens the probe's socket so that the TCP connect, the TLS handshake and every reply read after
+ * them share one deadline: the connect timeout is the whole time a failing connect takes, as its
+ * message says. Jedis's own factory bounds each step separately, and when a TLS handshake times out
+ * (a plain Redis port never answers it), closing the connection starts the handshake again and
+ * waits a second timeout; here a failed handshake closes the plain socket underneath.
  */
 final class DeadlineSocketFactory implements JedisSocketFactory {
   private final RedisSettings settings;
   private final long deadline;
 
-  /** @param settings the server; its connect timeout starts now */
+  /**
+   * @param settings the server; its connect timeout starts now
+   */
   DeadlineSocketFactory(RedisSettings settings) {
     this.settings = settings;
     this.deadline = System.nanoTime() + settings.connectTimeout.toNanos();
@@ -33,13 +35,15 @@ final class DeadlineSocketFactory implements JedisSocketFactory {
 
   /**
    * @return the time left, in milliseconds, at least 1
-   * @throws JedisConnectionException with a {@link SocketTimeoutException} cause once the deadline passed
+   * @throws JedisConnectionException with a {@link SocketTimeoutException} cause once the deadline
+   *     passed
    */
   int remainingMillis() {
     long left = deadline - System.nanoTime();
     if (left <= 0) {
-      throw new JedisConnectionException(new SocketTimeoutException(
-          "the connect timeout of " + Durations.format(settings.connectTimeout) + " ran out"));
+      throw new JedisConnectionException(
+          new SocketTimeoutException(
+              "the connect timeout of " + Durations.format(settings.connectTimeout) + " ran out"));
     }
     return (int) Math.min(Integer.MAX_VALUE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
   }
@@ -54,9 +58,14 @@ final class DeadlineSocketFactory implements JedisSocketFactory {
         return plain;
       }
       SslOptions options = SslOptions.defaults();
-      SSLSocket tls = (SSLSocket) options.createSslContext().getSocketFactory()
-          .createSocket(plain, settings.host, settings.port, true);
-      SSLParameters parameters = options.getSslParameters() != null ? options.getSslParameters() : tls.getSSLParameters();
+      SSLSocket tls =
+          (SSLSocket)
+              options
+                  .createSslContext()
+                  .getSocketFactory()
+                  .createSocket(plain, settings.host, settings.port, true);
+      SSLParameters parameters =
+          options.getSslParameters() != null ? options.getSslParameters() : tls.getSSLParameters();
       parameters.setEndpointIdentificationAlgorithm("HTTPS");
       tls.setSSLParameters(parameters);
       // only now: making the TLS context can take a good part of a second in a fresh JVM
@@ -66,7 +75,9 @@ final class DeadlineSocketFactory implements JedisSocketFactory {
       return tls;
     } catch (IOException | GeneralSecurityException | RuntimeException e) {
       closeQuietly(plain);
-      throw e instanceof JedisConnectionException ? (JedisConnectionException) e : new JedisConnectionException(e);
+      throw e instanceof JedisConnectionException
+          ? (JedisConnectionException) e
+          : new JedisConnectionException(e);
     }
   }
 

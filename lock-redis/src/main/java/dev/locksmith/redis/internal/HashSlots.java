@@ -4,14 +4,14 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Redis Cluster's hash slots, computed here as the server does: CRC16 (the XMODEM variant:
- * polynomial 0x1021, initial value 0, no reflection) of the key's hash tag, modulo 16,384. The
- * hash tag is the text between the first '{' and the next '}' when that text is not empty, else
- * the whole key. Keys are hashed as the UTF-8 bytes Jedis sends.
+ * polynomial 0x1021, initial value 0, no reflection) of the key's hash tag, modulo 16,384. The hash
+ * tag is the text between the first '{' and the next '}' when that text is not empty, else the
+ * whole key. Keys are hashed as the UTF-8 bytes Jedis sends.
  *
- * <p>Also the reverse: for each slot a short, fixed tag that hashes to it, so that a key can be
- * put in any slot on purpose. The tags are found once by counting through {@link #ALPHABET} in a
- * fixed order; they must never change, since a per-slot key named after a different tag would
- * be a different key (and a fence counter would start again).
+ * <p>Also the reverse: for each slot a short, fixed tag that hashes to it, so that a key can be put
+ * in any slot on purpose. The tags are found once by counting through {@link #ALPHABET} in a fixed
+ * order; they must never change, since a per-slot key named after a different tag would be a
+ * different key (and a fence counter would start again).
  */
 final class HashSlots {
   /** Slots of a Redis Cluster. */

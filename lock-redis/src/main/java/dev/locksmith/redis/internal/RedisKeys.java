@@ -3,21 +3,23 @@ package dev.locksmith.redis.internal;
 /**
  * Internal: for lock-redlock, not for applications; may change.
  *
- * <p>Where one lock lives in Redis. The keys and the wake-up channel of a lock start with the
- * hash tag {@code {<namespace><name>}}, so a lock's keys share one Redis Cluster hash slot and
- * the scripts stay legal on a cluster. The namespace is never empty and holds no brace, so the
- * tag is never empty and ends at the same place in every key of the lock, whatever the name holds
- * (a '}' in the name ends it early, the same way in each of them).
+ * <p>Where one lock lives in Redis. The keys and the wake-up channel of a lock start with the hash
+ * tag {@code {<namespace><name>}}, so a lock's keys share one Redis Cluster hash slot and the
+ * scripts stay legal on a cluster. The namespace is never empty and holds no brace, so the tag is
+ * never empty and ends at the same place in every key of the lock, whatever the name holds (a '}'
+ * in the name ends it early, the same way in each of them).
  *
  * <p>Fencing tokens come from one counter per namespace and hash slot, {@code
- * <namespace>fence:{<slot tag>}}, where the slot tag is a short fixed text that hashes to the
- * slot of the lock's keys: at most 16,384 counters per namespace, whatever the number of lock
- * names, and each in the slot of every lock it serves.
+ * <namespace>fence:{<slot tag>}}, where the slot tag is a short fixed text that hashes to the slot
+ * of the lock's keys: at most 16,384 counters per namespace, whatever the number of lock names, and
+ * each in the slot of every lock it serves.
  */
 public final class RedisKeys {
   private final String namespace;
 
-  /** @param namespace the prefix of every key and channel, already checked */
+  /**
+   * @param namespace the prefix of every key and channel, already checked
+   */
   public RedisKeys(String namespace) {
     this.namespace = namespace;
     HashSlots.tag(0); // finds the slot tags now, at connect, rather than in the first acquire
@@ -41,8 +43,8 @@ public final class RedisKeys {
 
   /**
    * @param lockName the lock's name
-   * @return the key of the fence counter that the lock's tokens come from, shared by every lock
-   *     of the namespace in the same hash slot; it has no TTL, so tokens keep increasing
+   * @return the key of the fence counter that the lock's tokens come from, shared by every lock of
+   *     the namespace in the same hash slot; it has no TTL, so tokens keep increasing
    */
   public String fenceCounter(String lockName) {
     return fenceCounterOfSlot(slot(lockName));
@@ -54,7 +56,8 @@ public final class RedisKeys {
    */
   public String fenceCounterOfSlot(int slot) {
     if (slot < 0 || slot >= HashSlots.COUNT) {
-      throw new IllegalArgumentException("slot was " + slot + " but it must be from 0 to " + (HashSlots.COUNT - 1));
+      throw new IllegalArgumentException(
+          "slot was " + slot + " but it must be from 0 to " + (HashSlots.COUNT - 1));
     }
     return namespace + "fence:{" + HashSlots.tag(slot) + "}";
   }
@@ -100,13 +103,15 @@ public final class RedisKeys {
     return tag(lockName) + ":released";
   }
 
-  // ---------------------------------------------------------------- semaphores and read-write locks
+  // ---------------------------------------------------------------- semaphores and read-write
+  // locks
   // Same hash tag as the lock of the same name (one slot, one fence counter), other suffixes: a
   // lock, a semaphore and a read-write lock of one name are three resources with no key in common.
 
   /**
    * @param name the semaphore's name
-   * @return the sorted set of the semaphore's live leases: owner id, score = expiry (server clock, ms)
+   * @return the sorted set of the semaphore's live leases: owner id, score = expiry (server clock,
+   *     ms)
    */
   public String semaphoreLeases(String name) {
     return tag(name) + ":sem:leases";
@@ -146,7 +151,8 @@ public final class RedisKeys {
 
   /**
    * @param name the read-write lock's name
-   * @return the sorted set of its live write lease (at most one): owner id, score = expiry (server clock, ms)
+   * @return the sorted set of its live write lease (at most one): owner id, score = expiry (server
+   *     clock, ms)
    */
   public String writeLeases(String name) {
     return tag(name) + ":rw:write";
@@ -195,7 +201,9 @@ public final class RedisKeys {
     return tag(lockName) + ":client:" + clientId;
   }
 
-  /** @return the namespace every key and channel starts with */
+  /**
+   * @return the namespace every key and channel starts with
+   */
   public String namespace() {
     return namespace;
   }

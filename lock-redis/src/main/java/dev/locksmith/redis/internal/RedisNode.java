@@ -3,6 +3,7 @@ package dev.locksmith.redis.internal;
 import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.LockException;
 import dev.locksmith.spi.Durations;
+import dev.locksmith.spi.LockUri;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
@@ -18,7 +19,6 @@ import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import dev.locksmith.spi.LockUri;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,9 +47,9 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * Internal: for lock-redlock, not for applications; may change.
  *
  * <p>One Redis server: a bounded pool of connections, every call bounded by the command timeout,
- * scripts run by SHA with a fallback to their text, and Jedis failures turned into
- * {@link BackendUnavailableException}s that name the server (password redacted). Counts the round
- * trips it makes, so tests can check the protocol's cost.
+ * scripts run by SHA with a fallback to their text, and Jedis failures turned into {@link
+ * BackendUnavailableException}s that name the server (password redacted). Counts the round trips it
+ * makes, so tests can check the protocol's cost.
  */
 public final class RedisNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RedisNode.class);
@@ -85,10 +85,11 @@ public final class RedisNode implements AutoCloseable {
 
   private static RedisNode openSentinel(RedisSettings settings) {
     JedisClientConfig clientConfig = clientConfig(settings, millis(settings.commandTimeout), true);
-    DefaultJedisClientConfig.Builder sb = DefaultJedisClientConfig.builder()
-        .connectionTimeoutMillis(millis(settings.connectTimeout))
-        .socketTimeoutMillis(millis(settings.connectTimeout))
-        .clientName("locksmith-sentinel");
+    DefaultJedisClientConfig.Builder sb =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(millis(settings.connectTimeout))
+            .socketTimeoutMillis(millis(settings.connectTimeout))
+            .clientName("locksmith-sentinel");
     if (settings.tls) {
       sb.sslOptions(SslOptions.defaults());
     }
@@ -101,7 +102,9 @@ public final class RedisNode implements AutoCloseable {
     }
     SentineledConnectionProvider provider;
     try {
-      provider = new SentineledConnectionProvider(settings.masterName, clientConfig, poolConfig(settings), sentinels, sb.build());
+      provider =
+          new SentineledConnectionProvider(
+              settings.masterName, clientConfig, poolConfig(settings), sentinels, sb.build());
     } catch (JedisException e) {
       throw sentinelsUnavailable(settings, e);
     }
@@ -115,20 +118,35 @@ public final class RedisNode implements AutoCloseable {
     }
   }
 
-  private static BackendUnavailableException sentinelsUnavailable(RedisSettings s, JedisException e) {
+  private static BackendUnavailableException sentinelsUnavailable(
+      RedisSettings s, JedisException e) {
     String msg = String.valueOf(e.getMessage());
     String why;
     if (msg.contains("seems to be not monitored")) {
-      why = "answered, but none of them monitors a master named '" + s.masterName
-          + "': check the master name after the hosts (SENTINEL MASTERS lists the names)";
+      why =
+          "answered, but none of them monitors a master named '"
+              + s.masterName
+              + "': check the master name after the hosts (SENTINEL MASTERS lists the names)";
     } else if (msg.contains("All sentinels down")) {
-      why = "could not be used (each tried within the connect timeout of " + Durations.format(s.connectTimeout)
-          + "): are they Redis Sentinels (redis-server --sentinel) listening there, and are `sentinel-user` and `sentinel-password` right?";
+      why =
+          "could not be used (each tried within the connect timeout of "
+              + Durations.format(s.connectTimeout)
+              + "): are they Redis Sentinels (redis-server --sentinel) listening there, and are"
+              + " `sentinel-user` and `sentinel-password` right?";
     } else {
       why = "could not be used: " + LockUri.redact(msg);
     }
-    return new BackendUnavailableException("Redis Sentinels " + s.seedList() + " (" + s.shownUri + ") " + why
-        + " [while asking for the address of master '" + s.masterName + "']", e);
+    return new BackendUnavailableException(
+        "Redis Sentinels "
+            + s.seedList()
+            + " ("
+            + s.shownUri
+            + ") "
+            + why
+            + " [while asking for the address of master '"
+            + s.masterName
+            + "']",
+        e);
   }
 
   private static RedisNode openCluster(RedisSettings settings) {
@@ -158,9 +176,17 @@ public final class RedisNode implements AutoCloseable {
     try {
       provider = new ClusterConnectionProvider(seeds, clientConfig, poolConfig(settings));
     } catch (JedisException e) {
-      throw new BackendUnavailableException("Redis Cluster " + settings.seedList() + " (" + settings.shownUri + ") could not be used: "
-          + e.getMessage() + "; are these nodes of a Redis Cluster (cluster-enabled yes, CLUSTER INFO says cluster_state:ok)? For one "
-          + "server use redis://, for a Sentinel set redis-sentinel:// [while reading the slot map]", e);
+      throw new BackendUnavailableException(
+          "Redis Cluster "
+              + settings.seedList()
+              + " ("
+              + settings.shownUri
+              + ") could not be used: "
+              + e.getMessage()
+              + "; are these nodes of a Redis Cluster (cluster-enabled yes, CLUSTER INFO says"
+              + " cluster_state:ok)? For one server use redis://, for a Sentinel set"
+              + " redis-sentinel:// [while reading the slot map]",
+          e);
     }
     try {
       for (String primary : provider.getPrimaryNodes().keySet()) {
@@ -187,15 +213,22 @@ public final class RedisNode implements AutoCloseable {
     return poolConfig;
   }
 
-  /** Where a command goes: the one server, the Sentinels' current primary, or the primary of a key's slot. */
+  /**
+   * Where a command goes: the one server, the Sentinels' current primary, or the primary of a key's
+   * slot.
+   */
   private interface Servers {
-    /** @param key a key of the command (it picks the Cluster slot), or null */
+    /**
+     * @param key a key of the command (it picks the Cluster slot), or null
+     */
     Connection connection(String key);
 
     /** Forgets what may be stale after a failure: idle connections, the slot map. */
     void refresh();
 
-    /** @return the server a key's commands go to now */
+    /**
+     * @return the server a key's commands go to now
+     */
     HostAndPort serverOf(String key);
 
     void close();
@@ -269,7 +302,9 @@ public final class RedisNode implements AutoCloseable {
 
     @Override
     public Connection connection(String key) {
-      return key == null ? provider.getConnection() : provider.getConnectionFromSlot(JedisClusterCRC16.getSlot(key));
+      return key == null
+          ? provider.getConnection()
+          : provider.getConnectionFromSlot(JedisClusterCRC16.getSlot(key));
     }
 
     @Override
@@ -298,9 +333,9 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Connects and proves the server is a Redis that accepts our credentials and database: PING
-   * and SCRIPT LOAD on a first connection, bounded by the connect timeout. Nothing is left open
-   * on failure.
+   * Connects and proves the server is a Redis that accepts our credentials and database: PING and
+   * SCRIPT LOAD on a first connection, bounded by the connect timeout. Nothing is left open on
+   * failure.
    *
    * @param settings the server and options
    * @return the node
@@ -312,8 +347,8 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Makes a node without connecting: its pool connects on first use. For a server that may be
-   * down now and come back later (one of several Redlock servers); {@link #probe} it first.
+   * Makes a node without connecting: its pool connects on first use. For a server that may be down
+   * now and come back later (one of several Redlock servers); {@link #probe} it first.
    *
    * @param settings the server and options
    * @return the node
@@ -326,8 +361,8 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Proves the server is a Redis that accepts our credentials and database: PING and SCRIPT LOAD
-   * on a connection of its own, bounded by the connect timeout, closed afterwards.
+   * Proves the server is a Redis that accepts our credentials and database: PING and SCRIPT LOAD on
+   * a connection of its own, bounded by the connect timeout, closed afterwards.
    *
    * @param settings the server and options
    * @throws BackendUnavailableException naming host:port if it cannot be used
@@ -339,9 +374,16 @@ public final class RedisNode implements AutoCloseable {
     try (Connection probe = new Connection(sockets, probeConfig)) {
       probe.setSoTimeout(sockets.remainingMillis());
       Object pong = probe.executeCommand(new CommandArguments(Protocol.Command.PING));
-      String shown = pong instanceof byte[] ? new String((byte[]) pong, StandardCharsets.UTF_8) : String.valueOf(pong);
+      String shown =
+          pong instanceof byte[]
+              ? new String((byte[]) pong, StandardCharsets.UTF_8)
+              : String.valueOf(pong);
       if (!"PONG".equals(shown)) {
-        throw new BackendUnavailableException(describe(settings) + " answered PING with '" + shown + "', not PONG: is it a Redis server?");
+        throw new BackendUnavailableException(
+            describe(settings)
+                + " answered PING with '"
+                + shown
+                + "', not PONG: is it a Redis server?");
       }
       Pipeline p = new Pipeline(probe);
       List<Response<Object>> shas = new ArrayList<>();
@@ -352,9 +394,16 @@ public final class RedisNode implements AutoCloseable {
       p.sync();
       for (int i = 0; i < shas.size(); i++) {
         Object sha = shas.get(i).get();
-        if (!RedisScripts.ALL[i].sha.equals(sha instanceof byte[] ? new String((byte[]) sha, StandardCharsets.UTF_8) : sha)) {
-          throw new BackendUnavailableException(describe(settings) + " loaded the " + RedisScripts.ALL[i]
-              + " script under SHA " + shas.get(i).get() + " instead of " + RedisScripts.ALL[i].sha);
+        if (!RedisScripts.ALL[i].sha.equals(
+            sha instanceof byte[] ? new String((byte[]) sha, StandardCharsets.UTF_8) : sha)) {
+          throw new BackendUnavailableException(
+              describe(settings)
+                  + " loaded the "
+                  + RedisScripts.ALL[i]
+                  + " script under SHA "
+                  + shas.get(i).get()
+                  + " instead of "
+                  + RedisScripts.ALL[i].sha);
         }
       }
     } catch (JedisException e) {
@@ -362,13 +411,18 @@ public final class RedisNode implements AutoCloseable {
     }
   }
 
-  /** @param jedisTls whether Jedis opens the TLS layer itself (not when a {@link DeadlineSocketFactory} does) */
-  private static JedisClientConfig clientConfig(RedisSettings s, int socketTimeoutMillis, boolean jedisTls) {
-    DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
-        .connectionTimeoutMillis(millis(s.connectTimeout))
-        .socketTimeoutMillis(socketTimeoutMillis)
-        .database(s.database)
-        .clientName("locksmith");
+  /**
+   * @param jedisTls whether Jedis opens the TLS layer itself (not when a {@link
+   *     DeadlineSocketFactory} does)
+   */
+  private static JedisClientConfig clientConfig(
+      RedisSettings s, int socketTimeoutMillis, boolean jedisTls) {
+    DefaultJedisClientConfig.Builder b =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis(millis(s.connectTimeout))
+            .socketTimeoutMillis(socketTimeoutMillis)
+            .database(s.database)
+            .clientName("locksmith");
     if (s.tls && jedisTls) {
       b.sslOptions(SslOptions.defaults());
     }
@@ -382,12 +436,16 @@ public final class RedisNode implements AutoCloseable {
     return (int) Math.min(Integer.MAX_VALUE, Math.max(1, d.toMillis()));
   }
 
-  /** @return how many round trips this node has made: one per command, one per pipeline */
+  /**
+   * @return how many round trips this node has made: one per command, one per pipeline
+   */
   public long roundTrips() {
     return roundTrips.sum();
   }
 
-  /** @return the server and options */
+  /**
+   * @return the server and options
+   */
   public RedisSettings settings() {
     return settings;
   }
@@ -409,14 +467,17 @@ public final class RedisNode implements AutoCloseable {
 
   /**
    * @param key a key
-   * @return {@code host:port} of the server that holds it now (the current primary, or the primary of its Cluster slot)
+   * @return {@code host:port} of the server that holds it now (the current primary, or the primary
+   *     of its Cluster slot)
    */
   public String serverOf(String key) {
     HostAndPort hp = servers.serverOf(key);
     return hp == null ? endpoint() : hp.toString();
   }
 
-  /** @return whether this is a Redis Cluster (release notifications then use sharded pub/sub) */
+  /**
+   * @return whether this is a Redis Cluster (release notifications then use sharded pub/sub)
+   */
   public boolean isCluster() {
     return settings.topology == RedisSettings.Topology.CLUSTER;
   }
@@ -436,39 +497,48 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * Runs a script like {@link #eval(RedisScripts.Script, List, List)}, waiting at most
-   * {@code timeout} (and never longer than the command timeout) for the reply. A reply that is
-   * late breaks the connection, which the pool then drops.
+   * Runs a script like {@link #eval(RedisScripts.Script, List, List)}, waiting at most {@code
+   * timeout} (and never longer than the command timeout) for the reply. A reply that is late breaks
+   * the connection, which the pool then drops.
    *
    * @param script the script
    * @param keys its KEYS
    * @param args its ARGV
    * @param timeout the longest wait for the reply
    * @return the script's reply
-   * @throws BackendUnavailableException if the server cannot be reached, answers late or with an error
+   * @throws BackendUnavailableException if the server cannot be reached, answers late or with an
+   *     error
    */
-  public Object eval(RedisScripts.Script script, List<String> keys, List<String> args, Duration timeout) {
+  public Object eval(
+      RedisScripts.Script script, List<String> keys, List<String> args, Duration timeout) {
     int timeoutMillis = Math.min(commandTimeoutMillis, millis(timeout));
-    return call(script.name, keys.isEmpty() ? null : keys.get(0), connection -> {
-      if (timeoutMillis != commandTimeoutMillis) {
-        connection.setSoTimeout(timeoutMillis);
-      }
-      try {
-        try {
-          return connection.executeCommand(scriptCall(Protocol.Command.EVALSHA, script.sha, keys, args));
-        } catch (JedisNoScriptException e) {
-          roundTrips.increment();
-          return connection.executeCommand(scriptCall(Protocol.Command.EVAL, script.text, keys, args));
-        }
-      } finally {
-        if (timeoutMillis != commandTimeoutMillis && !connection.isBroken()) {
-          connection.setSoTimeout(commandTimeoutMillis);
-        }
-      }
-    }, Duration.ofMillis(timeoutMillis));
+    return call(
+        script.name,
+        keys.isEmpty() ? null : keys.get(0),
+        connection -> {
+          if (timeoutMillis != commandTimeoutMillis) {
+            connection.setSoTimeout(timeoutMillis);
+          }
+          try {
+            try {
+              return connection.executeCommand(
+                  scriptCall(Protocol.Command.EVALSHA, script.sha, keys, args));
+            } catch (JedisNoScriptException e) {
+              roundTrips.increment();
+              return connection.executeCommand(
+                  scriptCall(Protocol.Command.EVAL, script.text, keys, args));
+            }
+          } finally {
+            if (timeoutMillis != commandTimeoutMillis && !connection.isBroken()) {
+              connection.setSoTimeout(commandTimeoutMillis);
+            }
+          }
+        },
+        Duration.ofMillis(timeoutMillis));
   }
 
-  private static CommandArguments scriptCall(Protocol.Command command, String script, List<String> keys, List<String> args) {
+  private static CommandArguments scriptCall(
+      Protocol.Command command, String script, List<String> keys, List<String> args) {
     return new CommandArguments(command).add(script).add(keys.size()).keys(keys).addObjects(args);
   }
 
@@ -485,37 +555,54 @@ public final class RedisNode implements AutoCloseable {
    * @return the script's reply and, if WAIT was sent, how many replicas acknowledged (else -1)
    * @throws BackendUnavailableException if the server cannot be reached or answers with an error
    */
-  public Replicated evalReplicated(RedisScripts.Script script, List<String> keys, List<String> args, Predicate<Object> wrote) {
+  public Replicated evalReplicated(
+      RedisScripts.Script script, List<String> keys, List<String> args, Predicate<Object> wrote) {
     int waitMillis = millis(settings.waitTimeout);
-    return call(script.name, keys.isEmpty() ? null : keys.get(0), connection -> {
-      Object reply;
-      try {
-        reply = connection.executeCommand(scriptCall(Protocol.Command.EVALSHA, script.sha, keys, args));
-      } catch (JedisNoScriptException e) {
-        roundTrips.increment();
-        reply = connection.executeCommand(scriptCall(Protocol.Command.EVAL, script.text, keys, args));
-      }
-      if (settings.waitReplicas <= 0 || !wrote.test(reply)) {
-        return new Replicated(reply, -1);
-      }
-      roundTrips.increment();
-      connection.setSoTimeout((int) Math.min(Integer.MAX_VALUE, (long) commandTimeoutMillis + waitMillis));
-      try {
-        Object acked = connection.executeCommand(new CommandArguments(Protocol.Command.WAIT).add(settings.waitReplicas).add(waitMillis));
-        return new Replicated(reply, acked instanceof Long ? (Long) acked : 0);
-      } finally {
-        if (!connection.isBroken()) {
-          connection.setSoTimeout(commandTimeoutMillis);
-        }
-      }
-    }, settings.commandTimeout.plus(settings.waitTimeout));
+    return call(
+        script.name,
+        keys.isEmpty() ? null : keys.get(0),
+        connection -> {
+          Object reply;
+          try {
+            reply =
+                connection.executeCommand(
+                    scriptCall(Protocol.Command.EVALSHA, script.sha, keys, args));
+          } catch (JedisNoScriptException e) {
+            roundTrips.increment();
+            reply =
+                connection.executeCommand(
+                    scriptCall(Protocol.Command.EVAL, script.text, keys, args));
+          }
+          if (settings.waitReplicas <= 0 || !wrote.test(reply)) {
+            return new Replicated(reply, -1);
+          }
+          roundTrips.increment();
+          connection.setSoTimeout(
+              (int) Math.min(Integer.MAX_VALUE, (long) commandTimeoutMillis + waitMillis));
+          try {
+            Object acked =
+                connection.executeCommand(
+                    new CommandArguments(Protocol.Command.WAIT)
+                        .add(settings.waitReplicas)
+                        .add(waitMillis));
+            return new Replicated(reply, acked instanceof Long ? (Long) acked : 0);
+          } finally {
+            if (!connection.isBroken()) {
+              connection.setSoTimeout(commandTimeoutMillis);
+            }
+          }
+        },
+        settings.commandTimeout.plus(settings.waitTimeout));
   }
 
   /** Internal: a script's reply and how many replicas acknowledged it (-1: not asked). */
   public static final class Replicated {
     /** The script's reply. */
     public final Object reply;
-    /** How many replicas acknowledged the write within the wait timeout; -1 if WAIT was not sent. */
+
+    /**
+     * How many replicas acknowledged the write within the wait timeout; -1 if WAIT was not sent.
+     */
     public final long acknowledged;
 
     Replicated(Object reply, long acknowledged) {
@@ -529,8 +616,8 @@ public final class RedisNode implements AutoCloseable {
    * server (on a Cluster the calls are grouped by the primary that owns their first key's slot).
    * Each pipeline starts with SCRIPT LOAD, so a server that lost its script cache still answers in
    * the same round trip. A chunk that fails to reach its server fails the rest of that server's
-   * calls at once. A call answered with a Cluster redirection (the slot moved) is sent again
-   * once, alone, after the slot map is read again.
+   * calls at once. A call answered with a Cluster redirection (the slot moved) is sent again once,
+   * alone, after the slot map is read again.
    *
    * @param script the script
    * @param keys the KEYS of each call
@@ -539,7 +626,12 @@ public final class RedisNode implements AutoCloseable {
    * @param timeout the read timeout for each pipeline, at most the command timeout
    * @return one reply per call: a Long, or the {@link RuntimeException} that call met
    */
-  public List<Object> evalMany(RedisScripts.Script script, List<List<String>> keys, List<List<String>> args, int chunk, Duration timeout) {
+  public List<Object> evalMany(
+      RedisScripts.Script script,
+      List<List<String>> keys,
+      List<List<String>> args,
+      int chunk,
+      Duration timeout) {
     Object[] out = new Object[keys.size()];
     Map<HostAndPort, List<Integer>> byServer = new LinkedHashMap<>();
     if (settings.topology == RedisSettings.Topology.CLUSTER) {
@@ -567,33 +659,45 @@ public final class RedisNode implements AutoCloseable {
           continue;
         }
         try {
-          List<Object> results = call(script.name + " x" + part.size(), keys.get(part.get(0)).get(0), connection -> {
-            connection.setSoTimeout(timeoutMillis);
-            try {
-              Pipeline p = new Pipeline(connection);
-              p.sendCommand(Protocol.Command.SCRIPT, "LOAD", script.text);
-              List<Response<Object>> replies = new ArrayList<>(part.size());
-              for (int i : part) {
-                replies.add(p.evalsha(script.sha, keys.get(i), args.get(i)));
-              }
-              p.sync();
-              List<Object> got = new ArrayList<>(replies.size());
-              for (Response<Object> r : replies) {
-                try {
-                  got.add(r.get());
-                } catch (JedisRedirectionException e) {
-                  got.add(e);
-                } catch (JedisDataException e) {
-                  got.add(new LockException(describe(settings) + " refused " + script.name + ": " + e.getMessage(), e));
-                }
-              }
-              return got;
-            } finally {
-              if (!connection.isBroken()) {
-                connection.setSoTimeout(commandTimeoutMillis);
-              }
-            }
-          }, Duration.ofMillis(timeoutMillis));
+          List<Object> results =
+              call(
+                  script.name + " x" + part.size(),
+                  keys.get(part.get(0)).get(0),
+                  connection -> {
+                    connection.setSoTimeout(timeoutMillis);
+                    try {
+                      Pipeline p = new Pipeline(connection);
+                      p.sendCommand(Protocol.Command.SCRIPT, "LOAD", script.text);
+                      List<Response<Object>> replies = new ArrayList<>(part.size());
+                      for (int i : part) {
+                        replies.add(p.evalsha(script.sha, keys.get(i), args.get(i)));
+                      }
+                      p.sync();
+                      List<Object> got = new ArrayList<>(replies.size());
+                      for (Response<Object> r : replies) {
+                        try {
+                          got.add(r.get());
+                        } catch (JedisRedirectionException e) {
+                          got.add(e);
+                        } catch (JedisDataException e) {
+                          got.add(
+                              new LockException(
+                                  describe(settings)
+                                      + " refused "
+                                      + script.name
+                                      + ": "
+                                      + e.getMessage(),
+                                  e));
+                        }
+                      }
+                      return got;
+                    } finally {
+                      if (!connection.isBroken()) {
+                        connection.setSoTimeout(commandTimeoutMillis);
+                      }
+                    }
+                  },
+                  Duration.ofMillis(timeoutMillis));
           for (int j = 0; j < part.size(); j++) {
             Object r = results.get(j);
             if (r instanceof JedisRedirectionException) {
@@ -625,10 +729,10 @@ public final class RedisNode implements AutoCloseable {
 
   /**
    * Borrows a connection, runs one round trip on it and gives it back. A connection that broke
-   * without a timeout (reset, closed: the server restarted since it was pooled) is thrown away
-   * with every other idle one, and the call is retried once on a fresh connection; every call
-   * made through here is safe to repeat. On a Cluster, a redirection (MOVED, ASK: the slot has
-   * another owner since the slot map was read) reads the slot map again and retries once.
+   * without a timeout (reset, closed: the server restarted since it was pooled) is thrown away with
+   * every other idle one, and the call is retried once on a fresh connection; every call made
+   * through here is safe to repeat. On a Cluster, a redirection (MOVED, ASK: the slot has another
+   * owner since the slot map was read) reads the slot map again and retries once.
    */
   <T> T call(String what, Function<Connection, T> action) {
     return call(what, null, action, settings.commandTimeout);
@@ -649,7 +753,11 @@ public final class RedisNode implements AutoCloseable {
         return action.apply(connection);
       } catch (JedisConnectionException e) {
         if (attempt == 0 && !isTimeout(e)) {
-          LOG.debug("{}: {} failed on a pooled connection ({}); retrying on a fresh one", endpoint(), what, e.toString());
+          LOG.debug(
+              "{}: {} failed on a pooled connection ({}); retrying on a fresh one",
+              endpoint(),
+              what,
+              e.toString());
           connection.close(); // broken: the pool destroys it
           connection = null;
           servers.refresh();
@@ -658,7 +766,11 @@ public final class RedisNode implements AutoCloseable {
         throw unavailable(settings, what, e, timeout);
       } catch (JedisRedirectionException e) {
         if (attempt == 0) {
-          LOG.debug("{}: {} was redirected ({}); reading the slot map again", endpoint(), what, e.getMessage());
+          LOG.debug(
+              "{}: {} was redirected ({}); reading the slot map again",
+              endpoint(),
+              what,
+              e.getMessage());
           servers.refresh();
           continue;
         }
@@ -666,8 +778,14 @@ public final class RedisNode implements AutoCloseable {
       } catch (JedisDataException e) {
         if (String.valueOf(e.getMessage()).startsWith("WRONGTYPE")) {
           // the server is fine, but something other than Locksmith wrote our key
-          throw new LockException(describe(settings) + " refused " + what + ": " + e.getMessage()
-              + "; another program uses the same keys: choose another `namespace`", e);
+          throw new LockException(
+              describe(settings)
+                  + " refused "
+                  + what
+                  + ": "
+                  + e.getMessage()
+                  + "; another program uses the same keys: choose another `namespace`",
+              e);
         }
         if (attempt == 0 && String.valueOf(e.getMessage()).startsWith("READONLY")) {
           // a primary demoted by a failover: ask the Sentinels' (or the slot map's) new primary
@@ -695,18 +813,22 @@ public final class RedisNode implements AutoCloseable {
   }
 
   /**
-   * @param channel a channel, whose Cluster slot picks the server; null for one server or a Sentinel set
+   * @param channel a channel, whose Cluster slot picks the server; null for one server or a
+   *     Sentinel set
    * @return a new connection outside the pool to the server that holds the channel's slot now
    * @throws BackendUnavailableException if it cannot be opened
    */
   Connection dedicatedConnection(String channel) {
     try {
-      HostAndPort address = settings.topology == RedisSettings.Topology.CLUSTER && channel != null
-          ? servers.serverOf(channel) : servers.serverOf(null);
+      HostAndPort address =
+          settings.topology == RedisSettings.Topology.CLUSTER && channel != null
+              ? servers.serverOf(channel)
+              : servers.serverOf(null);
       return new Connection(address, clientConfig);
     } catch (JedisException e) {
       if (settings.topology == RedisSettings.Topology.CLUSTER) {
-        servers.refresh(); // the slot's node may have failed over: look again before the next attempt
+        servers
+            .refresh(); // the slot's node may have failed over: look again before the next attempt
       }
       throw unavailable(settings, "opening the subscriber connection", e, settings.connectTimeout);
     }
@@ -721,37 +843,72 @@ public final class RedisNode implements AutoCloseable {
     return false;
   }
 
-  /** @return "redis server host:port (uri)" with the password redacted */
+  /**
+   * @return "redis server host:port (uri)" with the password redacted
+   */
   static String describe(RedisSettings s) {
     if (s.topology == RedisSettings.Topology.SENTINEL) {
-      return "Redis primary of '" + s.masterName + "'" + (s.located ? " at " + s.endpoint() : "") + " via Sentinels " + s.seedList()
-          + " (" + s.shownUri + ")";
+      return "Redis primary of '"
+          + s.masterName
+          + "'"
+          + (s.located ? " at " + s.endpoint() : "")
+          + " via Sentinels "
+          + s.seedList()
+          + " ("
+          + s.shownUri
+          + ")";
     }
     if (s.topology == RedisSettings.Topology.CLUSTER) {
-      return "Redis Cluster " + (s.located ? "node " + s.endpoint() : s.seedList()) + " (" + s.shownUri + ")";
+      return "Redis Cluster "
+          + (s.located ? "node " + s.endpoint() : s.seedList())
+          + " ("
+          + s.shownUri
+          + ")";
     }
     return "Redis server " + s.endpoint() + " (" + s.shownUri + ")";
   }
 
-  /** Turns a Jedis failure into an exception that says which server, what failed and what to check. */
-  static BackendUnavailableException unavailable(RedisSettings s, String what, Throwable e, Duration timeout) {
+  /**
+   * Turns a Jedis failure into an exception that says which server, what failed and what to check.
+   */
+  static BackendUnavailableException unavailable(
+      RedisSettings s, String what, Throwable e, Duration timeout) {
     String server = describe(s);
     String why = null;
     for (Throwable t : causes(e)) {
       if (why != null) {
         break;
       }
-      if (t instanceof JedisAccessControlException || String.valueOf(t.getMessage()).startsWith("WRONGPASS")
+      if (t instanceof JedisAccessControlException
+          || String.valueOf(t.getMessage()).startsWith("WRONGPASS")
           || String.valueOf(t.getMessage()).startsWith("NOAUTH")) {
-        why = "refused our credentials (user " + (s.user == null ? "default" : "'" + s.user + "'") + ", password "
-            + (s.password == null ? "none" : "****") + "): " + t.getMessage()
-            + "; check the user and password in the URI";
-      } else if (t instanceof JedisDataException && String.valueOf(t.getMessage()).contains("without any password configured")) {
-        why = "needs no password but one was given: " + t.getMessage() + "; remove the password from the URI";
-      } else if (t instanceof JedisDataException && String.valueOf(t.getMessage()).contains("DB index")) {
-        why = "refused database " + s.database + ": " + t.getMessage() + "; use a database number below the server's `databases` setting";
+        why =
+            "refused our credentials (user "
+                + (s.user == null ? "default" : "'" + s.user + "'")
+                + ", password "
+                + (s.password == null ? "none" : "****")
+                + "): "
+                + t.getMessage()
+                + "; check the user and password in the URI";
+      } else if (t instanceof JedisDataException
+          && String.valueOf(t.getMessage()).contains("without any password configured")) {
+        why =
+            "needs no password but one was given: "
+                + t.getMessage()
+                + "; remove the password from the URI";
+      } else if (t instanceof JedisDataException
+          && String.valueOf(t.getMessage()).contains("DB index")) {
+        why =
+            "refused database "
+                + s.database
+                + ": "
+                + t.getMessage()
+                + "; use a database number below the server's `databases` setting";
       } else if (t instanceof ConnectException) {
-        why = "refused the connection (" + t.getMessage() + "): is redis-server running on that host and port?";
+        why =
+            "refused the connection ("
+                + t.getMessage()
+                + "): is redis-server running on that host and port?";
       } else if (t instanceof UnknownHostException) {
         why = "cannot be found: unknown host '" + s.host + "'";
       } else if (t instanceof NoRouteToHostException) {
@@ -759,9 +916,17 @@ public final class RedisNode implements AutoCloseable {
       } else if (t instanceof SocketTimeoutException) {
         why = "did not answer within " + Durations.format(timeout) + " (" + t.getMessage() + ")";
       } else if (t instanceof SSLException) {
-        why = "failed the TLS handshake (" + t.getMessage() + "): does the server speak TLS on this port, and does this JVM trust its certificate?";
-      } else if (t instanceof JedisConnectionException && String.valueOf(t.getMessage()).startsWith("Unknown reply")) {
-        why = "answered with something that is not the Redis protocol (" + t.getMessage() + "): is this port a Redis server?";
+        why =
+            "failed the TLS handshake ("
+                + t.getMessage()
+                + "): does the server speak TLS on this port, and does this JVM trust its"
+                + " certificate?";
+      } else if (t instanceof JedisConnectionException
+          && String.valueOf(t.getMessage()).startsWith("Unknown reply")) {
+        why =
+            "answered with something that is not the Redis protocol ("
+                + t.getMessage()
+                + "): is this port a Redis server?";
       } else if (t instanceof JedisDataException) {
         why = "answered with an error: " + t.getMessage();
       }
@@ -778,7 +943,10 @@ public final class RedisNode implements AutoCloseable {
     return new BackendUnavailableException(server + " " + why + " [while " + what + "]", e);
   }
 
-  /** @return the failure, its causes and what was suppressed in them (Jedis keeps one per address tried there) */
+  /**
+   * @return the failure, its causes and what was suppressed in them (Jedis keeps one per address
+   *     tried there)
+   */
   private static List<Throwable> causes(Throwable e) {
     List<Throwable> all = new ArrayList<>();
     java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>();
@@ -803,7 +971,9 @@ public final class RedisNode implements AutoCloseable {
     servers.close();
   }
 
-  /** @return "Redis server host:port (uri)", password redacted */
+  /**
+   * @return "Redis server host:port (uri)", password redacted
+   */
   @Override
   public String toString() {
     return describe(settings);

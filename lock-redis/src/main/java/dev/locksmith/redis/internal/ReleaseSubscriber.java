@@ -17,9 +17,9 @@ import redis.clients.jedis.JedisShardedPubSub;
 /**
  * Internal: for lock-redlock, not for applications; may change.
  *
- * <p>One subscriber connection per client and server, shared by every lock its waiters wait for. A channel is
- * subscribed while at least one waiter of this client waits on it, and unsubscribed when the
- * last one leaves. A message on a channel runs the wake-ups registered for it.
+ * <p>One subscriber connection per client and server, shared by every lock its waiters wait for. A
+ * channel is subscribed while at least one waiter of this client waits on it, and unsubscribed when
+ * the last one leaves. A message on a channel runs the wake-ups registered for it.
  *
  * <p>A subscription is confirmed asynchronously; its confirmation also runs the wake-ups, so a
  * waiter that found the lock busy just before subscribing polls again and cannot miss a release
@@ -35,12 +35,14 @@ public final class ReleaseSubscriber implements AutoCloseable {
   private static final long MAX_BACKOFF_MS = 2000;
 
   /**
-   * Internal: for lock-redlock, not for applications; may change. A wake-up that also learns
-   * which owner id a release freed: {@link #released} runs for a release message, {@link #run()}
-   * for a subscription's confirmation or a reconnect (when a message may have been missed).
+   * Internal: for lock-redlock, not for applications; may change. A wake-up that also learns which
+   * owner id a release freed: {@link #released} runs for a release message, {@link #run()} for a
+   * subscription's confirmation or a reconnect (when a message may have been missed).
    */
   public interface ReleaseWake extends Runnable {
-    /** @param ownerId the owner id the release message carries (empty from an older publisher) */
+    /**
+     * @param ownerId the owner id the release message carries (empty from an older publisher)
+     */
     void released(String ownerId);
   }
 
@@ -50,8 +52,10 @@ public final class ReleaseSubscriber implements AutoCloseable {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition stopped = lock.newCondition();
   private final Map<String, Set<Runnable>> wakeUps = new HashMap<>();
+
   /** Channels the current connection was asked to subscribe to (sent, maybe not confirmed). */
   private final Set<String> sent = new HashSet<>();
+
   private Thread thread;
   private Connection connection;
   private Listener listener;
@@ -62,8 +66,8 @@ public final class ReleaseSubscriber implements AutoCloseable {
    * Makes a subscriber; it connects when the first waiter joins.
    *
    * @param node the server to subscribe on
-   * @param controlChannel a channel only this client subscribes to ({@link RedisKeys#clientChannel}),
-   *     which keeps the connection subscribed while no waiter waits
+   * @param controlChannel a channel only this client subscribes to ({@link
+   *     RedisKeys#clientChannel}), which keeps the connection subscribed while no waiter waits
    */
   public ReleaseSubscriber(RedisNode node, String controlChannel) {
     this(node, controlChannel, false);
@@ -74,8 +78,8 @@ public final class ReleaseSubscriber implements AutoCloseable {
    *
    * @param node the servers to subscribe on
    * @param controlChannel a channel only this client subscribes to; with {@code sharded}, it must
-   *     be in the Cluster slot of the channels this subscriber will be given
-   *     ({@link RedisKeys#clientChannel(String, String)}): its slot picks the node to connect to
+   *     be in the Cluster slot of the channels this subscriber will be given ({@link
+   *     RedisKeys#clientChannel(String, String)}): its slot picks the node to connect to
    * @param sharded whether to use Redis 7's sharded pub/sub (SSUBSCRIBE), as on a Cluster: the
    *     connection goes to the primary that owns the control channel's slot, found again at every
    *     reconnect, so it follows a failover
@@ -87,8 +91,8 @@ public final class ReleaseSubscriber implements AutoCloseable {
   }
 
   /**
-   * Registers a wake-up only if this client already subscribes to the channel (then no message
-   * to the server is needed and none can be missed from now on).
+   * Registers a wake-up only if this client already subscribes to the channel (then no message to
+   * the server is needed and none can be missed from now on).
    *
    * @param channel the lock's release channel
    * @param wake what to run on a release
@@ -159,7 +163,9 @@ public final class ReleaseSubscriber implements AutoCloseable {
     }
   }
 
-  /** @return how many subscriber connections have been opened, for tests */
+  /**
+   * @return how many subscriber connections have been opened, for tests
+   */
   int connectionsOpened() {
     return connections.get();
   }
@@ -245,8 +251,11 @@ public final class ReleaseSubscriber implements AutoCloseable {
           warned = false;
         }
         if (!warned) {
-          LOG.warn("{}: release notifications interrupted ({}); reconnecting, waiters fall back to rechecking meanwhile",
-              node.endpoint(), e.toString());
+          LOG.warn(
+              "{}: release notifications interrupted ({}); reconnecting, waiters fall back to"
+                  + " rechecking meanwhile",
+              node.endpoint(),
+              e.toString());
           warned = true;
         } else {
           LOG.debug("{}: subscriber reconnect failed: {}", node.endpoint(), e.toString());
@@ -275,7 +284,9 @@ public final class ReleaseSubscriber implements AutoCloseable {
     }
   }
 
-  /** @return false if closed meanwhile */
+  /**
+   * @return false if closed meanwhile
+   */
   private boolean backOff(long millis) {
     lock.lock();
     try {
@@ -314,30 +325,32 @@ public final class ReleaseSubscriber implements AutoCloseable {
     Listener() {
       if (sharded) {
         plain = null;
-        shard = new JedisShardedPubSub() {
-          @Override
-          public void onSSubscribe(String channel, int subscribedChannels) {
-            subscribed(channel);
-          }
+        shard =
+            new JedisShardedPubSub() {
+              @Override
+              public void onSSubscribe(String channel, int subscribedChannels) {
+                subscribed(channel);
+              }
 
-          @Override
-          public void onSMessage(String channel, String message) {
-            message(channel, message);
-          }
-        };
+              @Override
+              public void onSMessage(String channel, String message) {
+                message(channel, message);
+              }
+            };
       } else {
         shard = null;
-        plain = new JedisPubSub() {
-          @Override
-          public void onSubscribe(String channel, int subscribedChannels) {
-            subscribed(channel);
-          }
+        plain =
+            new JedisPubSub() {
+              @Override
+              public void onSubscribe(String channel, int subscribedChannels) {
+                subscribed(channel);
+              }
 
-          @Override
-          public void onMessage(String channel, String message) {
-            message(channel, message);
-          }
-        };
+              @Override
+              public void onMessage(String channel, String message) {
+                message(channel, message);
+              }
+            };
       }
     }
 

@@ -1,8 +1,8 @@
 /**
  * Internal: for lock-redlock, not for applications; may change without notice in any release.
  *
- * <p>The pieces of the Redis lock protocol that the {@code redis://} backend and the
- * {@code redlock://} backend share: the connection to one server ({@link
+ * <p>The pieces of the Redis lock protocol that the {@code redis://} backend and the {@code
+ * redlock://} backend share: the connection to one server ({@link
  * dev.locksmith.redis.internal.RedisNode}), its settings ({@link
  * dev.locksmith.redis.internal.RedisSettings}), the Lua scripts ({@link
  * dev.locksmith.redis.internal.RedisScripts}), the key layout ({@link

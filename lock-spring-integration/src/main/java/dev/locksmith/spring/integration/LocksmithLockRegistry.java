@@ -11,8 +11,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
 
 /**
  * A Spring Integration lock registry over any Locksmith {@link LockClient}: {@link #obtain(Object)}
- * returns a {@link LocksmithLock} for the key, the same object for the same key until
- * {@link #expireUnusedOlderThan(long)} drops it.
+ * returns a {@link LocksmithLock} for the key, the same object for the same key until {@link
+ * #expireUnusedOlderThan(long)} drops it.
  *
  * <pre>{@code
  * @Bean
@@ -25,19 +25,19 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * }
  * }</pre>
  *
- * <p>Renewal: with the default options (the client's, normally auto-renew on) a held lock's
- * lease is renewed in the background by Locksmith until it is unlocked, so
- * {@link #renewLock(Object)} only checks that the calling thread still holds it, and a
- * {@code TaskScheduler} given to {@link #setRenewalTaskScheduler} is not needed (and not used).
- * A lock taken without auto-renew (options with {@code autoRenew(false)}, or
- * {@code lock(ttl)}/{@code tryLock(wait, ttl)}) is renewed only by {@code renewLock}, which moves
- * the server's expiry to its lease (or {@code ttl}) from now through
- * {@link dev.locksmith.Lease#extend(Duration)}; the backend must declare
- * {@link dev.locksmith.Guarantees.Feature#EXTEND} for that.
+ * <p>Renewal: with the default options (the client's, normally auto-renew on) a held lock's lease
+ * is renewed in the background by Locksmith until it is unlocked, so {@link #renewLock(Object)}
+ * only checks that the calling thread still holds it, and a {@code TaskScheduler} given to {@link
+ * #setRenewalTaskScheduler} is not needed (and not used). A lock taken without auto-renew (options
+ * with {@code autoRenew(false)}, or {@code lock(ttl)}/{@code tryLock(wait, ttl)}) is renewed only
+ * by {@code renewLock}, which moves the server's expiry to its lease (or {@code ttl}) from now
+ * through {@link dev.locksmith.Lease#extend(Duration)}; the backend must declare {@link
+ * dev.locksmith.Guarantees.Feature#EXTEND} for that.
  *
  * <p>Thread-safe. Keys are lock names (strings of 1 to 255 characters, no control characters).
  */
-public final class LocksmithLockRegistry implements RenewableLockRegistry<LocksmithLock>, ExpirableLockRegistry<LocksmithLock> {
+public final class LocksmithLockRegistry
+    implements RenewableLockRegistry<LocksmithLock>, ExpirableLockRegistry<LocksmithLock> {
   private final LockClient client;
   private final LockOptions options;
   private final Map<String, RegistryLock> locks = new ConcurrentHashMap<>();
@@ -49,19 +49,26 @@ public final class LocksmithLockRegistry implements RenewableLockRegistry<Locksm
    * @throws NullPointerException if {@code client} is null
    */
   public LocksmithLockRegistry(LockClient client) {
-    this(client, Objects.requireNonNull(client, "`client` was null but it must be a Locksmith LockClient").config().defaults());
+    this(
+        client,
+        Objects.requireNonNull(client, "`client` was null but it must be a Locksmith LockClient")
+            .config()
+            .defaults());
   }
 
   /**
    * @param client the Locksmith client
-   * @param options how locks are held: lease, auto-renew (reentrancy is always per thread, as
-   *     for {@link java.util.concurrent.locks.ReentrantLock}, whatever {@code options} say)
+   * @param options how locks are held: lease, auto-renew (reentrancy is always per thread, as for
+   *     {@link java.util.concurrent.locks.ReentrantLock}, whatever {@code options} say)
    * @throws NullPointerException if an argument is null
    */
   public LocksmithLockRegistry(LockClient client, LockOptions options) {
-    this.client = Objects.requireNonNull(client, "`client` was null but it must be a Locksmith LockClient");
-    this.options = Objects.requireNonNull(options, "`options` was null but it must be LockOptions")
-        .toBuilder().reentrant(false).build(); // the registry counts reentry itself, per thread
+    this.client =
+        Objects.requireNonNull(client, "`client` was null but it must be a Locksmith LockClient");
+    this.options =
+        Objects.requireNonNull(options, "`options` was null but it must be LockOptions").toBuilder()
+            .reentrant(false)
+            .build(); // the registry counts reentry itself, per thread
   }
 
   /**
@@ -81,22 +88,27 @@ public final class LocksmithLockRegistry implements RenewableLockRegistry<Locksm
   private static String key(Object lockKey) {
     Objects.requireNonNull(lockKey, "`lockKey` was null but it must be a String: the lock's name");
     if (!(lockKey instanceof String)) {
-      throw new IllegalArgumentException("`lockKey` was a " + lockKey.getClass().getName() + " (" + lockKey
-          + ") but it must be a String: the lock's name, 1 to 255 characters without control characters");
+      throw new IllegalArgumentException(
+          "`lockKey` was a "
+              + lockKey.getClass().getName()
+              + " ("
+              + lockKey
+              + ") but it must be a String: the lock's name, 1 to 255 characters without control"
+              + " characters");
     }
     return (String) lockKey;
   }
 
   /**
-   * Renews the calling thread's holding of the lock: for an auto-renewed lease, checks that it
-   * is still held (it renews itself); otherwise moves the server's expiry to the lease it was
-   * taken with, from now.
+   * Renews the calling thread's holding of the lock: for an auto-renewed lease, checks that it is
+   * still held (it renews itself); otherwise moves the server's expiry to the lease it was taken
+   * with, from now.
    *
    * @param lockKey the lock name
    * @throws IllegalStateException if the calling thread does not hold the lock, or its lease was
    *     lost (expired, taken, session ended)
-   * @throws UnsupportedOperationException if the lease is not auto-renewed and the backend does
-   *     not declare EXTEND
+   * @throws UnsupportedOperationException if the lease is not auto-renewed and the backend does not
+   *     declare EXTEND
    */
   @Override
   public void renewLock(Object lockKey) {
@@ -104,13 +116,13 @@ public final class LocksmithLockRegistry implements RenewableLockRegistry<Locksm
   }
 
   /**
-   * Moves the server's expiry of the calling thread's holding to {@code ttl} from now, for a
-   * lease taken without auto-renew ({@code lock(ttl)}, or options with {@code autoRenew(false)}).
+   * Moves the server's expiry of the calling thread's holding to {@code ttl} from now, for a lease
+   * taken without auto-renew ({@code lock(ttl)}, or options with {@code autoRenew(false)}).
    *
    * @param lockKey the lock name
    * @param ttl from 1 ms to 7 days
-   * @throws IllegalStateException if the calling thread does not hold the lock, its lease was
-   *     lost, or its lease is auto-renewed (its length is fixed; take it with {@code lock(ttl)})
+   * @throws IllegalStateException if the calling thread does not hold the lock, its lease was lost,
+   *     or its lease is auto-renewed (its length is fixed; take it with {@code lock(ttl)})
    * @throws IllegalArgumentException if {@code ttl} is out of range
    * @throws UnsupportedOperationException if the backend does not declare EXTEND
    */
@@ -124,8 +136,12 @@ public final class LocksmithLockRegistry implements RenewableLockRegistry<Locksm
     String name = key(lockKey);
     RegistryLock lock = locks.get(name);
     if (lock == null) {
-      throw new IllegalStateException("lock '" + name + "' is not held by thread " + Thread.currentThread().getName()
-          + ": it was never obtained from this registry");
+      throw new IllegalStateException(
+          "lock '"
+              + name
+              + "' is not held by thread "
+              + Thread.currentThread().getName()
+              + ": it was never obtained from this registry");
     }
     return lock;
   }
@@ -140,10 +156,13 @@ public final class LocksmithLockRegistry implements RenewableLockRegistry<Locksm
   @Override
   public void expireUnusedOlderThan(long age) {
     if (age < 0) {
-      throw new IllegalArgumentException("`age` was " + age + " but it must be zero or more milliseconds");
+      throw new IllegalArgumentException(
+          "`age` was " + age + " but it must be zero or more milliseconds");
     }
     long now = System.nanoTime();
-    locks.values().removeIf(lock -> lock.unusedFor(now) > age * 1_000_000L && !lock.isHeldByAnyThread());
+    locks
+        .values()
+        .removeIf(lock -> lock.unusedFor(now) > age * 1_000_000L && !lock.isHeldByAnyThread());
   }
 
   @Override

@@ -49,9 +49,14 @@ final class RegistryLock implements LocksmithLock {
   }
 
   static Duration checkTtl(Duration ttl) {
-    if (ttl == null || ttl.compareTo(LockOptions.MIN_LEASE) < 0 || ttl.compareTo(LockOptions.MAX_LEASE) > 0) {
-      throw new IllegalArgumentException("`ttl` was " + ttl + " but it must be a duration from 1 ms to 7 days: how long the "
-          + "server keeps the lock unless renewLock() moves its expiry");
+    if (ttl == null
+        || ttl.compareTo(LockOptions.MIN_LEASE) < 0
+        || ttl.compareTo(LockOptions.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "`ttl` was "
+              + ttl
+              + " but it must be a duration from 1 ms to 7 days: how long the "
+              + "server keeps the lock unless renewLock() moves its expiry");
     }
     return ttl;
   }
@@ -106,7 +111,9 @@ final class RegistryLock implements LocksmithLock {
           lockInterruptibly();
           return;
         } catch (InterruptedException e) {
-          interrupted = true; // Lock.lock() does not give up on an interrupt: keep waiting, restore the flag after
+          interrupted =
+              true; // Lock.lock() does not give up on an interrupt: keep waiting, restore the flag
+          // after
         }
       }
     } finally {
@@ -131,7 +138,8 @@ final class RegistryLock implements LocksmithLock {
   @Override
   public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
     Objects.requireNonNull(unit, "`unit` was null but it must be a TimeUnit");
-    return reenter() || granted(lock.tryAcquire(Duration.ofNanos(Math.max(0, unit.toNanos(time)))), options);
+    return reenter()
+        || granted(lock.tryAcquire(Duration.ofNanos(Math.max(0, unit.toNanos(time)))), options);
   }
 
   @Override
@@ -159,9 +167,13 @@ final class RegistryLock implements LocksmithLock {
 
   @Override
   public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
-    Objects.requireNonNull(waitTime, "`waitTime` was null but it must be a duration of zero or more");
+    Objects.requireNonNull(
+        waitTime, "`waitTime` was null but it must be a duration of zero or more");
     LockOptions how = withTtl(ttl);
-    return reenter() || granted(client.lock(name, how).tryAcquire(waitTime.isNegative() ? Duration.ZERO : waitTime), how);
+    return reenter()
+        || granted(
+            client.lock(name, how).tryAcquire(waitTime.isNegative() ? Duration.ZERO : waitTime),
+            how);
   }
 
   @Override
@@ -169,29 +181,44 @@ final class RegistryLock implements LocksmithLock {
     Thread me = Thread.currentThread();
     Holding mine = holdings.get(me);
     if (mine == null) {
-      throw new IllegalMonitorStateException("lock '" + name + "' is not held by thread " + me.getName());
+      throw new IllegalMonitorStateException(
+          "lock '" + name + "' is not held by thread " + me.getName());
     }
     if (--mine.count > 0) {
       return;
     }
     holdings.remove(me);
     if (!mine.lease.release()) {
-      throw new ConcurrentModificationException("lock '" + name + "' (fencing token " + mine.lease.fencingToken()
-          + ") was lost before unlock(): its lease expired or was taken, so another holder may have run meanwhile");
+      throw new ConcurrentModificationException(
+          "lock '"
+              + name
+              + "' (fencing token "
+              + mine.lease.fencingToken()
+              + ") was lost before unlock(): its lease expired or was taken, so another holder may"
+              + " have run meanwhile");
     }
   }
 
-  /** @param ttl the new lease, or null for the one it was taken with */
+  /**
+   * @param ttl the new lease, or null for the one it was taken with
+   */
   void renew(Duration ttl) {
     Holding mine = holdings.get(Thread.currentThread());
     if (mine == null) {
-      throw new IllegalStateException("lock '" + name + "' is not held by thread " + Thread.currentThread().getName()
-          + ", so it cannot be renewed");
+      throw new IllegalStateException(
+          "lock '"
+              + name
+              + "' is not held by thread "
+              + Thread.currentThread().getName()
+              + ", so it cannot be renewed");
     }
     if (mine.autoRenew) {
       if (ttl != null) {
-        throw new IllegalStateException("lock '" + name + "' is held with a lease renewed in the background, whose length is fixed; "
-            + "renewLock(key, ttl) is for locks taken with lock(ttl) or tryLock(wait, ttl)");
+        throw new IllegalStateException(
+            "lock '"
+                + name
+                + "' is held with a lease renewed in the background, whose length is fixed; "
+                + "renewLock(key, ttl) is for locks taken with lock(ttl) or tryLock(wait, ttl)");
       }
       if (!mine.lease.isValid()) {
         throw lost(mine);
@@ -207,14 +234,20 @@ final class RegistryLock implements LocksmithLock {
   }
 
   private IllegalStateException lost(Holding mine) {
-    return new IllegalStateException("lock '" + name + "' (fencing token " + mine.lease.fencingToken()
-        + ") was lost, so it cannot be renewed: its lease expired or was taken");
+    return new IllegalStateException(
+        "lock '"
+            + name
+            + "' (fencing token "
+            + mine.lease.fencingToken()
+            + ") was lost, so it cannot be renewed: its lease expired or was taken");
   }
 
   @Override
   public OptionalLong fencingToken() {
     Holding mine = holdings.get(Thread.currentThread());
-    return mine != null && mine.lease.isValid() ? OptionalLong.of(mine.lease.fencingToken()) : OptionalLong.empty();
+    return mine != null && mine.lease.isValid()
+        ? OptionalLong.of(mine.lease.fencingToken())
+        : OptionalLong.empty();
   }
 
   @Override

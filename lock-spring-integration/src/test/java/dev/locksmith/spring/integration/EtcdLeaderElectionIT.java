@@ -4,12 +4,16 @@ import dev.locksmith.etcd.AdapterEtcd;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 
-/** Leader election over etcd: the client's etcd lease (TTL 2 s) carries its locks, kept alive while it lives. */
+/**
+ * Leader election over etcd: the client's etcd lease (TTL 2 s) carries its locks, kept alive while
+ * it lives.
+ */
 @DisplayName("Spring Integration leader election over etcd")
 class EtcdLeaderElectionIT extends LeaderElectionContract {
   @Override
   protected String uri() throws Exception {
-    return AdapterEtcd.uri() + "?ttl=2s&request-timeout=2s"; // a silent client's locks go 2 s after its last keep-alive
+    return AdapterEtcd.uri()
+        + "?ttl=2s&request-timeout=2s"; // a silent client's locks go 2 s after its last keep-alive
   }
 
   @Override

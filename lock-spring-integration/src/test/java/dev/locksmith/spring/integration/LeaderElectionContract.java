@@ -25,10 +25,10 @@ import org.springframework.integration.leader.Context;
 import org.springframework.integration.support.leader.LockRegistryLeaderInitiator;
 
 /**
- * Leader election with Spring Integration's {@link LockRegistryLeaderInitiator} over
- * {@link LocksmithLockRegistry}, in two Spring application contexts on one real server, each
- * with a client of its own that reaches the server through a TCP proxy (so a leader can be cut
- * off). A subclass names the server's URI and its expiry slack.
+ * Leader election with Spring Integration's {@link LockRegistryLeaderInitiator} over {@link
+ * LocksmithLockRegistry}, in two Spring application contexts on one real server, each with a client
+ * of its own that reaches the server through a TCP proxy (so a leader can be cut off). A subclass
+ * names the server's URI and its expiry slack.
  */
 abstract class LeaderElectionContract {
   static final TckTimeouts TIMES = TckTimeouts.fromEnvironment();
@@ -37,10 +37,14 @@ abstract class LeaderElectionContract {
   private final List<Node> nodes = new ArrayList<>();
   private final String role = "leader-" + UUID.randomUUID();
 
-  /** @return the server's lock URI, with 127.0.0.1:PORT in it */
+  /**
+   * @return the server's lock URI, with 127.0.0.1:PORT in it
+   */
   protected abstract String uri() throws Exception;
 
-  /** @return how long after the lease a vanished holder's lock may stay taken (a session timeout) */
+  /**
+   * @return how long after the lease a vanished holder's lock may stay taken (a session timeout)
+   */
   protected abstract Duration expirySlack();
 
   /** A candidate that records what it was told, and the fencing token it led with. */
@@ -82,7 +86,9 @@ abstract class LeaderElectionContract {
     }
   }
 
-  /** One application: a Spring context with its own client, proxy, registry and leader initiator. */
+  /**
+   * One application: a Spring context with its own client, proxy, registry and leader initiator.
+   */
   final class Node implements AutoCloseable {
     final TcpProxy proxy;
     final LockClient client;
@@ -95,15 +101,21 @@ abstract class LeaderElectionContract {
       assertThat(m.find()).as("a 127.0.0.1:PORT in " + uri).isTrue();
       proxy = new TcpProxy(new InetSocketAddress("127.0.0.1", Integer.parseInt(m.group(1))));
       client = Locks.connect(m.replaceFirst("127.0.0.1:" + proxy.address().getPort()));
-      LocksmithLockRegistry registry = new LocksmithLockRegistry(client, LockOptions.builder().lease(LEASE).autoRenew(true).build());
+      LocksmithLockRegistry registry =
+          new LocksmithLockRegistry(
+              client, LockOptions.builder().lease(LEASE).autoRenew(true).build());
       candidate = new RecordingCandidate(id, role, registry);
       context.registerBean("lockRegistry", LocksmithLockRegistry.class, () -> registry);
-      context.registerBean("leaderInitiator", LockRegistryLeaderInitiator.class, () -> {
-        LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(registry, candidate);
-        initiator.setHeartBeatMillis(200);
-        initiator.setBusyWaitMillis(50);
-        return initiator;
-      });
+      context.registerBean(
+          "leaderInitiator",
+          LockRegistryLeaderInitiator.class,
+          () -> {
+            LockRegistryLeaderInitiator initiator =
+                new LockRegistryLeaderInitiator(registry, candidate);
+            initiator.setHeartBeatMillis(200);
+            initiator.setBusyWaitMillis(50);
+            return initiator;
+          });
       context.refresh(); // starts the initiator (a SmartLifecycle)
     }
 
@@ -143,19 +155,23 @@ abstract class LeaderElectionContract {
   /** Where the initiators' threads are, for a failure message. */
   private static String electionThreads() {
     StringBuilder b = new StringBuilder();
-    Thread.getAllStackTraces().forEach((t, stack) -> {
-      if (t.getName().startsWith("lock-leadership")) {
-        b.append(t.getName()).append(" ").append(t.getState()).append('\n');
-        for (int i = 0; i < Math.min(25, stack.length); i++) {
-          b.append("    at ").append(stack[i]).append('\n');
-        }
-      }
-    });
+    Thread.getAllStackTraces()
+        .forEach(
+            (t, stack) -> {
+              if (t.getName().startsWith("lock-leadership")) {
+                b.append(t.getName()).append(" ").append(t.getState()).append('\n');
+                for (int i = 0; i < Math.min(25, stack.length); i++) {
+                  b.append("    at ").append(stack[i]).append('\n');
+                }
+              }
+            });
     return b.toString();
   }
 
   private Node awaitOneLeader(Node a, Node b) throws InterruptedException {
-    assertThat(await(Duration.ofSeconds(10), () -> a.candidate.leader || b.candidate.leader)).as("a leader is elected").isTrue();
+    assertThat(await(Duration.ofSeconds(10), () -> a.candidate.leader || b.candidate.leader))
+        .as("a leader is elected")
+        .isTrue();
     return a.candidate.leader ? a : b;
   }
 
@@ -167,7 +183,8 @@ abstract class LeaderElectionContract {
     Node leader = awaitOneLeader(a, b);
     assertThat(leader.candidate.token).isPositive();
     long end = System.nanoTime() + Duration.ofMillis(1500).toNanos();
-    while (System.nanoTime() - end < 0) { // through several heart beats: the leader keeps it, the other never joins it
+    while (System.nanoTime() - end
+        < 0) { // through several heart beats: the leader keeps it, the other never joins it
       assertThat(a.candidate.leader && b.candidate.leader).as("both lead at once").isFalse();
       assertThat(leader.candidate.leader).as("the leader stays leader").isTrue();
       Thread.sleep(20);
@@ -175,7 +192,9 @@ abstract class LeaderElectionContract {
   }
 
   @Test
-  @DisplayName("when the leader's client dies, the other application leads within lease + tolerance, with a higher token")
+  @DisplayName(
+      "when the leader's client dies, the other application leads within lease + tolerance, with a"
+          + " higher token")
   void leaderCrashHandsOver() throws Exception {
     Node a = node("a");
     Node b = node("b");
@@ -185,13 +204,18 @@ abstract class LeaderElectionContract {
     long crash = System.nanoTime();
     ((Abandonable) leader.client).abandon(); // a crash: renewals stop, nothing released
     Duration bound = LEASE.plus(expirySlack()).plus(TIMES.tolerance());
-    assertThat(await(bound, () -> other.candidate.leader)).as("the other leads within " + bound.toMillis() + " ms").isTrue();
+    assertThat(await(bound, () -> other.candidate.leader))
+        .as("the other leads within " + bound.toMillis() + " ms")
+        .isTrue();
     assertThat(other.candidate.token).as("the new leader's fencing token").isGreaterThan(before);
-    assertThat((other.candidate.grantedAt - crash) / 1_000_000).as("not before the old lease could run out").isPositive();
+    assertThat((other.candidate.grantedAt - crash) / 1_000_000)
+        .as("not before the old lease could run out")
+        .isPositive();
   }
 
   @Test
-  @DisplayName("a leader cut off from the server loses leadership, and the new leader's token is higher")
+  @DisplayName(
+      "a leader cut off from the server loses leadership, and the new leader's token is higher")
   void pausedLeaderLosesLeadership() throws Exception {
     Node a = node("a");
     Node b = node("b");
@@ -200,14 +224,24 @@ abstract class LeaderElectionContract {
     long before = leader.candidate.token;
     leader.proxy.blackhole(true); // its renewals stop reaching the server
     Duration bound = LEASE.plus(expirySlack()).plus(TIMES.tolerance());
-    assertThat(await(bound, () -> other.candidate.leader)).as("the other leads within " + bound.toMillis() + " ms").isTrue();
+    assertThat(await(bound, () -> other.candidate.leader))
+        .as("the other leads within " + bound.toMillis() + " ms")
+        .isTrue();
     assertThat(other.candidate.token).as("the new leader's fencing token").isGreaterThan(before);
     // the old leader learns it lost once its lease runs out and it cannot win the lock back
     Duration revoked = bound.plus(Duration.ofSeconds(5));
-    assertThat(await(revoked, () -> !leader.candidate.leader)).as(() -> "the cut-off leader is revoked within "
-        + revoked.toMillis() + " ms; its election threads:\n" + electionThreads()).isTrue();
+    assertThat(await(revoked, () -> !leader.candidate.leader))
+        .as(
+            () ->
+                "the cut-off leader is revoked within "
+                    + revoked.toMillis()
+                    + " ms; its election threads:\n"
+                    + electionThreads())
+        .isTrue();
     leader.proxy.blackhole(false);
-    assertThat(await(Duration.ofSeconds(2), () -> other.candidate.leader && !leader.candidate.leader))
-        .as("after healing, the new leader keeps leading").isTrue();
+    assertThat(
+            await(Duration.ofSeconds(2), () -> other.candidate.leader && !leader.candidate.leader))
+        .as("after healing, the new leader keeps leading")
+        .isTrue();
   }
 }

@@ -28,20 +28,27 @@ class LocksmithLockRegistryTest {
   }
 
   private boolean freeForAnotherClient(String name) {
-    return other.lock(name).tryAcquire().map(l -> {
-      l.release();
-      return true;
-    }).orElse(false);
+    return other
+        .lock(name)
+        .tryAcquire()
+        .map(
+            l -> {
+              l.release();
+              return true;
+            })
+        .orElse(false);
   }
 
   private static boolean onAnotherThread(Lock lock) throws Exception {
-    return CompletableFuture.supplyAsync(() -> {
-      boolean got = lock.tryLock();
-      if (got) {
-        lock.unlock();
-      }
-      return got;
-    }).get(10, TimeUnit.SECONDS);
+    return CompletableFuture.supplyAsync(
+            () -> {
+              boolean got = lock.tryLock();
+              if (got) {
+                lock.unlock();
+              }
+              return got;
+            })
+        .get(10, TimeUnit.SECONDS);
   }
 
   private static boolean awaitTrue(java.util.function.BooleanSupplier condition) {
@@ -57,7 +64,9 @@ class LocksmithLockRegistryTest {
 
   @Test
   void obtainReturnsTheSameLockForTheSameKey() {
-    assertThat(registry.obtain("a")).isSameAs(registry.obtain("a")).isNotSameAs(registry.obtain("b"));
+    assertThat(registry.obtain("a"))
+        .isSameAs(registry.obtain("a"))
+        .isNotSameAs(registry.obtain("b"));
     assertThat(registry.obtain("a").name()).isEqualTo("a");
   }
 
@@ -76,7 +85,9 @@ class LocksmithLockRegistryTest {
     lock.unlock();
     assertThat(lock.fencingToken()).isEmpty();
     assertThat(freeForAnotherClient("reentry")).as("released by the last unlock").isTrue();
-    assertThatThrownBy(lock::unlock).isInstanceOf(IllegalMonitorStateException.class).hasMessageContaining("reentry");
+    assertThatThrownBy(lock::unlock)
+        .isInstanceOf(IllegalMonitorStateException.class)
+        .hasMessageContaining("reentry");
   }
 
   @Test
@@ -98,49 +109,73 @@ class LocksmithLockRegistryTest {
     Thread.sleep(400); // past the first ttl: the renewal keeps it
     assertThat(freeForAnotherClient("ttl")).isFalse();
     registry.renewLock("ttl", Duration.ofMillis(100));
-    assertThat(awaitTrue(() -> freeForAnotherClient("ttl"))).as("freed at the shortened ttl").isTrue();
-    assertThatThrownBy(() -> registry.renewLock("ttl")).isInstanceOf(IllegalStateException.class).hasMessageContaining("was lost");
-    assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class).hasMessageContaining("was lost");
+    assertThat(awaitTrue(() -> freeForAnotherClient("ttl")))
+        .as("freed at the shortened ttl")
+        .isTrue();
+    assertThatThrownBy(() -> registry.renewLock("ttl"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("was lost");
+    assertThatThrownBy(lock::unlock)
+        .isInstanceOf(ConcurrentModificationException.class)
+        .hasMessageContaining("was lost");
   }
 
   @Test
   void renewingAnAutoRenewedLockChecksItIsStillHeld() {
     // a short lease, renewed every 100 ms, so its loss is noticed at once
-    LocksmithLockRegistry registry = new LocksmithLockRegistry(client, LockOptions.builder().lease(Duration.ofMillis(300)).build());
+    LocksmithLockRegistry registry =
+        new LocksmithLockRegistry(
+            client, LockOptions.builder().lease(Duration.ofMillis(300)).build());
     LocksmithLock lock = registry.obtain("auto");
     lock.lock();
     registry.renewLock("auto");
-    assertThatThrownBy(() -> registry.renewLock("auto", Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> registry.renewLock("auto", Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("renewed in the background");
     LocalLockProvider.revoke("si-unit", "auto");
     assertThat(awaitTrue(() -> lock.fencingToken().isEmpty())).isTrue();
-    assertThatThrownBy(() -> registry.renewLock("auto")).isInstanceOf(IllegalStateException.class).hasMessageContaining("was lost");
+    assertThatThrownBy(() -> registry.renewLock("auto"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("was lost");
     assertThat(lock.tryLock()).as("a lost holding is dropped and the lock won afresh").isTrue();
     lock.unlock();
   }
 
   @Test
   void renewingALockNotHeldIsRefused() {
-    assertThatThrownBy(() -> registry.renewLock("never")).isInstanceOf(IllegalStateException.class).hasMessageContaining("never obtained");
+    assertThatThrownBy(() -> registry.renewLock("never"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("never obtained");
     registry.obtain("not-held");
-    assertThatThrownBy(() -> registry.renewLock("not-held")).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> registry.renewLock("not-held"))
+        .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("is not held by thread");
   }
 
   @Test
   void badInputIsNamed() {
-    assertThatThrownBy(() -> registry.obtain(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`lockKey`");
-    assertThatThrownBy(() -> registry.obtain(42)).isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("`lockKey` was a java.lang.Integer (42)").hasMessageContaining("must be a String");
+    assertThatThrownBy(() -> registry.obtain(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`lockKey`");
+    assertThatThrownBy(() -> registry.obtain(42))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`lockKey` was a java.lang.Integer (42)")
+        .hasMessageContaining("must be a String");
     assertThatThrownBy(() -> registry.obtain("")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> registry.obtain("x").lock(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> registry.obtain("x").lock(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`ttl` was PT0S");
-    assertThatThrownBy(() -> registry.obtain("x").tryLock(Duration.ZERO, Duration.ofDays(8))).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> registry.obtain("x").tryLock(Duration.ZERO, Duration.ofDays(8)))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`ttl` was PT192H");
-    assertThatThrownBy(() -> registry.expireUnusedOlderThan(-1)).isInstanceOf(IllegalArgumentException.class)
+    assertThatThrownBy(() -> registry.expireUnusedOlderThan(-1))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`age` was -1");
-    assertThatThrownBy(() -> new LocksmithLockRegistry(null)).isInstanceOf(NullPointerException.class).hasMessageContaining("`client`");
-    assertThatThrownBy(() -> registry.obtain("x").newCondition()).isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> new LocksmithLockRegistry(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`client`");
+    assertThatThrownBy(() -> registry.obtain("x").newCondition())
+        .isInstanceOf(UnsupportedOperationException.class);
   }
 
   @Test

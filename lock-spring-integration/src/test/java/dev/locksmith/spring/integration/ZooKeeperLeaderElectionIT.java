@@ -4,7 +4,10 @@ import dev.locksmith.zookeeper.AdapterZooKeeper;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 
-/** Leader election over ZooKeeper (2 s sessions): an auto-renewed lock lives as long as its holder's session. */
+/**
+ * Leader election over ZooKeeper (2 s sessions): an auto-renewed lock lives as long as its holder's
+ * session.
+ */
 @DisplayName("Spring Integration leader election over ZooKeeper")
 class ZooKeeperLeaderElectionIT extends LeaderElectionContract {
   @Override

@@ -37,9 +37,9 @@ import java.util.function.Predicate;
 /**
  * Measures what a backend guarantees under real faults, next to what it declares and what the
  * published analyses predict. For each scenario, several contenders (separate JVMs, so that a
- * holder can really be paused or killed) take one lock in turns and write through an unguarded
- * and a fenced counter; the fault is injected while a contender holds the lock; every hold is
- * recorded and checked.
+ * holder can really be paused or killed) take one lock in turns and write through an unguarded and
+ * a fenced counter; the fault is injected while a contender holds the lock; every hold is recorded
+ * and checked.
  *
  * <pre>{@code
  * Comparison.Report report = Comparison.builder()
@@ -51,18 +51,23 @@ import java.util.function.Predicate;
  * }</pre>
  *
  * A scenario whose fault hook the target does not offer is reported as not run, with the hook
- * named, never as passed; a semaphore scenario on a backend that does not declare
- * {@link Guarantees.Feature#SEMAPHORES} is reported as not declared. Observed outcomes: S no overlap and no lost update; F holds overlapped
- * (or unguarded updates were lost) but the fenced counter lost nothing; U the fenced counter
- * lost updates or tokens went backwards. A result disagrees with the declaration when it
- * observes worse than declared (F or U where SAFE or UNAVAILABLE was declared, U where
- * SAFE_WITH_FENCING was).
+ * named, never as passed; a semaphore scenario on a backend that does not declare {@link
+ * Guarantees.Feature#SEMAPHORES} is reported as not declared. Observed outcomes: S no overlap and
+ * no lost update; F holds overlapped (or unguarded updates were lost) but the fenced counter lost
+ * nothing; U the fenced counter lost updates or tokens went backwards. A result disagrees with the
+ * declaration when it observes worse than declared (F or U where SAFE or UNAVAILABLE was declared,
+ * U where SAFE_WITH_FENCING was).
  */
 public final class Comparison {
 
-  /** The fault scenarios that are injected; the other faults of {@link Fault} are derived or not run. */
+  /**
+   * The fault scenarios that are injected; the other faults of {@link Fault} are derived or not
+   * run.
+   */
   public enum Scenario {
-    /** FAULTS.md 1: the holder is frozen with SIGSTOP past its lease, then resumed; it writes late. */
+    /**
+     * FAULTS.md 1: the holder is frozen with SIGSTOP past its lease, then resumed; it writes late.
+     */
     HOLDER_PAUSE(Fault.HOLDER_PAUSE, "holder frozen (SIGSTOP) past its lease, then writes", true),
     /** FAULTS.md 2: the holder is killed with SIGKILL. */
     HOLDER_CRASH(Fault.HOLDER_CRASH, "holder killed (SIGKILL) while holding", true),
@@ -72,12 +77,24 @@ public final class Comparison {
     SERVER_PAUSE(Fault.SERVER_PAUSE, "lock server frozen (SIGSTOP) past the lease", true),
     /** FAULTS.md 6: the holder is cut off from the server by a TCP proxy that goes silent. */
     PARTITION(Fault.PARTITION, "holder cut off by a silent TCP proxy past its lease", false),
-    /** FAULTS.md 6, the slow kind: the holder's link, through a TCP proxy, is delayed one lease each way, past its lease. */
-    LINK_DELAY(Fault.PARTITION, "holder's link delayed by a TCP proxy (one lease each way) past its lease", false),
+    /**
+     * FAULTS.md 6, the slow kind: the holder's link, through a TCP proxy, is delayed one lease each
+     * way, past its lease.
+     */
+    LINK_DELAY(
+        Fault.PARTITION,
+        "holder's link delayed by a TCP proxy (one lease each way) past its lease",
+        false),
     /** FAULTS.md 7: the leader of a replicated server is killed during contention. */
     LEADER_FAILOVER(Fault.LEADER_FAILOVER, "leader killed during contention", false),
-    /** FAULTS.md 7, the other half: a majority of the servers are killed during contention and restarted three leases later. */
-    MAJORITY_DOWN(Fault.LEADER_FAILOVER, "majority of servers killed during contention, back 3 leases later", false),
+    /**
+     * FAULTS.md 7, the other half: a majority of the servers are killed during contention and
+     * restarted three leases later.
+     */
+    MAJORITY_DOWN(
+        Fault.LEADER_FAILOVER,
+        "majority of servers killed during contention, back 3 leases later",
+        false),
     /** FAULTS.md 8: the server's clock jumps forward by twice the lease while held. */
     CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false),
     /**
@@ -85,18 +102,27 @@ public final class Comparison {
      * holding a permit is frozen past its lease, then writes late. Run only for a backend that
      * declares {@link Guarantees.Feature#SEMAPHORES}; the others get a "not declared" row.
      */
-    SEMAPHORE_HOLDER_PAUSE(Fault.HOLDER_PAUSE, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder frozen (SIGSTOP) past its lease, then writes",
-        true, SEMAPHORE_PERMITS),
+    SEMAPHORE_HOLDER_PAUSE(
+        Fault.HOLDER_PAUSE,
+        "semaphore (N="
+            + SEMAPHORE_PERMITS
+            + "): a permit holder frozen (SIGSTOP) past its lease, then writes",
+        true,
+        SEMAPHORE_PERMITS),
     /**
      * FAULTS.md 2 for a semaphore (issue 20): a permit holder is killed; when does its permit come
      * back, and are all N there after. Not in the quick set (CI's time): the lock's crash row is.
      */
-    SEMAPHORE_HOLDER_CRASH(Fault.HOLDER_CRASH, "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder killed (SIGKILL) while holding",
-        false, SEMAPHORE_PERMITS);
+    SEMAPHORE_HOLDER_CRASH(
+        Fault.HOLDER_CRASH,
+        "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder killed (SIGKILL) while holding",
+        false,
+        SEMAPHORE_PERMITS);
 
     final Fault fault;
     final String description;
     final boolean quick;
+
     /** 0 for a lock; the semaphore's permits for a semaphore scenario. */
     final int permits;
 
@@ -111,7 +137,9 @@ public final class Comparison {
       this.permits = permits;
     }
 
-    /** @return whether this scenario contends for a semaphore's permits rather than a lock */
+    /**
+     * @return whether this scenario contends for a semaphore's permits rather than a lock
+     */
     public boolean semaphore() {
       return permits > 0;
     }
@@ -123,7 +151,10 @@ public final class Comparison {
    */
   public static final int SEMAPHORE_PERMITS = 2;
 
-  /** A backend to compare: its URI, its fault hooks, and how long after its lease its locks may outlive a dead holder. */
+  /**
+   * A backend to compare: its URI, its fault hooks, and how long after its lease its locks may
+   * outlive a dead holder.
+   */
   public static final class Target {
     final String label;
     final String uri;
@@ -133,8 +164,14 @@ public final class Comparison {
     final Set<Scenario> scenarios;
     final Map<Scenario, String> injections;
 
-    private Target(String label, String uri, FaultHooks hooks, Duration expirySlack, Map<Fault, String> predictions,
-        Set<Scenario> scenarios, Map<Scenario, String> injections) {
+    private Target(
+        String label,
+        String uri,
+        FaultHooks hooks,
+        Duration expirySlack,
+        Map<Fault, String> predictions,
+        Set<Scenario> scenarios,
+        Map<Scenario, String> injections) {
       this.label = label;
       this.uri = uri;
       this.hooks = hooks;
@@ -145,9 +182,9 @@ public final class Comparison {
     }
 
     /**
-     * Says how this target's hooks inject a scenario's fault, when it is not the way the
-     * scenario's default description says (a server "paused" by a proxy that goes silent
-     * rather than by SIGSTOP, say); the report shows this text instead.
+     * Says how this target's hooks inject a scenario's fault, when it is not the way the scenario's
+     * default description says (a server "paused" by a proxy that goes silent rather than by
+     * SIGSTOP, say); the report shows this text instead.
      *
      * @param scenario the scenario
      * @param how what is done, such as "lock server cut off by a silent TCP proxy past the lease"
@@ -156,12 +193,20 @@ public final class Comparison {
     public Target injects(Scenario scenario, String how) {
       Objects.requireNonNull(scenario, "scenario");
       if (how == null || how.isBlank()) {
-        throw new IllegalArgumentException("`how` for " + scenario + " was '" + how + "' but it must be some text");
+        throw new IllegalArgumentException(
+            "`how` for " + scenario + " was '" + how + "' but it must be some text");
       }
       Map<Scenario, String> copy = new EnumMap<>(Scenario.class);
       copy.putAll(injections);
       copy.put(scenario, how);
-      return new Target(label, uri, hooks, expirySlack, predictions, scenarios, Collections.unmodifiableMap(copy));
+      return new Target(
+          label,
+          uri,
+          hooks,
+          expirySlack,
+          predictions,
+          scenarios,
+          Collections.unmodifiableMap(copy));
     }
 
     String description(Scenario scenario) {
@@ -170,8 +215,8 @@ public final class Comparison {
 
     /**
      * Replaces the published prediction for one fault, for a target whose server is set up
-     * differently from the one the prediction is about (Redis with {@code appendfsync always}
-     * under a restart, for example). Say where the prediction comes from in the text.
+     * differently from the one the prediction is about (Redis with {@code appendfsync always} under
+     * a restart, for example). Say where the prediction comes from in the text.
      *
      * @param fault the fault
      * @param prediction what to print as predicted
@@ -180,30 +225,40 @@ public final class Comparison {
     public Target withPrediction(Fault fault, String prediction) {
       Objects.requireNonNull(fault, "fault");
       if (prediction == null || prediction.isBlank()) {
-        throw new IllegalArgumentException("`prediction` for " + fault + " was '" + prediction + "' but it must be some text");
+        throw new IllegalArgumentException(
+            "`prediction` for " + fault + " was '" + prediction + "' but it must be some text");
       }
       Map<Fault, String> copy = new EnumMap<>(Fault.class);
       copy.putAll(predictions);
       copy.put(fault, prediction);
-      return new Target(label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios, injections);
+      return new Target(
+          label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios, injections);
     }
 
     /**
-     * Runs only some scenarios on this target, the others being reported as not run (for a
-     * second set-up of a backend whose other scenarios another target already covers).
+     * Runs only some scenarios on this target, the others being reported as not run (for a second
+     * set-up of a backend whose other scenarios another target already covers).
      *
      * @param only the scenarios to run, at least one
      * @return a copy of this target that runs only those
      */
     public Target only(Scenario... only) {
       if (only.length == 0) {
-        throw new IllegalArgumentException("`only` was empty but it must name at least one of " + List.of(Scenario.values()));
+        throw new IllegalArgumentException(
+            "`only` was empty but it must name at least one of " + List.of(Scenario.values()));
       }
       Set<Scenario> set = EnumSet.noneOf(Scenario.class);
       for (Scenario sc : only) {
         set.add(Objects.requireNonNull(sc, "scenario"));
       }
-      return new Target(label, uri, hooks, expirySlack, predictions, Collections.unmodifiableSet(set), injections);
+      return new Target(
+          label,
+          uri,
+          hooks,
+          expirySlack,
+          predictions,
+          Collections.unmodifiableSet(set),
+          injections);
     }
 
     String predicted(String family, Scenario scenario) {
@@ -220,13 +275,19 @@ public final class Comparison {
      * @param label the name shown in the report
      * @param uri the lock URI, given to the contender processes in {@code LOCKSMITH_URI}
      * @param hooks the fault hooks the target offers ({@link FaultHooks#NONE} for none)
-     * @param expirySlack how long after the lease a dead holder's lock may stay taken (a session timeout)
+     * @param expirySlack how long after the lease a dead holder's lock may stay taken (a session
+     *     timeout)
      * @return the target
      */
     public static Target of(String label, String uri, FaultHooks hooks, Duration expirySlack) {
-      return new Target(Objects.requireNonNull(label, "label"), Objects.requireNonNull(uri, "uri"),
-          Objects.requireNonNull(hooks, "hooks"), Objects.requireNonNull(expirySlack, "expirySlack"), Map.of(),
-          EnumSet.allOf(Scenario.class), Map.of());
+      return new Target(
+          Objects.requireNonNull(label, "label"),
+          Objects.requireNonNull(uri, "uri"),
+          Objects.requireNonNull(hooks, "hooks"),
+          Objects.requireNonNull(expirySlack, "expirySlack"),
+          Map.of(),
+          EnumSet.allOf(Scenario.class),
+          Map.of());
     }
   }
 
@@ -236,7 +297,7 @@ public final class Comparison {
     private Duration lease = Duration.ofSeconds(1);
     private boolean quick;
     private int contenders = 3;
-    private Consumer<String> progress = s -> { };
+    private Consumer<String> progress = s -> {};
 
     private Builder() {}
 
@@ -256,15 +317,16 @@ public final class Comparison {
     public Builder lease(Duration lease) {
       Objects.requireNonNull(lease, "lease");
       if (lease.toMillis() < 200 || lease.toMillis() > 30_000) {
-        throw new IllegalArgumentException("`lease` was '" + lease.toMillis() + "ms' but it must be from 200ms to 30s");
+        throw new IllegalArgumentException(
+            "`lease` was '" + lease.toMillis() + "ms' but it must be from 200ms to 30s");
       }
       this.lease = lease;
       return this;
     }
 
     /**
-     * @param quick run only the quick scenarios (holder pause, holder crash, server pause, and
-     *     the holder pause on a semaphore; the crash on a semaphore runs in the full comparison)
+     * @param quick run only the quick scenarios (holder pause, holder crash, server pause, and the
+     *     holder pause on a semaphore; the crash on a semaphore runs in the full comparison)
      * @return this builder
      */
     public Builder quick(boolean quick) {
@@ -278,7 +340,8 @@ public final class Comparison {
      */
     public Builder contenders(int contenders) {
       if (contenders < 2 || contenders > 8) {
-        throw new IllegalArgumentException("`contenders` was " + contenders + " but it must be from 2 to 8");
+        throw new IllegalArgumentException(
+            "`contenders` was " + contenders + " but it must be from 2 to 8");
       }
       this.contenders = contenders;
       return this;
@@ -293,7 +356,9 @@ public final class Comparison {
       return this;
     }
 
-    /** @return the comparison */
+    /**
+     * @return the comparison
+     */
     public Comparison build() {
       if (targets.isEmpty()) {
         throw new IllegalStateException("a comparison needs at least one target");
@@ -316,7 +381,9 @@ public final class Comparison {
     this.progress = b.progress;
   }
 
-  /** @return a builder */
+  /**
+   * @return a builder
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -337,13 +404,20 @@ public final class Comparison {
       String family = Predictions.family(LockUri.parse(target.uri).scheme());
       List<Result> mine = new ArrayList<>();
       for (Scenario scenario : Scenario.values()) {
-        Result r = new Result(target.label, scenario.fault, target.description(scenario), declared.promise(scenario.fault),
-            target.predicted(family, scenario));
+        Result r =
+            new Result(
+                target.label,
+                scenario.fault,
+                target.description(scenario),
+                declared.promise(scenario.fault),
+                target.predicted(family, scenario));
         r.permits = scenario.permits;
         if (!target.scenarios.contains(scenario)) {
           r.notRun("not among the scenarios chosen for this target with Target.only()");
         } else if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
-          r.notRun("the backend does not share locks across processes, and every scenario needs separate processes");
+          r.notRun(
+              "the backend does not share locks across processes, and every scenario needs separate"
+                  + " processes");
         } else if (declared.promise(scenario.fault) == Promise.NOT_APPLICABLE) {
           r.notRun("the backend declares this scenario not applicable");
         } else if (scenario.semaphore() && !declared.has(Guarantees.Feature.SEMAPHORES)) {
@@ -361,8 +435,11 @@ public final class Comparison {
           }
           progress.accept(target.label + ": " + target.description(scenario) + ": " + r.summary());
           if (!r.agrees() && !r.timeline.isEmpty()) {
-            progress.accept(target.label + ": the contenders' events of that run (ms from the first hold; contender, event):\n"
-                + r.timeline);
+            progress.accept(
+                target.label
+                    + ": the contenders' events of that run (ms from the first hold; contender,"
+                    + " event):\n"
+                    + r.timeline);
           }
         }
         mine.add(r);
@@ -374,34 +451,62 @@ public final class Comparison {
   }
 
   /** Rows 3, 9, 10 and 11 of FAULTS.md, read off the injected scenarios or reported as not run. */
-  private static List<Result> derived(Target target, Guarantees declared, String family, List<Result> runs) {
+  private static List<Result> derived(
+      Target target, Guarantees declared, String family, List<Result> runs) {
     String label = target.label;
     List<Result> out = new ArrayList<>();
-    Result acquire = new Result(label, Fault.PAUSE_DURING_ACQUIRE, "pause while the acquire reply is in flight",
-        declared.promise(Fault.PAUSE_DURING_ACQUIRE), target.predicted(family, Fault.PAUSE_DURING_ACQUIRE));
+    Result acquire =
+        new Result(
+            label,
+            Fault.PAUSE_DURING_ACQUIRE,
+            "pause while the acquire reply is in flight",
+            declared.promise(Fault.PAUSE_DURING_ACQUIRE),
+            target.predicted(family, Fault.PAUSE_DURING_ACQUIRE));
     acquire.notRun("no way to freeze a client between the server's grant and its reply here");
     out.add(acquire);
-    Result late = new Result(label, Fault.RELEASE_AFTER_EXPIRY, "the frozen holder's late release (from scenario 1)",
-        declared.promise(Fault.RELEASE_AFTER_EXPIRY), target.predicted(family, Fault.RELEASE_AFTER_EXPIRY));
-    Result pause = runs.stream().filter(r -> r.fault == Fault.HOLDER_PAUSE).findFirst().orElse(null);
+    Result late =
+        new Result(
+            label,
+            Fault.RELEASE_AFTER_EXPIRY,
+            "the frozen holder's late release (from scenario 1)",
+            declared.promise(Fault.RELEASE_AFTER_EXPIRY),
+            target.predicted(family, Fault.RELEASE_AFTER_EXPIRY));
+    Result pause =
+        runs.stream().filter(r -> r.fault == Fault.HOLDER_PAUSE).findFirst().orElse(null);
     if (pause == null || pause.notRunReason != null) {
       late.notRun("scenario 1 did not run");
     } else {
       late.copyRun(pause);
       late.observed = pause.lateReleaseFreedOther ? "U" : "S";
-      late.note = pause.lateReleaseFreedOther ? "the late release freed a later holder's lock" : "the late release freed nothing of a later holder's";
+      late.note =
+          pause.lateReleaseFreedOther
+              ? "the late release freed a later holder's lock"
+              : "the late release freed nothing of a later holder's";
       late.judge();
     }
     out.add(late);
-    Result ambiguous = new Result(label, Fault.AMBIGUOUS_ACQUIRE, "client timed out on an acquire the server granted",
-        declared.promise(Fault.AMBIGUOUS_ACQUIRE), target.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
-    ambiguous.notRun("no way to drop a grant's reply here; the kit's cancellation rules cover the withdrawal");
+    Result ambiguous =
+        new Result(
+            label,
+            Fault.AMBIGUOUS_ACQUIRE,
+            "client timed out on an acquire the server granted",
+            declared.promise(Fault.AMBIGUOUS_ACQUIRE),
+            target.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
+    ambiguous.notRun(
+        "no way to drop a grant's reply here; the kit's cancellation rules cover the withdrawal");
     out.add(ambiguous);
-    Result tokens = new Result(label, Fault.TOKEN_MONOTONICITY, "fencing tokens over every scenario run",
-        declared.promise(Fault.TOKEN_MONOTONICITY), target.predicted(family, Fault.TOKEN_MONOTONICITY));
+    Result tokens =
+        new Result(
+            label,
+            Fault.TOKEN_MONOTONICITY,
+            "fencing tokens over every scenario run",
+            declared.promise(Fault.TOKEN_MONOTONICITY),
+            target.predicted(family, Fault.TOKEN_MONOTONICITY));
     // a scenario the backend declares unsafe (a restart that loses the counter) has its own row
-    List<Result> ran = runs.stream().filter(r -> r.notRunReason == null && r.declared != Promise.UNSAFE)
-        .collect(java.util.stream.Collectors.toList());
+    List<Result> ran =
+        runs.stream()
+            .filter(r -> r.notRunReason == null && r.declared != Promise.UNSAFE)
+            .collect(java.util.stream.Collectors.toList());
     if (ran.isEmpty()) {
       tokens.notRun("no scenario ran that the backend does not declare unsafe");
     } else {
@@ -409,8 +514,13 @@ public final class Comparison {
       tokens.holds = ran.stream().mapToInt(r -> r.holds).sum();
       tokens.tokenRegressions = regressions;
       tokens.observed = regressions > 0 ? "U" : "S";
-      tokens.note = regressions + " token regressions over " + tokens.holds + " holds in " + ran.size()
-          + " scenarios not declared unsafe";
+      tokens.note =
+          regressions
+              + " token regressions over "
+              + tokens.holds
+              + " holds in "
+              + ran.size()
+              + " scenarios not declared unsafe";
       tokens.judge();
     }
     out.add(tokens);
@@ -419,12 +529,21 @@ public final class Comparison {
 
   // ------------------------------------------------------------------ one scenario
 
-  /** @return the events, one a line, in ms from the first hold, the fault's start and end among them; at most 400 lines */
+  /**
+   * @return the events, one a line, in ms from the first hold, the fault's start and end among
+   *     them; at most 400 lines
+   */
   static String timeline(List<Event> events, long faultStart, long faultEnd) {
-    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+    long t0 =
+        events.stream()
+            .filter(e -> e.kind.equals("HELD"))
+            .mapToLong(e -> e.at)
+            .min()
+            .orElse(faultStart);
     List<String[]> lines = new ArrayList<>();
     for (Event e : events) {
-      lines.add(new String[] {Long.toString(e.at - t0), e.contender + " " + String.join(" ", e.fields)});
+      lines.add(
+          new String[] {Long.toString(e.at - t0), e.contender + " " + String.join(" ", e.fields)});
     }
     lines.add(new String[] {Long.toString(faultStart - t0), "-- fault starts"});
     lines.add(new String[] {Long.toString(faultEnd - t0), "-- fault ends"});
@@ -436,7 +555,8 @@ public final class Comparison {
         out.append("  … ").append(lines.size() - 400).append(" more\n");
         break;
       }
-      out.append(String.format(java.util.Locale.ROOT, "  %8.1f  %s%n", Long.parseLong(l[0]) / 1e6, l[1]));
+      out.append(
+          String.format(java.util.Locale.ROOT, "  %8.1f  %s%n", Long.parseLong(l[0]) / 1e6, l[1]));
     }
     return out.toString();
   }
@@ -453,7 +573,11 @@ public final class Comparison {
       this.fields = line.split(" ");
       this.kind = fields[0];
       long t = System.nanoTime();
-      if ((kind.equals("HELD") || kind.equals("RELEASING") || kind.equals("RELEASED") || kind.equals("LOST")) && fields.length >= 3) {
+      if ((kind.equals("HELD")
+              || kind.equals("RELEASING")
+              || kind.equals("RELEASED")
+              || kind.equals("LOST"))
+          && fields.length >= 3) {
         try {
           t = Long.parseLong(fields[2]);
         } catch (NumberFormatException e) {
@@ -483,47 +607,69 @@ public final class Comparison {
     }
 
     void start(int index, String uri, long holdMillis, int permits) throws IOException {
-      String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-      ProcessBuilder pb = new ProcessBuilder(java, "-Xss512k", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-          ContenderProcess.class.getName(), name, Long.toString(lease.toMillis()), Integer.toString(resources.port()),
-          Long.toString(holdMillis), Integer.toString(permits));
+      String java =
+          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+      ProcessBuilder pb =
+          new ProcessBuilder(
+              java,
+              "-Xss512k",
+              "-XX:TieredStopAtLevel=1",
+              "-cp",
+              System.getProperty("java.class.path"),
+              ContenderProcess.class.getName(),
+              name,
+              Long.toString(lease.toMillis()),
+              Integer.toString(resources.port()),
+              Long.toString(holdMillis),
+              Integer.toString(permits));
       pb.environment().put("LOCKSMITH_URI", uri);
       Process p = pb.start();
       processes.add(p);
-      // its stderr (a stack trace if it fails to start), kept in part so that a failure can say what the contender said
+      // its stderr (a stack trace if it fails to start), kept in part so that a failure can say
+      // what the contender said
       Deque<String> err = new ArrayDeque<>();
       stderr.add(err);
-      Thread errReader = new Thread(() -> {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = in.readLine()) != null; ) {
-            synchronized (err) {
-              err.addLast(line);
-              if (err.size() > STDERR_LINES) {
-                err.removeFirst();
-              }
-            }
-          }
-        } catch (IOException e) {
-          // the process ended
-        }
-      }, "contender-" + index + "-stderr");
+      Thread errReader =
+          new Thread(
+              () -> {
+                try (BufferedReader in =
+                    new BufferedReader(
+                        new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+                  for (String line; (line = in.readLine()) != null; ) {
+                    synchronized (err) {
+                      err.addLast(line);
+                      if (err.size() > STDERR_LINES) {
+                        err.removeFirst();
+                      }
+                    }
+                  }
+                } catch (IOException e) {
+                  // the process ended
+                }
+              },
+              "contender-" + index + "-stderr");
       errReader.setDaemon(true);
       errReader.start();
-      Thread reader = new Thread(() -> {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-          for (String line; (line = in.readLine()) != null; ) {
-            Event e = new Event(index, line);
-            Predicate<Event> t = trigger;
-            if (t != null && t.test(e)) {
-              trigger = null;
-              triggeredBy = e;
-            }
-            events.add(e);
-          }
-        } catch (IOException e) {
-          // the process ended
-        }
-      }, "contender-" + index + "-reader");
+      Thread reader =
+          new Thread(
+              () -> {
+                try (BufferedReader in =
+                    new BufferedReader(
+                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                  for (String line; (line = in.readLine()) != null; ) {
+                    Event e = new Event(index, line);
+                    Predicate<Event> t = trigger;
+                    if (t != null && t.test(e)) {
+                      trigger = null;
+                      triggeredBy = e;
+                    }
+                    events.add(e);
+                  }
+                } catch (IOException e) {
+                  // the process ended
+                }
+              },
+              "contender-" + index + "-reader");
       reader.setDaemon(true);
       reader.start();
     }
@@ -538,35 +684,62 @@ public final class Comparison {
         for (int i = 0; i < processes.size(); i++) {
           int index = i;
           Process p = processes.get(i);
-          if (!p.isAlive() && events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
+          if (!p.isAlive()
+              && events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
             Thread.sleep(100); // let the readers take in its last lines
-            throw new IllegalStateException("contender " + i + " exited with code " + p.exitValue() + " before it reported "
-                + kind + "; its stderr: " + stderrOf(i) + lastError());
+            throw new IllegalStateException(
+                "contender "
+                    + i
+                    + " exited with code "
+                    + p.exitValue()
+                    + " before it reported "
+                    + kind
+                    + "; its stderr: "
+                    + stderrOf(i)
+                    + lastError());
           }
         }
         if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException("contenders reported " + events.stream().filter(e -> e.kind.equals(kind)).count()
-              + " " + kind + " events of " + count + " expected within " + within.toMillis() + " ms"
-              + stragglers(kind) + lastError());
+          throw new IllegalStateException(
+              "contenders reported "
+                  + events.stream().filter(e -> e.kind.equals(kind)).count()
+                  + " "
+                  + kind
+                  + " events of "
+                  + count
+                  + " expected within "
+                  + within.toMillis()
+                  + " ms"
+                  + stragglers(kind)
+                  + lastError());
         }
         Thread.sleep(5);
       }
     }
 
-    /** @return the contenders that have not reported an event of {@code kind}, each with its last stderr lines */
+    /**
+     * @return the contenders that have not reported an event of {@code kind}, each with its last
+     *     stderr lines
+     */
     String stragglers(String kind) {
       StringBuilder out = new StringBuilder();
       for (int i = 0; i < processes.size(); i++) {
         int index = i;
         if (events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
-          out.append("; contender ").append(i).append(" (").append(processes.get(i).isAlive() ? "alive" : "exited")
-              .append(") did not, its stderr: ").append(stderrOf(i));
+          out.append("; contender ")
+              .append(i)
+              .append(" (")
+              .append(processes.get(i).isAlive() ? "alive" : "exited")
+              .append(") did not, its stderr: ")
+              .append(stderrOf(i));
         }
       }
       return out.toString();
     }
 
-    /** @return the last lines contender {@code index} wrote on stderr, joined with " | " */
+    /**
+     * @return the last lines contender {@code index} wrote on stderr, joined with " | "
+     */
     String stderrOf(int index) {
       Deque<String> err = stderr.get(index);
       synchronized (err) {
@@ -575,11 +748,17 @@ public final class Comparison {
     }
 
     String lastError() {
-      return events.stream().filter(e -> e.kind.equals("ERROR")).reduce((a, b) -> b)
-          .map(e -> "; last contender error: " + String.join(" ", e.fields)).orElse("");
+      return events.stream()
+          .filter(e -> e.kind.equals("ERROR"))
+          .reduce((a, b) -> b)
+          .map(e -> "; last contender error: " + String.join(" ", e.fields))
+          .orElse("");
     }
 
-    /** Runs {@code action} from the reader thread's view: waits for the first event that matches, then returns it. */
+    /**
+     * Runs {@code action} from the reader thread's view: waits for the first event that matches,
+     * then returns it.
+     */
     Event awaitEvent(Predicate<Event> which, Duration within) throws InterruptedException {
       triggeredBy = null;
       trigger = which;
@@ -587,7 +766,8 @@ public final class Comparison {
       while (triggeredBy == null) {
         if (System.nanoTime() - deadline > 0) {
           trigger = null;
-          throw new IllegalStateException("no contender event matched within " + within.toMillis() + " ms" + lastError());
+          throw new IllegalStateException(
+              "no contender event matched within " + within.toMillis() + " ms" + lastError());
         }
         Thread.sleep(1);
       }
@@ -622,7 +802,8 @@ public final class Comparison {
     }
   }
 
-  private void runScenario(Target target, Scenario scenario, Result r) throws IOException, InterruptedException {
+  private void runScenario(Target target, Scenario scenario, Result r)
+      throws IOException, InterruptedException {
     FaultHooks hooks = target.hooks;
     Duration outlive = lease.plus(target.expirySlack).plus(Duration.ofSeconds(1));
     TcpProxy proxy = null;
@@ -640,9 +821,12 @@ public final class Comparison {
       }
       // A cut-off holder keeps working past its lease, as a real one does when nothing tells it
       // to stop in time: the partition's victim holds long enough for its lease to run out, and
-      // so does the holder whose server's clock jumps (its renewals keep the lease going until then).
-      long victimHold = viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
-      // a semaphore's contenders: one more than its permits, so that they contend while all are alive
+      // so does the holder whose server's clock jumps (its renewals keep the lease going until
+      // then).
+      long victimHold =
+          viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
+      // a semaphore's contenders: one more than its permits, so that they contend while all are
+      // alive
       int processes = scenario.semaphore() ? scenario.permits + 1 : contenders;
       for (int i = 0; i < processes; i++) {
         run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50, scenario.permits);
@@ -653,111 +837,136 @@ public final class Comparison {
       long faultEnd;
       switch (scenario) {
         case HOLDER_PAUSE:
-        case SEMAPHORE_HOLDER_PAUSE: {
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
-          faultStart = held.at;
-          r.victim = held.contender;
-          Thread.sleep(outlive.toMillis());
-          faultEnd = System.nanoTime();
-          signal(run.processes.get(held.contender), "CONT");
-          Thread.sleep(tail(2));
-          break;
-        }
-        case HOLDER_CRASH:
-        case SEMAPHORE_HOLDER_CRASH: {
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
-          faultStart = held.at;
-          faultEnd = faultStart;
-          r.victim = held.contender;
-          Thread.sleep(outlive.toMillis() + tail(1));
-          break;
-        }
-        case SERVER_PAUSE: {
-          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-          faultStart = System.nanoTime();
-          hooks.pauseServer();
-          try {
+        case SEMAPHORE_HOLDER_PAUSE:
+          {
+            Event held =
+                run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
+            faultStart = held.at;
+            r.victim = held.contender;
             Thread.sleep(outlive.toMillis());
-          } finally {
-            hooks.resumeServer();
-          }
-          faultEnd = System.nanoTime();
-          Thread.sleep(tail(3));
-          break;
-        }
-        case SERVER_RESTART: {
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-          r.holderAtFault = held.contender;
-          faultStart = System.nanoTime();
-          hooks.killServer();
-          hooks.restartServer();
-          faultEnd = System.nanoTime();
-          Thread.sleep(lease.multipliedBy(3).toMillis());
-          break;
-        }
-        case PARTITION: {
-          TcpProxy cut = proxy;
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-          cut.blackhole(true);
-          faultStart = held.at;
-          r.victim = 0;
-          Thread.sleep(outlive.toMillis());
-          cut.blackhole(false);
-          faultEnd = System.nanoTime();
-          Thread.sleep(lease.multipliedBy(2).toMillis());
-          break;
-        }
-        case LINK_DELAY: {
-          TcpProxy slow = proxy;
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-          // one lease each way: every round trip of the holder's, renewals included, takes two leases
-          slow.delay(lease);
-          faultStart = held.at;
-          r.victim = 0;
-          Thread.sleep(outlive.toMillis());
-          slow.delay(Duration.ZERO);
-          faultEnd = System.nanoTime();
-          // what was sent during the delay still arrives for one more lease
-          Thread.sleep(lease.multipliedBy(2).toMillis());
-          break;
-        }
-        case MAJORITY_DOWN: {
-          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-          hooks.killMajority();
-          // from when they are all down: an acquire the servers granted before dying is no failure
-          faultStart = System.nanoTime();
-          try {
-            // longer than a lease: the restart is a delayed one, so no key outlives it anywhere
-            Thread.sleep(lease.multipliedBy(3).toMillis());
-          } finally {
-            // the fault ends as the first server starts again: a hold after that is no failure
             faultEnd = System.nanoTime();
-            hooks.restartMajority();
+            signal(run.processes.get(held.contender), "CONT");
+            Thread.sleep(tail(2));
+            break;
           }
-          Thread.sleep(lease.multipliedBy(3).toMillis());
-          break;
-        }
-        case LEADER_FAILOVER: {
-          run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-          faultStart = System.nanoTime();
-          hooks.killLeader();
-          faultEnd = System.nanoTime();
-          Thread.sleep(lease.multipliedBy(4).toMillis());
-          break;
-        }
-        case CLOCK_JUMP: {
-          Event held = run.awaitEvent(e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-          // let it renew once, so the jump hits a lease that is being kept alive
-          Thread.sleep(lease.dividedBy(2).toMillis());
-          faultStart = System.nanoTime();
-          r.victim = 0;
-          hooks.jumpServerClock(lease.multipliedBy(2));
-          faultEnd = System.nanoTime();
-          r.note = "the server's clock jumped " + lease.multipliedBy(2).toMillis() + " ms forward " + (faultStart - held.at) / 1_000_000
-              + " ms into contender 0's hold of " + victimHold + " ms";
-          Thread.sleep(lease.multipliedBy(3).toMillis());
-          break;
-        }
+        case HOLDER_CRASH:
+        case SEMAPHORE_HOLDER_CRASH:
+          {
+            Event held =
+                run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
+            faultStart = held.at;
+            faultEnd = faultStart;
+            r.victim = held.contender;
+            Thread.sleep(outlive.toMillis() + tail(1));
+            break;
+          }
+        case SERVER_PAUSE:
+          {
+            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+            faultStart = System.nanoTime();
+            hooks.pauseServer();
+            try {
+              Thread.sleep(outlive.toMillis());
+            } finally {
+              hooks.resumeServer();
+            }
+            faultEnd = System.nanoTime();
+            Thread.sleep(tail(3));
+            break;
+          }
+        case SERVER_RESTART:
+          {
+            Event held = run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+            r.holderAtFault = held.contender;
+            faultStart = System.nanoTime();
+            hooks.killServer();
+            hooks.restartServer();
+            faultEnd = System.nanoTime();
+            Thread.sleep(lease.multipliedBy(3).toMillis());
+            break;
+          }
+        case PARTITION:
+          {
+            TcpProxy cut = proxy;
+            Event held =
+                run.awaitEvent(
+                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+            cut.blackhole(true);
+            faultStart = held.at;
+            r.victim = 0;
+            Thread.sleep(outlive.toMillis());
+            cut.blackhole(false);
+            faultEnd = System.nanoTime();
+            Thread.sleep(lease.multipliedBy(2).toMillis());
+            break;
+          }
+        case LINK_DELAY:
+          {
+            TcpProxy slow = proxy;
+            Event held =
+                run.awaitEvent(
+                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+            // one lease each way: every round trip of the holder's, renewals included, takes two
+            // leases
+            slow.delay(lease);
+            faultStart = held.at;
+            r.victim = 0;
+            Thread.sleep(outlive.toMillis());
+            slow.delay(Duration.ZERO);
+            faultEnd = System.nanoTime();
+            // what was sent during the delay still arrives for one more lease
+            Thread.sleep(lease.multipliedBy(2).toMillis());
+            break;
+          }
+        case MAJORITY_DOWN:
+          {
+            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+            hooks.killMajority();
+            // from when they are all down: an acquire the servers granted before dying is no
+            // failure
+            faultStart = System.nanoTime();
+            try {
+              // longer than a lease: the restart is a delayed one, so no key outlives it anywhere
+              Thread.sleep(lease.multipliedBy(3).toMillis());
+            } finally {
+              // the fault ends as the first server starts again: a hold after that is no failure
+              faultEnd = System.nanoTime();
+              hooks.restartMajority();
+            }
+            Thread.sleep(lease.multipliedBy(3).toMillis());
+            break;
+          }
+        case LEADER_FAILOVER:
+          {
+            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
+            faultStart = System.nanoTime();
+            hooks.killLeader();
+            faultEnd = System.nanoTime();
+            Thread.sleep(lease.multipliedBy(4).toMillis());
+            break;
+          }
+        case CLOCK_JUMP:
+          {
+            Event held =
+                run.awaitEvent(
+                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+            // let it renew once, so the jump hits a lease that is being kept alive
+            Thread.sleep(lease.dividedBy(2).toMillis());
+            faultStart = System.nanoTime();
+            r.victim = 0;
+            hooks.jumpServerClock(lease.multipliedBy(2));
+            faultEnd = System.nanoTime();
+            r.note =
+                "the server's clock jumped "
+                    + lease.multipliedBy(2).toMillis()
+                    + " ms forward "
+                    + (faultStart - held.at) / 1_000_000
+                    + " ms into contender 0's hold of "
+                    + victimHold
+                    + " ms";
+            Thread.sleep(lease.multipliedBy(3).toMillis());
+            break;
+          }
         default:
           throw new IllegalStateException("unknown scenario " + scenario);
       }
@@ -766,9 +975,13 @@ public final class Comparison {
       r.timeline = timeline(run.events, faultStart, faultEnd);
       if (scenario.semaphore()) {
         r.measureSemaphore(run.events, run.resources, faultStart, faultEnd, stop, scenario.permits);
-        // the contenders are gone (halted, their permits unreleased): every permit must come back, and no more
+        // the contenders are gone (halted, their permits unreleased): every permit must come back,
+        // and no more
         long within = outlive.plus(lease).toMillis();
-        r.permitsAfter(scenario.permits, probePermits(target, run.name, scenario.permits, Duration.ofMillis(within)), within);
+        r.permitsAfter(
+            scenario.permits,
+            probePermits(target, run.name, scenario.permits, Duration.ofMillis(within)),
+            within);
         return;
       }
       r.measure(run.events, run.resources, faultStart, faultEnd, stop, lease);
@@ -777,8 +990,13 @@ public final class Comparison {
       } else if (scenario == Scenario.SERVER_RESTART) {
         r.noteRestart();
       } else if (scenario == Scenario.LINK_DELAY) {
-        r.note = "link delayed " + lease.toMillis() + " ms each way for " + (faultEnd - faultStart) / 1_000_000
-            + " ms from the victim's hold; " + r.failedAcquiresNote();
+        r.note =
+            "link delayed "
+                + lease.toMillis()
+                + " ms each way for "
+                + (faultEnd - faultStart) / 1_000_000
+                + " ms from the victim's hold; "
+                + r.failedAcquiresNote();
       }
     } finally {
       if (proxy != null) {
@@ -791,9 +1009,11 @@ public final class Comparison {
    * Takes a semaphore's permits from a client of this JVM, after the contenders are gone, one by
    * one, each within what is left of {@code within}, then one more at once.
    *
-   * @return {@code [permits taken, 1 if one more than permits was granted else 0, millis until the last was taken]}
+   * @return {@code [permits taken, 1 if one more than permits was granted else 0, millis until the
+   *     last was taken]}
    */
-  private long[] probePermits(Target target, String name, int permits, Duration within) throws InterruptedException {
+  private long[] probePermits(Target target, String name, int permits, Duration within)
+      throws InterruptedException {
     LockConfig config = LockConfig.builder().uri(target.uri).lease(lease).autoRenew(true).build();
     List<Lease> taken = new ArrayList<>();
     long start = System.nanoTime();
@@ -828,14 +1048,15 @@ public final class Comparison {
   }
 
   /** The fault hooks each scenario needs; the holder scenarios need none. */
-  private static final Map<Scenario, List<String>> HOOKS = Map.of(
-      Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
-      Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
-      Scenario.PARTITION, List.of("serverAddress", "uriVia"),
-      Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
-      Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
-      Scenario.LEADER_FAILOVER, List.of("killLeader"),
-      Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
+  private static final Map<Scenario, List<String>> HOOKS =
+      Map.of(
+          Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
+          Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
+          Scenario.PARTITION, List.of("serverAddress", "uriVia"),
+          Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
+          Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
+          Scenario.LEADER_FAILOVER, List.of("killLeader"),
+          Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
 
   /**
    * @param leases how many leases to keep the contenders going after a fault in a full run
@@ -870,7 +1091,9 @@ public final class Comparison {
       return;
     }
     try {
-      new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).start().waitFor(5, TimeUnit.SECONDS);
+      new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid()))
+          .start()
+          .waitFor(5, TimeUnit.SECONDS);
     } catch (IOException e) {
       throw new IllegalStateException("kill -" + sig + " " + p.pid() + " failed: " + e, e);
     } catch (InterruptedException e) {

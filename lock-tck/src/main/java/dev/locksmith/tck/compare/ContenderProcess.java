@@ -17,21 +17,21 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * One contender of a comparison scenario, in a JVM of its own so that it can be paused
- * (SIGSTOP) and killed (SIGKILL) for real. It takes the lock again and again, and in each turn
- * reads both counters of the {@link ResourceServer}, says {@code HELD}, works for the hold time,
- * then writes both back plus one (the fenced one with its token) and releases. It reports on
- * stdout, one event a line, timed with {@link System#nanoTime()} (one clock for every process
- * of a Linux machine):
- * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASING <token> <nanos>} (as the release
- * starts: the turn's use of the resource is over, even if the release never returns), {@code RELEASED <stillHeld> <nanos>},
- * {@code LOST <reason> <nanos>}, {@code ERROR acquire <millis the failed acquire took> <exception>: <message>},
- * {@code ERROR release <exception>: <message>}. It stops when its stdin closes.
- * The URI comes from {@code LOCKSMITH_URI}.
+ * One contender of a comparison scenario, in a JVM of its own so that it can be paused (SIGSTOP)
+ * and killed (SIGKILL) for real. It takes the lock again and again, and in each turn reads both
+ * counters of the {@link ResourceServer}, says {@code HELD}, works for the hold time, then writes
+ * both back plus one (the fenced one with its token) and releases. It reports on stdout, one event
+ * a line, timed with {@link System#nanoTime()} (one clock for every process of a Linux machine):
+ * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASING <token>
+ * <nanos>} (as the release starts: the turn's use of the resource is over, even if the release
+ * never returns), {@code RELEASED <stillHeld> <nanos>}, {@code LOST <reason> <nanos>}, {@code ERROR
+ * acquire <millis the failed acquire took> <exception>: <message>}, {@code ERROR release
+ * <exception>: <message>}. It stops when its stdin closes. The URI comes from {@code
+ * LOCKSMITH_URI}.
  *
  * <p>Given a fifth argument above 0, it contends for one permit of a semaphore of that many
- * instead, and its turn tells the resource server {@code ENTER <token> <permits>} as it starts
- * and {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends.
+ * instead, and its turn tells the resource server {@code ENTER <token> <permits>} as it starts and
+ * {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends.
  */
 public final class ContenderProcess {
   private ContenderProcess() {}
@@ -48,24 +48,36 @@ public final class ContenderProcess {
     long holdMillis = Long.parseLong(args[3]);
     int permits = args.length > 4 ? Integer.parseInt(args[4]) : 0;
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-    Thread stdinWatcher = new Thread(() -> {
-      try {
-        while (System.in.read() >= 0) {
-          // wait for the parent to close our stdin
-        }
-      } catch (Exception e) {
-        // parent gone
-      }
-      Runtime.getRuntime().halt(0);
-    }, "stdin-watcher");
+    Thread stdinWatcher =
+        new Thread(
+            () -> {
+              try {
+                while (System.in.read() >= 0) {
+                  // wait for the parent to close our stdin
+                }
+              } catch (Exception e) {
+                // parent gone
+              }
+              Runtime.getRuntime().halt(0);
+            },
+            "stdin-watcher");
     stdinWatcher.setDaemon(true);
     stdinWatcher.start();
 
-    LockConfig config = LockConfig.builder().uri(System.getenv("LOCKSMITH_URI")).lease(lease).autoRenew(true).build();
+    LockConfig config =
+        LockConfig.builder()
+            .uri(System.getenv("LOCKSMITH_URI"))
+            .lease(lease)
+            .autoRenew(true)
+            .build();
     try (LockClient client = Locks.connect(config);
         Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
-        BufferedReader res = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-        PrintWriter req = new PrintWriter(new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
+        BufferedReader res =
+            new BufferedReader(
+                new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter req =
+            new PrintWriter(
+                new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
       DistributedLock resource = permits > 0 ? client.semaphore(name, permits) : client.lock(name);
       out.println("READY");
       while (true) {
@@ -74,8 +86,13 @@ public final class ContenderProcess {
         try {
           got = resource.tryAcquire(Duration.ofSeconds(5));
         } catch (RuntimeException e) {
-          out.println("ERROR acquire " + (System.nanoTime() - asked) / 1_000_000 + " " + e.getClass().getSimpleName() + ": "
-              + oneLine(e.getMessage()));
+          out.println(
+              "ERROR acquire "
+                  + (System.nanoTime() - asked) / 1_000_000
+                  + " "
+                  + e.getClass().getSimpleName()
+                  + ": "
+                  + oneLine(e.getMessage()));
           Thread.sleep(100);
           continue;
         }
@@ -84,7 +101,9 @@ public final class ContenderProcess {
         }
         Lease lease0 = got.get();
         long token = lease0.fencingToken();
-        lease0.lost().thenAccept(loss -> out.println("LOST " + loss.reason() + " " + System.nanoTime()));
+        lease0
+            .lost()
+            .thenAccept(loss -> out.println("LOST " + loss.reason() + " " + System.nanoTime()));
         if (permits > 0) {
           req.println("ENTER " + token + " " + permits);
           res.readLine();
@@ -110,7 +129,10 @@ public final class ContenderProcess {
     }
   }
 
-  /** Says {@code RELEASING}, releases, then says {@code RELEASED <stillHeld> <nanos>}, both timed before the release. */
+  /**
+   * Says {@code RELEASING}, releases, then says {@code RELEASED <stillHeld> <nanos>}, both timed
+   * before the release.
+   */
   private static void release(PrintStream out, Lease lease) {
     long end = System.nanoTime();
     out.println("RELEASING " + lease.fencingToken() + " " + end);

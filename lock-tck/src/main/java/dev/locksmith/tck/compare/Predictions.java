@@ -7,10 +7,10 @@ import java.util.Map;
 
 /**
  * What the published analyses predict per backend family and fault (the project's FAULTS.md:
- * Kleppmann 2016, the Redis distributed-lock page, Jepsen's etcd 3.4.3 analysis, the ZooKeeper
- * and Curator recipes). S safe, F overlap possible but fencing rejects the stale holder,
- * U unsafe even with fencing, A unavailable but safe. The semaphore scenarios (issue 20) carry
- * rows 1 and 2 over to one permit; FAULTS.md itself has no semaphore rows.
+ * Kleppmann 2016, the Redis distributed-lock page, Jepsen's etcd 3.4.3 analysis, the ZooKeeper and
+ * Curator recipes). S safe, F overlap possible but fencing rejects the stale holder, U unsafe even
+ * with fencing, A unavailable but safe. The semaphore scenarios (issue 20) carry rows 1 and 2 over
+ * to one permit; FAULTS.md itself has no semaphore rows.
  */
 final class Predictions {
   private Predictions() {}
@@ -53,26 +53,91 @@ final class Predictions {
     return row == null ? "-" : row.getOrDefault(fault, "-");
   }
 
-  private static final Map<String, Map<Fault, String>> TABLE = Map.of(
-      "redis", row("F", "S", "F", "U", "A, then F on resume", "F, loss reported", "n/a", "U", "S", "liveness only", "S while the node keeps data"),
-      "redlock", row("F with majority-drawn tokens, else U", "S", "F/U as 1", "U unless delayed restart", "A on minority, S", "F",
-          "minority down: acquires; majority down: fails", "U", "S", "liveness only", "S with majority-drawn tokens"),
-      "jdbc", row("F", "S", "F", "S", "A", "F", "n/a", "S (database clock)", "S", "liveness only", "S"),
-      "zookeeper", row("F", "S", "F", "S", "A", "F, SUSPENDED then LOST", "S", "S", "S", "protected mode", "S with czxid"),
-      "etcd", row("F", "S", "F if our key is re-checked", "S", "A", "F, keep-alive failure reported", "S", "S", "S",
-          "revoke or reuse our key", "S with create revision"));
+  private static final Map<String, Map<Fault, String>> TABLE =
+      Map.of(
+          "redis",
+              row(
+                  "F",
+                  "S",
+                  "F",
+                  "U",
+                  "A, then F on resume",
+                  "F, loss reported",
+                  "n/a",
+                  "U",
+                  "S",
+                  "liveness only",
+                  "S while the node keeps data"),
+          "redlock",
+              row(
+                  "F with majority-drawn tokens, else U",
+                  "S",
+                  "F/U as 1",
+                  "U unless delayed restart",
+                  "A on minority, S",
+                  "F",
+                  "minority down: acquires; majority down: fails",
+                  "U",
+                  "S",
+                  "liveness only",
+                  "S with majority-drawn tokens"),
+          "jdbc",
+              row(
+                  "F",
+                  "S",
+                  "F",
+                  "S",
+                  "A",
+                  "F",
+                  "n/a",
+                  "S (database clock)",
+                  "S",
+                  "liveness only",
+                  "S"),
+          "zookeeper",
+              row(
+                  "F",
+                  "S",
+                  "F",
+                  "S",
+                  "A",
+                  "F, SUSPENDED then LOST",
+                  "S",
+                  "S",
+                  "S",
+                  "protected mode",
+                  "S with czxid"),
+          "etcd",
+              row(
+                  "F",
+                  "S",
+                  "F if our key is re-checked",
+                  "S",
+                  "A",
+                  "F, keep-alive failure reported",
+                  "S",
+                  "S",
+                  "S",
+                  "revoke or reuse our key",
+                  "S with create revision"));
 
   /**
    * Rows 1 and 2 for one permit of a semaphore, per family: the lock's cells, since a permit is
-   * leased, renewed and fenced like a lock (a paused holder's permit expires and is granted
-   * again; a dead holder's comes back after the lease, or the session for ZooKeeper).
+   * leased, renewed and fenced like a lock (a paused holder's permit expires and is granted again;
+   * a dead holder's comes back after the lease, or the session for ZooKeeper).
    */
-  private static final Map<String, String[]> SEMAPHORE = Map.of(
-      "redis", new String[] {"F (row 1 for a permit)", "S, permit back after lease"},
-      "redlock", new String[] {"F with majority-drawn tokens, else U (row 1 for a permit)", "S, permit back after lease"},
-      "jdbc", new String[] {"F (row 1 for a permit)", "S, permit back after lease"},
-      "zookeeper", new String[] {"F (row 1 for a permit)", "S, permit back after session timeout"},
-      "etcd", new String[] {"F (row 1 for a permit)", "S, permit back after lease TTL"});
+  private static final Map<String, String[]> SEMAPHORE =
+      Map.of(
+          "redis", new String[] {"F (row 1 for a permit)", "S, permit back after lease"},
+          "redlock",
+              new String[] {
+                "F with majority-drawn tokens, else U (row 1 for a permit)",
+                "S, permit back after lease"
+              },
+          "jdbc", new String[] {"F (row 1 for a permit)", "S, permit back after lease"},
+          "zookeeper",
+              new String[] {"F (row 1 for a permit)", "S, permit back after session timeout"},
+          "etcd", new String[] {"F (row 1 for a permit)", "S, permit back after lease TTL"});
 
   private static Map<Fault, String> row(String... cells) {
     Map<Fault, String> m = new EnumMap<>(Fault.class);

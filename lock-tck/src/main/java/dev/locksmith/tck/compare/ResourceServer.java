@@ -16,19 +16,19 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The two resources the contenders write through, served on a loopback port so that separate
  * processes share them: an unguarded counter (read, then write back plus one: only the lock
- * protects it) and a fenced counter that refuses a write whose token is lower than the highest
- * it has accepted. A line protocol: {@code GET} answers {@code <unguarded> <fenced>};
- * {@code PUT <value>} writes the unguarded counter; {@code FENCED <token> <value>} answers
- * {@code OK} or {@code REJECTED <highest>}.
+ * protects it) and a fenced counter that refuses a write whose token is lower than the highest it
+ * has accepted. A line protocol: {@code GET} answers {@code <unguarded> <fenced>}; {@code PUT
+ * <value>} writes the unguarded counter; {@code FENCED <token> <value>} answers {@code OK} or
+ * {@code REJECTED <highest>}.
  *
- * <p>For a semaphore's holders, a resource with room for N at once: {@code ENTER <token> <N>}
- * says a holder starts; if N tokens are inside already, that is an entry over capacity, and the
- * lowest token inside is fenced off (a semaphore's fence: of N + 1 holders at least one lease
- * is stale, and with tokens granted in increasing order and short holds, the lowest is the one
- * held longest). {@code LEAVE <token>} is the holder's write as it ends: {@code REJECTED} for a
- * token fenced off, else {@code OK}. A fence for a semaphore can only guess which holder is
- * stale (a live holder may simply hold longest); {@link Result} judges overlaps from the
- * holders' own reports, and this fence only shows whether the stale write would be refused.
+ * <p>For a semaphore's holders, a resource with room for N at once: {@code ENTER <token> <N>} says
+ * a holder starts; if N tokens are inside already, that is an entry over capacity, and the lowest
+ * token inside is fenced off (a semaphore's fence: of N + 1 holders at least one lease is stale,
+ * and with tokens granted in increasing order and short holds, the lowest is the one held longest).
+ * {@code LEAVE <token>} is the holder's write as it ends: {@code REJECTED} for a token fenced off,
+ * else {@code OK}. A fence for a semaphore can only guess which holder is stale (a live holder may
+ * simply hold longest); {@link Result} judges overlaps from the holders' own reports, and this
+ * fence only shows whether the stale write would be refused.
  */
 final class ResourceServer implements AutoCloseable {
   private final ServerSocket socket;
@@ -72,8 +72,11 @@ final class ResourceServer implements AutoCloseable {
   }
 
   private void serve(Socket s) {
-    try (BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
-        PrintWriter out = new PrintWriter(new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8), true)) {
+    try (BufferedReader in =
+            new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+        PrintWriter out =
+            new PrintWriter(
+                new OutputStreamWriter(s.getOutputStream(), StandardCharsets.UTF_8), true)) {
       for (String line; (line = in.readLine()) != null; ) {
         out.println(handle(line.trim().split(" ")));
       }
@@ -102,27 +105,29 @@ final class ResourceServer implements AutoCloseable {
           fenced = Long.parseLong(cmd[2]);
           fencedAccepted++;
           return "OK";
-        case "ENTER": {
-          long entering = Long.parseLong(cmd[1]);
-          int capacity = Integer.parseInt(cmd[2]);
-          mostInside = Math.max(mostInside, inside.size() + 1);
-          if (inside.size() >= capacity) {
-            overCapacity++;
-            fencedOff.add(inside.pollFirst());
+        case "ENTER":
+          {
+            long entering = Long.parseLong(cmd[1]);
+            int capacity = Integer.parseInt(cmd[2]);
+            mostInside = Math.max(mostInside, inside.size() + 1);
+            if (inside.size() >= capacity) {
+              overCapacity++;
+              fencedOff.add(inside.pollFirst());
+            }
+            inside.add(entering);
+            return "OK";
           }
-          inside.add(entering);
-          return "OK";
-        }
-        case "LEAVE": {
-          long leaving = Long.parseLong(cmd[1]);
-          if (fencedOff.remove(leaving)) {
-            fencedRejected++;
-            return "REJECTED";
+        case "LEAVE":
+          {
+            long leaving = Long.parseLong(cmd[1]);
+            if (fencedOff.remove(leaving)) {
+              fencedRejected++;
+              return "REJECTED";
+            }
+            inside.remove(leaving);
+            fencedAccepted++;
+            return "OK";
           }
-          inside.remove(leaving);
-          fencedAccepted++;
-          return "OK";
-        }
         default:
           return "ERROR unknown command " + cmd[0];
       }
@@ -160,7 +165,10 @@ final class ResourceServer implements AutoCloseable {
     }
   }
 
-  /** Semaphore holders that entered while N others were inside (stale, live or dead: the resource cannot tell). */
+  /**
+   * Semaphore holders that entered while N others were inside (stale, live or dead: the resource
+   * cannot tell).
+   */
   long overCapacity() {
     mutex.lock();
     try {
@@ -170,7 +178,9 @@ final class ResourceServer implements AutoCloseable {
     }
   }
 
-  /** The most semaphore holders inside at once, counting the one entering before any was fenced off. */
+  /**
+   * The most semaphore holders inside at once, counting the one entering before any was fenced off.
+   */
   int mostInside() {
     mutex.lock();
     try {

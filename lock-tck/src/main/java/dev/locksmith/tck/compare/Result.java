@@ -30,33 +30,62 @@ public final class Result {
   Long availableAfterMs;
   Long lossSignalAfterMs;
   boolean lateReleaseFreedOther;
+
   /** Holds that began while the fault lasted (after it started, before it ended). */
   int holdsDuringFault;
-  /** Acquires that failed with an error while the fault lasted, the slowest of them, and the first one's message. */
+
+  /**
+   * Acquires that failed with an error while the fault lasted, the slowest of them, and the first
+   * one's message.
+   */
   int failedAcquiresDuringFault;
+
   long slowestFailedAcquireMs;
   String firstFailedAcquire;
+
   /** From the fault's end to the first hold that began after it. */
   Long availableAfterFaultEndMs;
-  /** The victim's hold that the fault hit: its token and how its release went (1 still held, 0 not, 2 error, -1 never released). */
+
+  /**
+   * The victim's hold that the fault hit: its token and how its release went (1 still held, 0 not,
+   * 2 error, -1 never released).
+   */
   long victimToken = -1;
+
   long victimReleased = -2;
+
   /** The first hold that began after the fault ended: its token. */
   long firstTokenAfterFault = -1;
+
   int victim = -1;
-  /** The contender that held the lock when a server-side fault hit it (not a victim: it was not hurt itself). */
+
+  /**
+   * The contender that held the lock when a server-side fault hit it (not a victim: it was not hurt
+   * itself).
+   */
   int holderAtFault = -1;
+
   /** Holds for the timeline: contender, token, start ms, end ms. */
   final List<long[]> bars = new ArrayList<>();
+
   final List<long[]> lossMarks = new ArrayList<>();
   long faultStartMs;
   long faultEndMs;
   long spanMs;
-  /** Set when the scenario needs a feature the backend does not declare: a row of its own, never a pass. */
+
+  /**
+   * Set when the scenario needs a feature the backend does not declare: a row of its own, never a
+   * pass.
+   */
   boolean notDeclared;
+
   /** For a semaphore scenario: its permits; 0 for a lock's. */
   int permits;
-  /** For a semaphore scenario: leases the backend still called live (released while held) that were held N + 1 at once. */
+
+  /**
+   * For a semaphore scenario: leases the backend still called live (released while held) that were
+   * held N + 1 at once.
+   */
   int overLive;
 
   Result(String target, Fault fault, String scenario, Promise declared, String predicted) {
@@ -67,83 +96,115 @@ public final class Result {
     this.predicted = predicted;
   }
 
-  /** @return the backend's label */
+  /**
+   * @return the backend's label
+   */
   public String target() {
     return target;
   }
 
-  /** @return the fault scenario */
+  /**
+   * @return the fault scenario
+   */
   public Fault fault() {
     return fault;
   }
 
-  /** @return the scenario in a few words, such as "holder killed (SIGKILL) while holding" */
+  /**
+   * @return the scenario in a few words, such as "holder killed (SIGKILL) while holding"
+   */
   public String scenario() {
     return scenario;
   }
 
-  /** @return what the published analyses predict, such as "F" or "A, then F on resume" */
+  /**
+   * @return what the published analyses predict, such as "F" or "A, then F on resume"
+   */
   public String predicted() {
     return predicted;
   }
 
-  /** @return what the backend declared */
+  /**
+   * @return what the backend declared
+   */
   public Promise declared() {
     return declared;
   }
 
-  /** @return S, F, U, A, or "-" when not run */
+  /**
+   * @return S, F, U, A, or "-" when not run
+   */
   public String observed() {
     return observed;
   }
 
-  /** @return why the scenario was not run, or null if it ran */
+  /**
+   * @return why the scenario was not run, or null if it ran
+   */
   public String notRunReason() {
     return notRunReason;
   }
 
   /**
-   * The contenders' events of the run, one a line, in milliseconds from the first hold, with the fault's start and end:
-   * printed when a run disagrees, so that a CI log says what happened; empty for a scenario that did not run.
+   * The contenders' events of the run, one a line, in milliseconds from the first hold, with the
+   * fault's start and end: printed when a run disagrees, so that a CI log says what happened; empty
+   * for a scenario that did not run.
    */
   String timeline = "";
 
-  /** @return false when the observation is worse than the declaration */
+  /**
+   * @return false when the observation is worse than the declaration
+   */
   public boolean agrees() {
     return agrees;
   }
 
-  /** @return the observation in a sentence, or an empty string */
+  /**
+   * @return the observation in a sentence, or an empty string
+   */
   public String note() {
     return note;
   }
 
-  /** @return holds that began while the fault lasted */
+  /**
+   * @return holds that began while the fault lasted
+   */
   public int holdsDuringFault() {
     return holdsDuringFault;
   }
 
-  /** @return acquires that failed with an error while the fault lasted */
+  /**
+   * @return acquires that failed with an error while the fault lasted
+   */
   public int failedAcquiresDuringFault() {
     return failedAcquiresDuringFault;
   }
 
-  /** @return holds whose intervals overlapped */
+  /**
+   * @return holds whose intervals overlapped
+   */
   public int overlaps() {
     return overlaps;
   }
 
-  /** @return updates lost on the fenced counter */
+  /**
+   * @return updates lost on the fenced counter
+   */
   public long fencedLost() {
     return fencedLost;
   }
 
-  /** @return whether this is a semaphore scenario's row rather than a lock's */
+  /**
+   * @return whether this is a semaphore scenario's row rather than a lock's
+   */
   public boolean semaphore() {
     return permits > 0;
   }
 
-  /** @return whether the scenario was not run because the backend does not declare a feature it needs */
+  /**
+   * @return whether the scenario was not run because the backend does not declare a feature it
+   *     needs
+   */
   public boolean notDeclared() {
     return notDeclared;
   }
@@ -165,8 +226,19 @@ public final class Result {
     errors = other.errors;
   }
 
-  void measure(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop, java.time.Duration lease) {
-    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+  void measure(
+      List<Comparison.Event> events,
+      ResourceServer resources,
+      long faultStart,
+      long faultEnd,
+      long stop,
+      java.time.Duration lease) {
+    long t0 =
+        events.stream()
+            .filter(e -> e.kind.equals("HELD"))
+            .mapToLong(e -> e.at)
+            .min()
+            .orElse(faultStart);
     Map<Integer, long[]> open = new HashMap<>();
     Map<Integer, Long> releasing = new HashMap<>();
     java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
@@ -180,14 +252,24 @@ public final class Result {
         case "RELEASING":
           releasing.put(e.contender, e.at);
           break;
-        case "RELEASED": {
-          long[] h = open.remove(e.contender);
-          if (h != null) {
-            // 1 still held, 0 no longer ours, 2 the release failed with an error
-            holdsList.add(new long[] {h[0], h[1], h[2], e.at, releaseFailed.remove(e.contender) ? 2 : Boolean.parseBoolean(e.fields[1]) ? 1 : 0});
+        case "RELEASED":
+          {
+            long[] h = open.remove(e.contender);
+            if (h != null) {
+              // 1 still held, 0 no longer ours, 2 the release failed with an error
+              holdsList.add(
+                  new long[] {
+                    h[0],
+                    h[1],
+                    h[2],
+                    e.at,
+                    releaseFailed.remove(e.contender)
+                        ? 2
+                        : Boolean.parseBoolean(e.fields[1]) ? 1 : 0
+                  });
+            }
+            break;
           }
-          break;
-        }
         case "LOST":
           if (e.at - faultStart >= 0) {
             lossSignals++;
@@ -202,15 +284,20 @@ public final class Result {
           if (e.fields.length >= 2 && e.fields[1].equals("release")) {
             releaseFailed.add(e.contender);
           }
-          if (e.fields.length >= 3 && e.fields[1].equals("acquire") && e.at - faultStart >= 0 && e.at - faultEnd <= 0) {
+          if (e.fields.length >= 3
+              && e.fields[1].equals("acquire")
+              && e.at - faultStart >= 0
+              && e.at - faultEnd <= 0) {
             failedAcquiresDuringFault++;
             try {
-              slowestFailedAcquireMs = Math.max(slowestFailedAcquireMs, Long.parseLong(e.fields[2]));
+              slowestFailedAcquireMs =
+                  Math.max(slowestFailedAcquireMs, Long.parseLong(e.fields[2]));
             } catch (NumberFormatException notTimed) {
               // a contender of an older kit: no time
             }
             if (firstFailedAcquire == null) {
-              firstFailedAcquire = String.join(" ", java.util.Arrays.asList(e.fields).subList(3, e.fields.length));
+              firstFailedAcquire =
+                  String.join(" ", java.util.Arrays.asList(e.fields).subList(3, e.fields.length));
             }
           }
           break;
@@ -221,12 +308,18 @@ public final class Result {
     int releasesUnfinished = 0;
     for (long[] h : open.values()) {
       // a turn whose release never returned ended its use of the resource as the release started
-      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : releasing.getOrDefault((int) h[0], stop);
+      long end =
+          h[0] == victim && fault == Fault.HOLDER_CRASH
+              ? faultStart
+              : releasing.getOrDefault((int) h[0], stop);
       releasesUnfinished += releasing.containsKey((int) h[0]) ? 1 : 0;
       holdsList.add(new long[] {h[0], h[1], h[2], end, -1});
     }
     if (releasesUnfinished > 0) {
-      note = releasesUnfinished + " release(s) had not returned when the run ended (each such turn counted until its release began)";
+      note =
+          releasesUnfinished
+              + " release(s) had not returned when the run ended (each such turn counted until its"
+              + " release began)";
     }
     holdsList.sort((a, b) -> Long.compare(a[2], b[2]));
     holds = holdsList.size();
@@ -279,20 +372,32 @@ public final class Result {
 
   /**
    * For a semaphore of {@code permits}: overlaps are holds that began while {@code permits} others
-   * were held; such a group whose every lease the backend still called its own at release is
-   * N + 1 live leases at once (U), as is a stale holder's write that the resource accepted, or a
-   * token granted twice; otherwise holds beyond N are F. Available again: from the fault until
-   * {@code permits} holders other than the victim held at once (its permit came back).
+   * were held; such a group whose every lease the backend still called its own at release is N + 1
+   * live leases at once (U), as is a stale holder's write that the resource accepted, or a token
+   * granted twice; otherwise holds beyond N are F. Available again: from the fault until {@code
+   * permits} holders other than the victim held at once (its permit came back).
    */
-  void measureSemaphore(List<Comparison.Event> events, ResourceServer resources, long faultStart, long faultEnd, long stop,
+  void measureSemaphore(
+      List<Comparison.Event> events,
+      ResourceServer resources,
+      long faultStart,
+      long faultEnd,
+      long stop,
       int permits) {
     this.permits = permits;
-    long t0 = events.stream().filter(e -> e.kind.equals("HELD")).mapToLong(e -> e.at).min().orElse(faultStart);
+    long t0 =
+        events.stream()
+            .filter(e -> e.kind.equals("HELD"))
+            .mapToLong(e -> e.at)
+            .min()
+            .orElse(faultStart);
     Map<Integer, long[]> open = new HashMap<>();
     Map<Integer, Long> releasing = new HashMap<>();
     Map<Integer, Boolean> wroteOk = new HashMap<>();
     java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
-    List<long[]> list = new ArrayList<>(); // contender, token, start, end, released (1 still held, 0 not, 2 error, -1 never), wrote OK (1/0/-1)
+    List<long[]> list =
+        new ArrayList<>(); // contender, token, start, end, released (1 still held, 0 not, 2 error,
+    // -1 never), wrote OK (1/0/-1)
     for (Comparison.Event e : events) {
       switch (e.kind) {
         case "HELD":
@@ -306,15 +411,25 @@ public final class Result {
         case "WROTE":
           wroteOk.put(e.contender, e.fields.length >= 2 && e.fields[1].equals("OK"));
           break;
-        case "RELEASED": {
-          long[] h = open.remove(e.contender);
-          if (h != null) {
-            Boolean ok = wroteOk.remove(e.contender);
-            list.add(new long[] {h[0], h[1], h[2], e.at,
-                releaseFailed.remove(e.contender) ? 2 : Boolean.parseBoolean(e.fields[1]) ? 1 : 0, ok == null ? -1 : ok ? 1 : 0});
+        case "RELEASED":
+          {
+            long[] h = open.remove(e.contender);
+            if (h != null) {
+              Boolean ok = wroteOk.remove(e.contender);
+              list.add(
+                  new long[] {
+                    h[0],
+                    h[1],
+                    h[2],
+                    e.at,
+                    releaseFailed.remove(e.contender)
+                        ? 2
+                        : Boolean.parseBoolean(e.fields[1]) ? 1 : 0,
+                    ok == null ? -1 : ok ? 1 : 0
+                  });
+            }
+            break;
           }
-          break;
-        }
         case "LOST":
           if (e.at - faultStart >= 0) {
             lossSignals++;
@@ -335,7 +450,10 @@ public final class Result {
       }
     }
     for (long[] h : open.values()) {
-      long end = h[0] == victim && fault == Fault.HOLDER_CRASH ? faultStart : releasing.getOrDefault((int) h[0], stop);
+      long end =
+          h[0] == victim && fault == Fault.HOLDER_CRASH
+              ? faultStart
+              : releasing.getOrDefault((int) h[0], stop);
       Boolean ok = wroteOk.get((int) h[0]);
       list.add(new long[] {h[0], h[1], h[2], end, -1, ok == null ? -1 : ok ? 1 : 0});
     }
@@ -375,7 +493,8 @@ public final class Result {
     for (int i = 0; i < list.size(); i++) {
       long[] h = list.get(i);
       if (beyond[i] && h[4] == 0 && h[5] == 1) {
-        fencedLost++; // a holder beyond N whose permit was gone by its release, and whose write got through the fence
+        fencedLost++; // a holder beyond N whose permit was gone by its release, and whose write got
+        // through the fence
       }
     }
     // its permit is back once `permits` others hold at once after the fault began
@@ -411,25 +530,49 @@ public final class Result {
     } else {
       observed = "S";
     }
-    String victimEnd = victimReleased == 1 ? "its release found its permit still held" : victimReleased == 0
-        ? "its release found its permit gone" : victimReleased == 2 ? "its release failed with an error" : "it never released";
-    note = String.format(Locale.ROOT, "%d holds beyond N=%d (%d of them all live by the backend's word); the resource saw %d entries "
-        + "while N were inside, at most %d inside, and refused %d stale writes; the victim had token %d and %s; its permit was back "
-        + "(N others holding) %s after the fault", overlaps, permits, overLive, unguardedLost, resources.mostInside(), staleRejected,
-        victimToken, victimEnd, availableAfterMs == null ? "never" : availableAfterMs + " ms");
+    String victimEnd =
+        victimReleased == 1
+            ? "its release found its permit still held"
+            : victimReleased == 0
+                ? "its release found its permit gone"
+                : victimReleased == 2 ? "its release failed with an error" : "it never released";
+    note =
+        String.format(
+            Locale.ROOT,
+            "%d holds beyond N=%d (%d of them all live by the backend's word); the resource saw %d"
+                + " entries while N were inside, at most %d inside, and refused %d stale writes;"
+                + " the victim had token %d and %s; its permit was back (N others holding) %s after"
+                + " the fault",
+            overlaps,
+            permits,
+            overLive,
+            unguardedLost,
+            resources.mostInside(),
+            staleRejected,
+            victimToken,
+            victimEnd,
+            availableAfterMs == null ? "never" : availableAfterMs + " ms");
     judge();
   }
 
   /**
-   * What a client of the comparing JVM found once every contender had gone: {@code probe} is
-   * {@code [permits taken, 1 if one more was granted, millis until the last]}. Fewer than N taken
-   * within {@code withinMs} is a leaked permit; more than N is U. Either disagrees.
+   * What a client of the comparing JVM found once every contender had gone: {@code probe} is {@code
+   * [permits taken, 1 if one more was granted, millis until the last]}. Fewer than N taken within
+   * {@code withinMs} is a leaked permit; more than N is U. Either disagrees.
    */
   void permitsAfter(int permits, long[] probe, long withinMs) {
     boolean leaked = probe[0] < permits;
     boolean extra = probe[1] == 1;
-    note += String.format(Locale.ROOT, "; after the run, with every contender gone: %d of %d permits taken within %d ms%s", probe[0],
-        permits, leaked ? withinMs : probe[2], extra ? ", and one more granted (more than N)" : leaked ? " (LEAKED)" : ", a further one refused");
+    note +=
+        String.format(
+            Locale.ROOT,
+            "; after the run, with every contender gone: %d of %d permits taken within %d ms%s",
+            probe[0],
+            permits,
+            leaked ? withinMs : probe[2],
+            extra
+                ? ", and one more granted (more than N)"
+                : leaked ? " (LEAKED)" : ", a further one refused");
     if (extra) {
       observed = "U";
     }
@@ -448,27 +591,51 @@ public final class Result {
     if ((observed.equals("S") || observed.equals("A")) && holdsDuringFault == 0) {
       observed = "A";
     }
-    note = String.format(Locale.ROOT, "%d holds began in the %d ms the servers were down; %s; first hold %s after their restart began",
-        holdsDuringFault, faultEndMs - faultStartMs, failedAcquiresNote(),
-        availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms");
+    note =
+        String.format(
+            Locale.ROOT,
+            "%d holds began in the %d ms the servers were down; %s; first hold %s after their"
+                + " restart began",
+            holdsDuringFault,
+            faultEndMs - faultStartMs,
+            failedAcquiresNote(),
+            availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms");
     judge();
   }
 
   /** For a server restart: did the lock and the counter outlive it. */
   void noteRestart() {
-    String release = victimReleased == 1 ? "its release after the restart found its lock still held"
-        : victimReleased == 0 ? "its release found the lock no longer its own"
-        : victimReleased == 2 ? "its release failed with an error (server unreachable)" : "it never released";
-    note = String.format(Locale.ROOT, "the holder at the kill had token %d and %s; the first hold after the restart began %s with token %d",
-        victimToken, release, availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms after it", firstTokenAfterFault);
+    String release =
+        victimReleased == 1
+            ? "its release after the restart found its lock still held"
+            : victimReleased == 0
+                ? "its release found the lock no longer its own"
+                : victimReleased == 2
+                    ? "its release failed with an error (server unreachable)"
+                    : "it never released";
+    note =
+        String.format(
+            Locale.ROOT,
+            "the holder at the kill had token %d and %s; the first hold after the restart began %s"
+                + " with token %d",
+            victimToken,
+            release,
+            availableAfterFaultEndMs == null ? "never" : availableAfterFaultEndMs + " ms after it",
+            firstTokenAfterFault);
   }
 
   String failedAcquiresNote() {
     if (failedAcquiresDuringFault == 0) {
       return "no acquire failed with an error meanwhile";
     }
-    return String.format(Locale.ROOT, "%d acquires failed meanwhile, each within %d ms, the first with: %s", failedAcquiresDuringFault,
-        slowestFailedAcquireMs, firstFailedAcquire.length() > 500 ? firstFailedAcquire.substring(0, 500) + "…" : firstFailedAcquire);
+    return String.format(
+        Locale.ROOT,
+        "%d acquires failed meanwhile, each within %d ms, the first with: %s",
+        failedAcquiresDuringFault,
+        slowestFailedAcquireMs,
+        firstFailedAcquire.length() > 500
+            ? firstFailedAcquire.substring(0, 500) + "…"
+            : firstFailedAcquire);
   }
 
   void judge() {
@@ -489,7 +656,17 @@ public final class Result {
     if (notRunReason != null) {
       return notDeclared ? notRunReason : "not run: " + notRunReason;
     }
-    return String.format(Locale.ROOT, "observed %s (declared %s) %s; %d holds, %d overlapping, lost updates %d unguarded / %d fenced, "
-        + "%d stale writes refused", observed, declared, agrees ? "agrees" : "DISAGREES", holds, overlaps, unguardedLost, fencedLost, staleRejected);
+    return String.format(
+        Locale.ROOT,
+        "observed %s (declared %s) %s; %d holds, %d overlapping, lost updates %d unguarded / %d"
+            + " fenced, %d stale writes refused",
+        observed,
+        declared,
+        agrees ? "agrees" : "DISAGREES",
+        holds,
+        overlaps,
+        unguardedLost,
+        fencedLost,
+        staleRejected);
   }
 }

@@ -15,12 +15,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * A TCP proxy on a loopback port in front of a lock server, to cut one client off or slow its
- * link down: while {@link #blackhole(boolean) blackholed} it keeps every connection open but
- * forwards nothing in either direction, as a network partition does (no reset, no error: only
- * silence; new connections are accepted and left silent too). While {@link #delay(Duration)
- * delayed}, every chunk of bytes read from either side is forwarded that long after it arrived,
- * in order, as over a congested or long link: nothing is lost, everything is late.
+ * A TCP proxy on a loopback port in front of a lock server, to cut one client off or slow its link
+ * down: while {@link #blackhole(boolean) blackholed} it keeps every connection open but forwards
+ * nothing in either direction, as a network partition does (no reset, no error: only silence; new
+ * connections are accepted and left silent too). While {@link #delay(Duration) delayed}, every
+ * chunk of bytes read from either side is forwarded that long after it arrived, in order, as over a
+ * congested or long link: nothing is lost, everything is late.
  */
 public final class TcpProxy implements AutoCloseable {
   private final InetSocketAddress target;
@@ -43,12 +43,16 @@ public final class TcpProxy implements AutoCloseable {
     t.start();
   }
 
-  /** @return the proxy's own address: point the cut-off client here */
+  /**
+   * @return the proxy's own address: point the cut-off client here
+   */
   public InetSocketAddress address() {
     return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
   }
 
-  /** @param on true to stop forwarding (partition), false to forward again (heal) */
+  /**
+   * @param on true to stop forwarding (partition), false to forward again (heal)
+   */
   public void blackhole(boolean on) {
     blackholed = on;
     if (!on) {
@@ -59,13 +63,14 @@ public final class TcpProxy implements AutoCloseable {
   }
 
   /**
-   * @param oneWay how late to forward each chunk read from now on, in each direction (zero for
-   *     no delay); chunks already waiting keep their time, and order is always kept
+   * @param oneWay how late to forward each chunk read from now on, in each direction (zero for no
+   *     delay); chunks already waiting keep their time, and order is always kept
    */
   public void delay(Duration oneWay) {
     Objects.requireNonNull(oneWay, "oneWay");
     if (oneWay.isNegative()) {
-      throw new IllegalArgumentException("`oneWay` was " + oneWay.toMillis() + "ms but it must be zero or more");
+      throw new IllegalArgumentException(
+          "`oneWay` was " + oneWay.toMillis() + "ms but it must be zero or more");
     }
     delayNanos = oneWay.toNanos();
   }
@@ -101,55 +106,63 @@ public final class TcpProxy implements AutoCloseable {
 
   private static final Chunk END = new Chunk(new byte[0], 0);
 
-  /** Reads one side into a queue and writes the queue to the other side, each chunk when it is due. */
+  /**
+   * Reads one side into a queue and writes the queue to the other side, each chunk when it is due.
+   */
   private void pump(Socket from, Socket to) {
     BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
-    Thread reader = new Thread(() -> {
-      byte[] buf = new byte[16 * 1024];
-      try {
-        InputStream in = from.getInputStream();
-        for (int n; (n = in.read(buf)) >= 0; ) {
-          synchronized (gate) {
-            while (blackholed && !closed) {
-              gate.wait();
-            }
-          }
-          byte[] chunk = new byte[n];
-          System.arraycopy(buf, 0, chunk, 0, n);
-          queue.add(new Chunk(chunk, System.nanoTime() + delayNanos));
-        }
-      } catch (IOException e) {
-        // this side closed
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        queue.add(END);
-      }
-    }, "tcp-proxy-read");
-    Thread writer = new Thread(() -> {
-      try {
-        OutputStream out = to.getOutputStream();
-        for (Chunk c; (c = queue.take()) != END; ) {
-          long wait = c.dueNanos - System.nanoTime();
-          if (wait > 0) {
-            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-          }
-          out.write(c.bytes);
-          out.flush();
-        }
-      } catch (IOException e) {
-        // the other side closed
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } finally {
-        try {
-          from.close();
-          to.close();
-        } catch (IOException e) {
-          // closing anyway
-        }
-      }
-    }, "tcp-proxy-write");
+    Thread reader =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[16 * 1024];
+              try {
+                InputStream in = from.getInputStream();
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                  synchronized (gate) {
+                    while (blackholed && !closed) {
+                      gate.wait();
+                    }
+                  }
+                  byte[] chunk = new byte[n];
+                  System.arraycopy(buf, 0, chunk, 0, n);
+                  queue.add(new Chunk(chunk, System.nanoTime() + delayNanos));
+                }
+              } catch (IOException e) {
+                // this side closed
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                queue.add(END);
+              }
+            },
+            "tcp-proxy-read");
+    Thread writer =
+        new Thread(
+            () -> {
+              try {
+                OutputStream out = to.getOutputStream();
+                for (Chunk c; (c = queue.take()) != END; ) {
+                  long wait = c.dueNanos - System.nanoTime();
+                  if (wait > 0) {
+                    Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                  }
+                  out.write(c.bytes);
+                  out.flush();
+                }
+              } catch (IOException e) {
+                // the other side closed
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                try {
+                  from.close();
+                  to.close();
+                } catch (IOException e) {
+                  // closing anyway
+                }
+              }
+            },
+            "tcp-proxy-write");
     reader.setDaemon(true);
     writer.setDaemon(true);
     reader.start();

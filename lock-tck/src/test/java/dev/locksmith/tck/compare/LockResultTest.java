@@ -8,8 +8,9 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * How a lock scenario's holds are read off the contenders' reports: a turn ends when its release starts, so a release
- * that never returns (a call stuck on a frozen server until the run ends) is not a hold that overlaps every later one.
+ * How a lock scenario's holds are read off the contenders' reports: a turn ends when its release
+ * starts, so a release that never returns (a call stuck on a frozen server until the run ends) is
+ * not a hold that overlaps every later one.
  */
 class LockResultTest extends HandWrittenEvents {
   private void hold(int contender, long token, long fromMs, long toMs) {
@@ -22,7 +23,13 @@ class LockResultTest extends HandWrittenEvents {
   private Result measure() throws Exception {
     try (ResourceServer server = new ResourceServer()) {
       Result r = new Result("store", Fault.SERVER_PAUSE, "server frozen", Promise.UNAVAILABLE, "A");
-      r.measure(events, server, base + 100_000_000L, base + 3_000_000_000L, base + 5_000_000_000L, Duration.ofSeconds(1));
+      r.measure(
+          events,
+          server,
+          base + 100_000_000L,
+          base + 3_000_000_000L,
+          base + 5_000_000_000L,
+          Duration.ofSeconds(1));
       return r;
     }
   }
@@ -31,14 +38,20 @@ class LockResultTest extends HandWrittenEvents {
   void aReleaseThatNeverReturnedEndsItsTurnWhenItStarted() throws Exception {
     event(0, "HELD", "1", at(0));
     event(0, "WROTE", "OK", "1");
-    event(0, "RELEASING", "1", at(50)); // and no RELEASED: the release was still waiting when the run ended
+    event(
+        0,
+        "RELEASING",
+        "1",
+        at(50)); // and no RELEASED: the release was still waiting when the run ended
     hold(1, 2, 3_100, 3_150);
     hold(2, 3, 3_200, 3_250);
     Result r = measure();
     assertThat(r.overlaps()).as("holds overlapping").isZero();
     assertThat(r.observed()).isEqualTo("S");
     assertThat(r.agrees()).isTrue();
-    assertThat(r.note()).as("the row says a release was left waiting").contains("1 release(s) had not returned");
+    assertThat(r.note())
+        .as("the row says a release was left waiting")
+        .contains("1 release(s) had not returned");
   }
 
   @Test
@@ -57,6 +70,10 @@ class LockResultTest extends HandWrittenEvents {
     event(0, "RELEASING", "1", at(50));
     String timeline = Comparison.timeline(events, base + 10_000_000L, base + 20_000_000L);
     assertThat(timeline.lines()).hasSize(4);
-    assertThat(timeline).contains("0 HELD 1").contains("-- fault starts").contains("-- fault ends").contains("0 RELEASING 1");
+    assertThat(timeline)
+        .contains("0 HELD 1")
+        .contains("-- fault starts")
+        .contains("-- fault ends")
+        .contains("0 RELEASING 1");
   }
 }

@@ -11,16 +11,23 @@ import org.junit.jupiter.api.Test;
 
 /** A comparison target says how it injects a fault, and which scenarios it runs. */
 class TargetTest {
-  private final Target target = Target.of("mystore", "mystore://127.0.0.1:1", FaultHooks.NONE, Duration.ZERO);
+  private final Target target =
+      Target.of("mystore", "mystore://127.0.0.1:1", FaultHooks.NONE, Duration.ZERO);
 
   @Test
   void aTargetNamesHowItInjectsAFault() {
-    Target viaProxy = target.injects(Scenario.SERVER_PAUSE, "lock server cut off by a silent TCP proxy past the lease");
-    assertThat(viaProxy.description(Scenario.SERVER_PAUSE)).isEqualTo("lock server cut off by a silent TCP proxy past the lease");
+    Target viaProxy =
+        target.injects(
+            Scenario.SERVER_PAUSE, "lock server cut off by a silent TCP proxy past the lease");
+    assertThat(viaProxy.description(Scenario.SERVER_PAUSE))
+        .isEqualTo("lock server cut off by a silent TCP proxy past the lease");
     assertThat(target.description(Scenario.SERVER_PAUSE)).contains("SIGSTOP");
-    assertThat(viaProxy.description(Scenario.HOLDER_PAUSE)).isEqualTo(target.description(Scenario.HOLDER_PAUSE));
-    assertThat(viaProxy.only(Scenario.SERVER_PAUSE).description(Scenario.SERVER_PAUSE)).contains("silent TCP proxy");
-    assertThatThrownBy(() -> target.injects(Scenario.SERVER_PAUSE, " ")).isInstanceOf(IllegalArgumentException.class)
+    assertThat(viaProxy.description(Scenario.HOLDER_PAUSE))
+        .isEqualTo(target.description(Scenario.HOLDER_PAUSE));
+    assertThat(viaProxy.only(Scenario.SERVER_PAUSE).description(Scenario.SERVER_PAUSE))
+        .contains("silent TCP proxy");
+    assertThatThrownBy(() -> target.injects(Scenario.SERVER_PAUSE, " "))
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("`how`");
   }
 
