@@ -24,15 +24,15 @@ import java.util.List;
  * One acquisition of a lock, a semaphore permit or a side of a read-write lock: creates our key
  * once, then on every poll asks etcd whether a key with a lower create revision that we must not
  * pass is left ({@link QueueRule}). If one is, we wait for its delete through this client's queue
- * watch of the resource's range ({@link EtcdBackend#listen}), which stays open from one wait to the
- * next while the client keeps waiting there; only the delete of the key we wait for wakes us. A
- * delete reaches us only if etcd registered that watch before our read was served, so a read sent
- * before the watch was confirmed is made again once it is (its created notice wakes a poll). A
+ * watch of the resource's range ({@link EtcdQueueWatches#listen}), which stays open from one wait
+ * to the next while the client keeps waiting there; only the delete of the key we wait for wakes
+ * us. A delete reaches us only if etcd registered that watch before our read was served, so a read
+ * sent before the watch was confirmed is made again once it is (its created notice wakes a poll). A
  * semaphore of several permits watches its range itself ({@link #watchAhead}). Every grant follows
  * a read that found our own key still there, so a key deleted while we waited (lease expired,
  * revoked) is never reported as held (etcd issue 11456).
  */
-final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
+final class EtcdAttempt implements LockAttempt, EtcdQueueWatches.QueueListener {
   private final EtcdBackend backend;
   private final String name;
   private final String ownerId;
@@ -60,7 +60,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
   private java.util.concurrent.CompletableFuture<TxnResponse> createCall;
 
   /** The queue watch of our range that we listen to while we wait for one key, or null. */
-  private EtcdBackend.QueueWatch queue;
+  private EtcdQueueWatches.QueueWatch queue;
 
   /**
    * The key ahead of ours that we wait for (null while a read is on its way), and the revision it
@@ -253,7 +253,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
           }
         }
         EtcdBackend.KeyEntry e = entry;
-        backend.granted(e);
+        backend.deleteWatch.granted(e);
         if (e.deleted || session.dead) {
           e.held = false;
           dropKey(null);
@@ -296,9 +296,9 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
       return queue.created;
     }
     if (queue != null) {
-      backend.unlisten(queue, this);
+      backend.queueWatches.unlisten(queue, this);
     }
-    queue = backend.listen(rule.readRange, this, open);
+    queue = backend.queueWatches.listen(rule.readRange, this, open);
     return queue != null && queue.created;
   }
 
@@ -422,7 +422,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
   private void closeWatch() {
     waitingFor = null;
     if (queue != null) {
-      backend.unlisten(queue, this);
+      backend.queueWatches.unlisten(queue, this);
       queue = null;
     }
     queueDeletes.clear();
@@ -445,7 +445,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
   private void dropKey(String deleteBecause) {
     closeWatch();
     if (key != null && deleteBecause != null && maybeCreated) {
-      backend.deleteQuietly(key, session, deleteBecause, slot::free);
+      backend.deletes.deleteQuietly(key, session, deleteBecause, slot::free);
     } else if (key != null) {
       backend.keys.remove(key, entry);
     }
@@ -479,7 +479,7 @@ final class EtcdAttempt implements LockAttempt, EtcdBackend.QueueListener {
       }
       // Timeout, interrupt, cancellation or error: delete our key, granted or not, so nothing is
       // left behind.
-      backend.deleteQuietly(key, session, "withdrawing from " + what, slot::free);
+      backend.deletes.deleteQuietly(key, session, "withdrawing from " + what, slot::free);
     } else if (key != null) {
       backend.keys.remove(key, entry);
       slot.free();

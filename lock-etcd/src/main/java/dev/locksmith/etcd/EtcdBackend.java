@@ -16,8 +16,6 @@ import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Renewal;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
-import io.etcd.jetcd.KeyValue;
-import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -26,9 +24,6 @@ import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
-import io.etcd.jetcd.options.WatchOption;
-import io.etcd.jetcd.watch.WatchEvent;
-import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * on its own clock even when this client is gone. Semaphores and read-write locks queue keys the
  * same way under ranges of their own ({@link KeyNames}, {@link QueueRule}): a permit is granted
  * while fewer keys than its permits are ahead of it, a writer when no key is, a reader when no
- * writer's key is (arrival order). Their token is the revision of the grant's write.
+ * writer's key is (arrival order). Their token is the revision of the grant's write. The watch for
+ * deleted keys (loss detection) is {@link EtcdDeleteWatch}, the waiters' watches are {@link
+ * EtcdQueueWatches}, and deletes retried in the background are {@link EtcdDeleteRetries}.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
@@ -148,6 +145,9 @@ final class EtcdBackend implements LockBackend {
 
   final EtcdCalls calls;
   final EtcdLeaseControl leaseControl = new EtcdLeaseControl(this);
+  final EtcdDeleteWatch deleteWatch = new EtcdDeleteWatch(this);
+  final EtcdQueueWatches queueWatches = new EtcdQueueWatches(this);
+  final EtcdDeleteRetries deletes = new EtcdDeleteRetries(this);
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
   private volatile Session session;
@@ -163,21 +163,6 @@ final class EtcdBackend implements LockBackend {
 
   /** Every key this client created and has not deleted, for loss detection. */
   final Map<ByteSequence, KeyEntry> keys = new ConcurrentHashMap<>();
-
-  /**
-   * The watch for deleted keys; open only while a key of ours has been held for {@link
-   * #WATCH_DELAY} or longer.
-   */
-  private volatile Watch.Watcher deleteWatcher;
-
-  /** The revision {@link #deleteWatcher} started at. */
-  private volatile long watchFrom;
-
-  private volatile long watchedRevision;
-
-  /** Keys granted since the last {@link #watchHeldKeys} run, about in grant order. */
-  private final java.util.Queue<KeyEntry> granted =
-      new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   /**
    * How many delete events the watch delivered (for tests and the bench: each costs the server and
@@ -196,54 +181,13 @@ final class EtcdBackend implements LockBackend {
   static final Duration WATCH_DELAY = Duration.ofMillis(50);
 
   /**
-   * How long a queue watch ({@link #listen}) stays open once no attempt of this client waits on its
-   * range. A client that waits on a lock again and again (its threads contend for it) keeps one
-   * watch open instead of creating one per wait: etcd registers a new watch "from now" with the
-   * revision it read just before, so a write committed in between puts the watch in its unsynced
-   * group, whose events a loop delivers only every 100 ms (lock-bench FINDINGS 15).
+   * How long a queue watch ({@link EtcdQueueWatches#listen}) stays open once no attempt of this
+   * client waits on its range. A client that waits on a lock again and again (its threads contend
+   * for it) keeps one watch open instead of creating one per wait: etcd registers a new watch "from
+   * now" with the revision it read just before, so a write committed in between puts the watch in
+   * its unsynced group, whose events a loop delivers only every 100 ms (lock-bench FINDINGS 15).
    */
   static final Duration QUEUE_WATCH_LINGER = Duration.ofSeconds(1);
-
-  /**
-   * What an attempt waiting on a range hears from the range's queue watch; called on jetcd's
-   * threads, must not block.
-   */
-  interface QueueListener {
-    /** A key of the range was deleted. */
-    void deleted(KeyValue kv);
-
-    /** etcd registered the watch, or the watch failed: read again. */
-    void recheck();
-  }
-
-  /**
-   * One watch for the deletes of one range, shared by every attempt of this client that waits on
-   * that range; each attempt picks out the delete of the key it waits for (no herd of reads).
-   */
-  static final class QueueWatch {
-    final ByteSequence range;
-    final Set<QueueListener> listeners = ConcurrentHashMap.newKeySet();
-
-    /**
-     * etcd confirmed the watch: every delete after a read sent from now on reaches the listeners.
-     */
-    volatile boolean created;
-
-    /** The watch failed: listeners move to a new one. */
-    volatile boolean broken;
-
-    /** {@link System#nanoTime()} since when no attempt listens; 0 while one does. */
-    volatile long idleSince;
-
-    volatile Watch.Watcher watcher;
-
-    QueueWatch(ByteSequence range) {
-      this.range = range;
-    }
-  }
-
-  /** The queue watches open, by range. */
-  private final Map<ByteSequence, QueueWatch> queueWatches = new ConcurrentHashMap<>();
 
   /**
    * How many queue watches this client opened (for tests and the bench: each costs etcd a watch and
@@ -405,9 +349,9 @@ final class EtcdBackend implements LockBackend {
             "granting a lease",
             EtcdSettings.CONNECT_TIMEOUT);
     session = new Session(grant.getID(), Math.max(1, grant.getTTL()), t0);
-    watchedRevision = grant.getHeader().getRevision();
+    deleteWatch.watchedUpTo(grant.getHeader().getRevision());
     long delay = WATCH_DELAY.toNanos();
-    keeper.scheduleWithFixedDelay(this::watchHeldKeys, delay, delay, TimeUnit.NANOSECONDS);
+    keeper.scheduleWithFixedDelay(deleteWatch::watchHeldKeys, delay, delay, TimeUnit.NANOSECONDS);
     long period = Math.max(TimeUnit.MILLISECONDS.toNanos(100), session.ttlNanos / 3);
     keeper.scheduleWithFixedDelay(this::keepAlive, period, period, TimeUnit.NANOSECONDS);
     LOG.debug("connected to {} with {} (TTL {}s)", settings.describe(), session, grant.getTTL());
@@ -463,8 +407,8 @@ final class EtcdBackend implements LockBackend {
     try {
       keepAliveOnce();
     } finally {
-      if (!pendingDeletes.isEmpty() && !closed.get()) {
-        retryDeletes();
+      if (deletes.pending() && !closed.get()) {
+        deletes.retryDeletes();
       }
     }
   }
@@ -626,293 +570,6 @@ final class EtcdBackend implements LockBackend {
         .exceptionally(e -> null);
   }
 
-  // ------------------------------------------------------------------ watching for deleted keys
-
-  /**
-   * Notes a grant: the key is watched for deletion once it has been held for {@link #WATCH_DELAY}.
-   */
-  void granted(KeyEntry entry) {
-    entry.heldSince = System.nanoTime();
-    entry.held = true;
-    granted.add(entry);
-  }
-
-  /**
-   * Opens the watch for deleted keys once a key has been held for {@link #WATCH_DELAY}, from the
-   * lowest create revision of the keys held then (+ 1), so that no deletion of a held key since its
-   * creation is missed, and closes it once no key has been held that long (run on the keep-alive
-   * thread every {@link #WATCH_DELAY}). A key granted while the watch is open, but created before
-   * it started (a waiter that waited long), starts it again from its revision.
-   */
-  private void watchHeldKeys() {
-    try {
-      if (closed.get()) {
-        return;
-      }
-      closeIdleQueueWatches();
-      long lowestGranted = Long.MAX_VALUE;
-      for (KeyEntry e = granted.poll(); e != null; e = granted.poll()) {
-        if (e.held) {
-          lowestGranted = Math.min(lowestGranted, e.createRevision);
-        }
-      }
-      long now = System.nanoTime();
-      long delay = WATCH_DELAY.toNanos();
-      boolean longHold = false;
-      for (KeyEntry e : keys.values()) {
-        if (e.held && now - e.heldSince >= delay) {
-          longHold = true;
-          break;
-        }
-      }
-      Watch.Watcher open = deleteWatcher;
-      if (!longHold) {
-        if (open != null) {
-          deleteWatcher = null;
-          closeQuietly(open);
-        }
-        return;
-      }
-      if (open != null && (lowestGranted == Long.MAX_VALUE || lowestGranted + 1 >= watchFrom)) {
-        return; // open, and it covers every key held
-      }
-      long lowest = lowestGranted;
-      for (KeyEntry e : keys.values()) {
-        if (e.held) {
-          lowest = Math.min(lowest, e.createRevision);
-        }
-      }
-      if (open != null) {
-        deleteWatcher = null;
-        closeQuietly(open);
-      }
-      startDeleteWatch(lowest == Long.MAX_VALUE ? 0 : lowest + 1);
-    } catch (RuntimeException e) {
-      LOG.warn("{}: watching the keys of held locks failed; retrying", settings.describe(), e);
-    }
-  }
-
-  /**
-   * Makes {@code listener} hear the deletes of {@code range}, through this client's queue watch of
-   * that range, opened now if none is open ({@code open}); a delete reaches it only if etcd
-   * registered the watch ({@link QueueWatch#created}) before the read that found the key waited for
-   * was served.
-   *
-   * @return the watch listened to, or null if none was open and {@code open} is false
-   */
-  QueueWatch listen(ByteSequence range, QueueListener listener, boolean open) {
-    QueueWatch listened =
-        queueWatches.compute(
-            range,
-            (r, current) -> {
-              QueueWatch q = current;
-              if (q == null || q.broken) {
-                if (!open || closed.get()) {
-                  return current;
-                }
-                if (q != null) {
-                  closeQueueWatchLater(q);
-                }
-                q = openQueueWatch(r);
-              }
-              q.listeners.add(listener);
-              q.idleSince = 0;
-              return q;
-            });
-    // none open (or a broken one left in place, not opened again): not listening
-    return listened == null || listened.broken || !listened.listeners.contains(listener)
-        ? null
-        : listened;
-  }
-
-  /**
-   * Stops {@code listener} hearing from {@code watch}; the watch closes after {@link
-   * #QUEUE_WATCH_LINGER} with nobody listening.
-   */
-  void unlisten(QueueWatch watch, QueueListener listener) {
-    watch.listeners.remove(listener);
-    if (watch.listeners.isEmpty()) {
-      watch.idleSince = System.nanoTime();
-    }
-  }
-
-  /** Opens the watch: a call that does not block (jetcd sends the request from its own threads). */
-  private QueueWatch openQueueWatch(ByteSequence range) {
-    QueueWatch q = new QueueWatch(range);
-    WatchOption option =
-        WatchOption.builder().isPrefix(true).withNoPut(true).withCreateNotify(true).build();
-    q.watcher =
-        client
-            .getWatchClient()
-            .watch(
-                range,
-                option,
-                Watch.listener(
-                    response -> {
-                      if (response.isCreatedNotify()) {
-                        q.created = true;
-                        q.listeners.forEach(QueueListener::recheck);
-                        return;
-                      }
-                      for (WatchEvent event : response.getEvents()) {
-                        if (event.getEventType() == WatchEvent.EventType.DELETE) {
-                          saw(event.getKeyValue().getModRevision());
-                          for (QueueListener l : q.listeners) {
-                            l.deleted(event.getKeyValue());
-                          }
-                        }
-                      }
-                    },
-                    error -> {
-                      if (!q.broken) {
-                        q.broken = true;
-                        LOG.debug(
-                            "{}: the watch of {} for waiters failed: {}",
-                            settings.describe(),
-                            range,
-                            EtcdCalls.describe(error));
-                        q.listeners.forEach(QueueListener::recheck);
-                        closeQueueWatchLater(q);
-                      }
-                    }));
-    queueWatchesOpened.incrementAndGet();
-    if (q.broken) {
-      closeQueueWatchLater(q); // failed before the watcher was known
-    }
-    return q;
-  }
-
-  /**
-   * Drops a broken queue watch from the map and closes it, on the keep-alive thread (not inside a
-   * map update or a jetcd callback).
-   */
-  private void closeQueueWatchLater(QueueWatch q) {
-    q.broken = true;
-    schedule(
-        () -> {
-          queueWatches.remove(q.range, q);
-          Watch.Watcher w = q.watcher;
-          if (w != null) {
-            closeQuietly(w);
-          }
-        },
-        0);
-  }
-
-  /** Closes the queue watches nobody has listened to for {@link #QUEUE_WATCH_LINGER}. */
-  private void closeIdleQueueWatches() {
-    long now = System.nanoTime();
-    for (QueueWatch q : queueWatches.values()) {
-      if (q.listeners.isEmpty() && q.idleSince == 0) {
-        q.idleSince = now; // a listen and an unlisten crossed: idle from now
-      }
-      long since = q.idleSince;
-      if (since == 0 || now - since < QUEUE_WATCH_LINGER.toNanos()) {
-        continue;
-      }
-      boolean[] dropped = new boolean[1];
-      queueWatches.computeIfPresent(
-          q.range,
-          (r, current) -> {
-            if (current == q && q.listeners.isEmpty()) {
-              dropped[0] = true;
-              return null;
-            }
-            return current;
-          });
-      if (dropped[0]) {
-        closeQuietly(q.watcher);
-      }
-    }
-  }
-
-  /**
-   * @return whether this client has a queue watch open on {@code range} (for tests)
-   */
-  boolean queueWatchOpen(ByteSequence range) {
-    QueueWatch q = queueWatches.get(range);
-    return q != null && !q.broken;
-  }
-
-  private void startDeleteWatch(long fromRevision) {
-    if (closed.get()) {
-      return;
-    }
-    ByteSequence prefix = KeyNames.bytes(settings.prefix + "/");
-    WatchOption option =
-        WatchOption.builder().isPrefix(true).withNoPut(true).withRevision(fromRevision).build();
-    watchFrom = fromRevision;
-    Watch.Watcher[] self = new Watch.Watcher[1];
-    // the error handler acts only for the watch that is open: one closed on purpose must not start
-    // again
-    self[0] =
-        client
-            .getWatchClient()
-            .watch(
-                prefix,
-                option,
-                Watch.listener(
-                    this::onDeletes,
-                    error -> {
-                      if (deleteWatcher == self[0]) {
-                        onWatchError(error);
-                      }
-                    }));
-    deleteWatcher = self[0];
-  }
-
-  private void onDeletes(WatchResponse response) {
-    deleteEvents.addAndGet(response.getEvents().size());
-    for (WatchEvent event : response.getEvents()) {
-      watchedRevision = Math.max(watchedRevision, event.getKeyValue().getModRevision());
-      saw(event.getKeyValue().getModRevision());
-      if (event.getEventType() != WatchEvent.EventType.DELETE) {
-        continue;
-      }
-      KeyEntry entry = keys.get(event.getKeyValue().getKey());
-      if (entry != null && event.getKeyValue().getModRevision() > entry.createRevision) {
-        entry.deleted = true;
-        if (entry.held && keys.remove(event.getKeyValue().getKey(), entry)) {
-          context.leaseLost(
-              entry.ownerId,
-              LeaseLostException.Reason.TAKEN,
-              "its key "
-                  + event.getKeyValue().getKey()
-                  + " was deleted from etcd (revoked, or its lease expired)");
-        }
-      }
-    }
-  }
-
-  private void onWatchError(Throwable error) {
-    if (closed.get()) {
-      return;
-    }
-    String text = EtcdCalls.describe(error);
-    boolean compacted = text.toLowerCase(java.util.Locale.ROOT).contains("compact");
-    LOG.warn(
-        "{}: the watch for deleted keys failed ({}); restarting it", settings.describe(), text);
-    later(
-        () -> {
-          Watch.Watcher failed = deleteWatcher;
-          deleteWatcher = null;
-          if (failed != null) {
-            closeQuietly(failed);
-          }
-          if (compacted) {
-            startDeleteWatch(0);
-            checkHeldKeys();
-          } else {
-            startDeleteWatch(Math.max(watchFrom, watchedRevision + 1));
-          }
-        },
-        200);
-  }
-
-  private void later(Runnable task, long delayMs) {
-    schedule(task, TimeUnit.MILLISECONDS.toNanos(delayMs));
-  }
-
   /**
    * Runs a task that does not block on the keep-alive thread after a delay; dropped on close and
    * abandon.
@@ -922,33 +579,6 @@ final class EtcdBackend implements LockBackend {
       keeper.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.RejectedExecutionException e) {
       // closing
-    }
-  }
-
-  /** After a gap in the watch: ask etcd for each held key, and report those that are gone. */
-  private void checkHeldKeys() {
-    for (Map.Entry<ByteSequence, KeyEntry> e : keys.entrySet()) {
-      if (!e.getValue().held) {
-        continue;
-      }
-      try {
-        var r =
-            client
-                .getKVClient()
-                .get(e.getKey(), GetOption.builder().withCountOnly(true).build())
-                .get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        if (r.getCount() == 0 && keys.remove(e.getKey(), e.getValue())) {
-          context.leaseLost(
-              e.getValue().ownerId,
-              LeaseLostException.Reason.TAKEN,
-              "its key " + e.getKey() + " is gone from etcd");
-        }
-      } catch (InterruptedException ie) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (Exception ex) {
-        LOG.debug("checking key {} failed: {}", e.getKey(), ex.toString());
-      }
     }
   }
 
@@ -1061,7 +691,7 @@ final class EtcdBackend implements LockBackend {
       return deleted;
     } catch (RuntimeException e) {
       // Our key would otherwise stay on a lease we keep alive, and block the lock for good.
-      retryLater(held.key, held.slot.session, held.slot::free);
+      deletes.retryLater(held.key, held.slot.session, held.slot::free);
       throw e;
     } finally {
       // A lease of its own that extend gave the key: revoking it also deletes a key the delete
@@ -1100,82 +730,6 @@ final class EtcdBackend implements LockBackend {
     return LockState.held()
         .withFencingToken(kv.getCreateRevision())
         .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
-  }
-
-  /**
-   * Deletes a key of ours whatever its state, waiting at most the request timeout; never throws.
-   *
-   * @param deleted run once the key is known to be gone (now, or after a retry in the background)
-   */
-  void deleteQuietly(ByteSequence key, Session session, String why, Runnable deleted) {
-    keys.remove(key);
-    try {
-      saw(
-          calls
-              .awaitUninterruptibly(
-                  () -> client.getKVClient().delete(key), settings.requestTimeout, why)
-              .getHeader()
-              .getRevision());
-      deleted.run();
-    } catch (RuntimeException e) {
-      LOG.warn(
-          "{}: deleting key {} ({}) failed; retrying in the background: {}",
-          settings.describe(),
-          key,
-          why,
-          e.getMessage());
-      retryLater(key, session, deleted);
-    }
-  }
-
-  /** A delete that failed: retried with every keep-alive until it succeeds or the lease is gone. */
-  private static final class PendingDelete {
-    final Session session;
-    final Runnable deleted;
-
-    PendingDelete(Session session, Runnable deleted) {
-      this.session = session;
-      this.deleted = deleted;
-    }
-  }
-
-  private final Map<ByteSequence, PendingDelete> pendingDeletes = new ConcurrentHashMap<>();
-
-  /**
-   * Deletes a key of ours in the background, with every keep-alive until it succeeds or its session
-   * is gone.
-   */
-  void deleteLater(ByteSequence key, Session s, Runnable deleted) {
-    retryLater(key, s, deleted);
-  }
-
-  private void retryLater(ByteSequence key, Session s, Runnable deleted) {
-    if (!closed.get()) {
-      pendingDeletes.put(key, new PendingDelete(s, deleted));
-    }
-  }
-
-  private void retryDeletes() {
-    for (Map.Entry<ByteSequence, PendingDelete> e : pendingDeletes.entrySet()) {
-      PendingDelete pd = e.getValue();
-      if (pd.session != null && pd.session.dead) {
-        pendingDeletes.remove(e.getKey(), pd); // etcd drops the key with its lease
-        continue;
-      }
-      try {
-        var f = client.getKVClient().delete(e.getKey());
-        f.get(settings.requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        if (pendingDeletes.remove(e.getKey(), pd)) {
-          pd.deleted.run();
-        }
-        LOG.info("{}: deleted key {} on retry", settings.describe(), e.getKey());
-      } catch (InterruptedException ie) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (Exception ex) {
-        LOG.debug("retrying the delete of {} failed: {}", e.getKey(), ex.toString());
-      }
-    }
   }
 
   // ------------------------------------------------------------------ closing
@@ -1243,32 +797,22 @@ final class EtcdBackend implements LockBackend {
   }
 
   private void closeWatcher() {
-    Watch.Watcher w = deleteWatcher;
-    deleteWatcher = null;
-    if (w != null) {
-      closeQuietly(w);
-    }
-    for (QueueWatch q : queueWatches.values()) {
-      q.broken = true;
-      q.listeners.forEach(QueueListener::recheck);
-      closeQuietly(q.watcher);
-    }
-    queueWatches.clear();
-  }
-
-  private static void closeQuietly(Watch.Watcher w) {
-    try {
-      w.close();
-    } catch (RuntimeException e) {
-      LOG.debug("closing the delete watch failed: {}", e.toString());
-    }
+    deleteWatch.close();
+    queueWatches.closeAll();
   }
 
   /**
    * @return whether the watch for deleted keys is open (for tests)
    */
   boolean deleteWatchOpen() {
-    return deleteWatcher != null;
+    return deleteWatch.isOpen();
+  }
+
+  /**
+   * @return whether this client has a queue watch open on {@code range} (for tests)
+   */
+  boolean queueWatchOpen(ByteSequence range) {
+    return queueWatches.isOpen(range);
   }
 
   boolean isClosed() {

@@ -142,7 +142,7 @@ final class EtcdLeaseControl {
       backend.keys.remove(held.key, held.entry);
       held.entry.held = false;
       endOwnLease(held.entry);
-      backend.deleteLater(held.key, held.slot.session, held.slot::free);
+      backend.deletes.deleteLater(held.key, held.slot.session, held.slot::free);
       throw e;
     }
     long holdRevision = r.getHeader().getRevision();

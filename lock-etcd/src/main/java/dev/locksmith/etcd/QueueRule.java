@@ -41,7 +41,7 @@ abstract class QueueRule {
 
   /**
    * The range the reads look at, where every key that can keep us waiting lives: a waiter's client
-   * watches it for deletes ({@link EtcdBackend#listen}).
+   * watches it for deletes ({@link EtcdQueueWatches#listen}).
    */
   final ByteSequence readRange;
 
