@@ -18,6 +18,7 @@ import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.spi.Renewal;
 import dev.locksmith.tck.ServerProcess;
 import java.time.Duration;

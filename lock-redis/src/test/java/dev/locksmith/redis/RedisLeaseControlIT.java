@@ -11,6 +11,7 @@ import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.List;

@@ -9,6 +9,7 @@ import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

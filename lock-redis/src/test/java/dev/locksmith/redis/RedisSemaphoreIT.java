@@ -12,6 +12,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.spi.Renewal;
 import dev.locksmith.tck.ServerProcess;
 import java.nio.file.Path;

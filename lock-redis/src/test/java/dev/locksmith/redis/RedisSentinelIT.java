@@ -13,6 +13,7 @@ import dev.locksmith.LockConfigurationException;
 import dev.locksmith.Locks;
 import dev.locksmith.redis.internal.RedisKeys;
 import dev.locksmith.redis.internal.RedisSettings;
+import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.tck.ServerProcess;
 import java.time.Duration;
 import java.util.Optional;

@@ -10,6 +10,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -13,6 +13,7 @@ import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
+import dev.locksmith.spi.RecordingContext;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
