@@ -1,6 +1,5 @@
 package dev.locksmith.jdbc;
 
-import dev.locksmith.LockConfigurationException;
 import dev.locksmith.LockState;
 import java.net.SocketTimeoutException;
 import java.sql.Connection;
@@ -12,12 +11,7 @@ import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
-import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -37,9 +31,6 @@ final class LeaseTable {
   static final Pattern IDENTIFIER =
       Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-  /** Names per renewal statement: well below every driver's bind-parameter limit. */
-  private static final int RENEW_CHUNK = 250;
-
   private final DataSource source;
 
   /**
@@ -56,43 +47,12 @@ final class LeaseTable {
   /** The PostgreSQL channel releases are announced on; null where the database cannot notify. */
   private final String channel;
 
-  private final String selectForUpdate;
+  /** The SQL of every statement run against the table and its queue. */
+  private final LeaseStatements sql;
 
-  /** {@link #selectForUpdate} with {@code queued_until}, for a table that has that column. */
-  private final String selectForUpdateHinted;
-
-  /** Raises {@code queued_until} before a ticket is written, under the row lock. */
-  private final String raiseQueuedUntil;
-
-  /**
-   * Whether the table has {@code queued_until} (set by {@link #ensureExists}): a taker then skips
-   * the wait queue while it reads that column in the past. Without it (a table of an earlier
-   * version, create-table=false), every free take asks the queue, as before.
-   */
-  private volatile boolean queueHint;
-
-  private final String insert;
-  private final String take;
-  private final String takeIfFirst;
-  private final String refreshTicket;
-  private final String refreshTicketCapped;
-  private final String insertTicketCapped;
-  private final String dropExpiredTickets;
-  private final String lastTicket;
-  private final String insertTicket;
-  private final String headTicket;
-  private final String deleteTicket;
-  private final String release;
-  private final String waitersQueued;
-
-  /** Whether the lock's queued_until has not passed: no live ticket if it has. */
-  private final String mayBeQueued;
-
-  private final String announceIfQueued;
-  private final String extend;
-  private final String holdAfterRelease;
-  private final String selectOwnerIfLive;
-  private final String selectState;
+  private final LeaseTableSchema schema;
+  private final WaitQueue queue;
+  private final LeaseRenewal renewal;
 
   /**
    * @param ioTimeoutMillis set with {@link Connection#setNetworkTimeout} on every connection
@@ -111,136 +71,10 @@ final class LeaseTable {
     this.table = table;
     this.queueTable = queueTable(table);
     this.channel = dialect == Dialect.POSTGRESQL ? channel(table) : null;
-    String now = dialect.nowMillis;
-    this.selectState =
-        "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
-    this.selectForUpdate = selectState + " FOR UPDATE";
-    this.selectForUpdateHinted =
-        "SELECT owner, fence, expires_at, "
-            + now
-            + ", queued_until FROM "
-            + table
-            + " WHERE name = ? FOR UPDATE";
-    this.raiseQueuedUntil =
-        "UPDATE "
-            + table
-            + " SET queued_until = GREATEST(queued_until, "
-            + now
-            + " + ?) WHERE name = ?";
-    this.insert =
-        "INSERT INTO "
-            + table
-            + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
-            + now
-            + " + ?, "
-            + now
-            + ", ?)";
-    this.take =
-        "UPDATE "
-            + table
-            + " SET owner = ?, fence = ?, expires_at = ?, acquired_at = ?, holder = ? WHERE name ="
-            + " ?";
-    // Run while we hold the row lock, which every enqueue needs too: each ticket committed
-    // before is visible to this statement's own read (PostgreSQL and H2 read committed per
-    // statement; InnoDB's first consistent read of the transaction comes after the row lock).
-    String liveTicket = " AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
-    this.takeIfFirst =
-        take
-            + " AND NOT EXISTS (SELECT 1 FROM "
-            + queueTable
-            + " WHERE name = ? AND ticket < ?"
-            + liveTicket
-            + ")";
-    this.refreshTicket =
-        "UPDATE "
-            + queueTable
-            + " SET expires_at = "
-            + now
-            + " + ? WHERE name = ? AND ticket = ? AND owner = ?";
-    // With queued_until: a ticket never outlives it, whatever happened between the two writes.
-    this.refreshTicketCapped =
-        "UPDATE "
-            + queueTable
-            + " SET expires_at = LEAST("
-            + now
-            + " + ?, (SELECT queued_until FROM "
-            + table
-            + " WHERE name = ?)) WHERE name = ? AND ticket = ? AND owner = ?";
-    this.insertTicketCapped =
-        "INSERT INTO "
-            + queueTable
-            + " (name, ticket, owner, expires_at) SELECT ?, ?, ?, LEAST("
-            + now
-            + " + ?, queued_until) FROM "
-            + table
-            + " WHERE name = ?";
-    this.dropExpiredTickets =
-        "DELETE FROM "
-            + queueTable
-            + " WHERE name = ? AND expires_at < "
-            + now
-            + " - "
-            + CLOCK_ALLOWANCE_MILLIS;
-    this.lastTicket = "SELECT COALESCE(MAX(ticket), 0) FROM " + queueTable + " WHERE name = ?";
-    this.insertTicket =
-        "INSERT INTO "
-            + queueTable
-            + " (name, ticket, owner, expires_at) VALUES (?, ?, ?, "
-            + now
-            + " + ?)";
-    this.headTicket =
-        "SELECT ticket, expires_at, "
-            + now
-            + " FROM "
-            + queueTable
-            + " WHERE name = ?"
-            + liveTicket
-            + " ORDER BY ticket LIMIT 1";
-    this.deleteTicket = "DELETE FROM " + queueTable + " WHERE name = ? AND owner = ?";
-    this.mayBeQueued =
-        "SELECT 1 FROM "
-            + table
-            + " WHERE name = ? AND queued_until >= "
-            + now
-            + " - "
-            + CLOCK_ALLOWANCE_MILLIS;
-    this.waitersQueued =
-        "SELECT 1 FROM " + queueTable + " WHERE name = ?" + liveTicket + " LIMIT 1";
-    this.announceIfQueued =
-        "SELECT pg_notify(?, ?) WHERE EXISTS (SELECT 1 FROM "
-            + queueTable
-            + " WHERE name = ?"
-            + liveTicket
-            + ")";
-    String free =
-        "UPDATE "
-            + table
-            + " SET owner = NULL, expires_at = "
-            + now
-            + " WHERE name = ? AND owner = ?";
-    // PostgreSQL: announce the release to every client's listener (delivered at commit), but
-    // only while a waiter is queued: an uncontended release then sends no pg_notify, whose commit
-    // takes the cluster-wide notification queue lock and wakes every listener. The check is a
-    // second statement sent in the same round trip, never a part of the UPDATE: see the note
-    // before releaseOnce for why that loses no wake-up, and why inside the UPDATE it would.
-    if (channel != null) {
-      this.release = free + "; " + announceIfQueued;
-    } else {
-      // MySQL/MariaDB: the bell thread asks whether a waiter is queued after the commit
-      // (waitersQueued), off the caller's thread; H2: waiters poll. Two ways to learn it in the
-      // release's own round trip measured slower on MariaDB than the plain UPDATE: a
-      // multi-table UPDATE joining the queue, and a second statement reading the queue sent
-      // with the UPDATE (allowMultiQueries): 1.36x the raw floor's acquire + release against
-      // 1.30x, in interleaved rounds.
-      this.release = free;
-    }
-    // Ours and not expired: the same test a taker applies (heldAt), by the same database clock.
-    String live =
-        " WHERE name = ? AND owner = ? AND expires_at >= " + now + " - " + CLOCK_ALLOWANCE_MILLIS;
-    this.extend = "UPDATE " + table + " SET expires_at = " + now + " + ?" + live;
-    this.holdAfterRelease =
-        "UPDATE " + table + " SET owner = ?, expires_at = " + now + " + ?" + live;
-    this.selectOwnerIfLive = "SELECT owner FROM " + table + live;
+    this.sql = new LeaseStatements(dialect, table, queueTable, channel);
+    this.schema = new LeaseTableSchema(this, dialect, table, queueTable);
+    this.queue = new WaitQueue(this, sql, schema, channel);
+    this.renewal = new LeaseRenewal(this, dialect, table);
   }
 
   String table() {
@@ -372,10 +206,10 @@ final class LeaseTable {
     long fence;
     long expiresAt;
     long now;
-    boolean hinted = queueHint;
+    boolean hinted = schema.queueHint();
     long queuedUntil = Long.MAX_VALUE; // unknown: someone may be queued
     try (PreparedStatement select =
-        c.prepareStatement(hinted ? selectForUpdateHinted : selectForUpdate)) {
+        c.prepareStatement(hinted ? sql.selectForUpdateHinted : sql.selectForUpdate)) {
       select.setString(1, name);
       try (ResultSet rs = select.executeQuery()) {
         if (!rs.next()) {
@@ -395,22 +229,23 @@ final class LeaseTable {
       }
     }
     if (fence < 0) {
-      try (PreparedStatement ins = c.prepareStatement(insert)) {
+      try (PreparedStatement ins = c.prepareStatement(sql.insert)) {
         ins.setString(1, name);
         ins.setString(2, owner);
         ins.setLong(3, leaseMillis);
         ins.setString(4, holder);
         ins.executeUpdate();
       }
-      leaveQueue(c, name, owner, ticket); // only after the row was deleted by hand while we waited
+      queue.leaveQueue(
+          c, name, owner, ticket); // only after the row was deleted by hand while we waited
       beforeCommit.run();
       return Take.granted(1);
     }
     if (owner.equals(current)) {
       // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the
       // lease.
-      takeRow(c, take, name, owner, fence, now, leaseMillis, holder, 0);
-      leaveQueue(c, name, owner, ticket);
+      takeRow(c, sql.take, name, owner, fence, now, leaseMillis, holder, 0);
+      queue.leaveQueue(c, name, owner, ticket);
       beforeCommit.run();
       return Take.granted(fence);
     }
@@ -418,8 +253,8 @@ final class LeaseTable {
     if (!held && !heldAt(queuedUntil, now)) {
       // No ticket lives past queued_until, and it has passed: nobody is queued, so the row
       // (locked by us) is taken without asking the queue.
-      takeRow(c, take, name, owner, fence + 1, now, leaseMillis, holder, 0);
-      leaveQueue(c, name, owner, ticket);
+      takeRow(c, sql.take, name, owner, fence + 1, now, leaseMillis, holder, 0);
+      queue.leaveQueue(c, name, owner, ticket);
       beforeCommit.run();
       return Take.granted(fence + 1);
     }
@@ -428,7 +263,7 @@ final class LeaseTable {
       int taken =
           takeRow(
               c,
-              takeIfFirst,
+              sql.takeIfFirst,
               name,
               owner,
               next,
@@ -437,7 +272,7 @@ final class LeaseTable {
               holder,
               ticket > 0 ? ticket : Long.MAX_VALUE);
       if (taken > 0) {
-        leaveQueue(c, name, owner, ticket);
+        queue.leaveQueue(c, name, owner, ticket);
         beforeCommit.run();
         return Take.granted(next);
       }
@@ -450,21 +285,21 @@ final class LeaseTable {
     if (hinted && queuedUntil - now < 2 * ticketMillis) {
       // Before the ticket is written: it will be capped by this, so raise it well past the
       // ticket's life, far enough that the next few refreshes need not raise it again.
-      try (PreparedStatement ps = c.prepareStatement(raiseQueuedUntil)) {
+      try (PreparedStatement ps = c.prepareStatement(sql.raiseQueuedUntil)) {
         ps.setLong(1, 3 * ticketMillis);
         ps.setString(2, name);
         ps.executeUpdate();
       }
     }
     long ours =
-        ticket > 0 && refreshTicket(c, name, owner, ticket, ticketMillis, hinted)
+        ticket > 0 && queue.refreshTicket(c, name, owner, ticket, ticketMillis, hinted)
             ? ticket
-            : enqueue(c, name, owner, ticketMillis, hinted);
+            : queue.enqueue(c, name, owner, ticketMillis, hinted);
     if (held) {
       return new Take(false, fence, untilTakeable(expiresAt, now), ours, false, current);
     }
     long wait = ticketMillis;
-    try (PreparedStatement ps = c.prepareStatement(headTicket)) {
+    try (PreparedStatement ps = c.prepareStatement(sql.headTicket)) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
@@ -476,10 +311,11 @@ final class LeaseTable {
   }
 
   /**
-   * Runs {@link #take} or {@link #takeIfFirst} on the row we hold locked.
+   * Runs {@link LeaseStatements#take} or {@link LeaseStatements#takeIfFirst} on the row we hold
+   * locked.
    *
-   * @param before for {@link #takeIfFirst}: the ticket no older live one may precede; 0 for {@link
-   *     #take}
+   * @param before for {@link LeaseStatements#takeIfFirst}: the ticket no older live one may
+   *     precede; 0 for {@link LeaseStatements#take}
    * @return the rows changed
    */
   private static int takeRow(
@@ -508,168 +344,25 @@ final class LeaseTable {
     }
   }
 
-  private boolean refreshTicket(
-      Connection c, String name, String owner, long ticket, long ticketMillis, boolean hinted)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(hinted ? refreshTicketCapped : refreshTicket)) {
-      int i = 1;
-      ps.setLong(i++, ticketMillis);
-      if (hinted) {
-        ps.setString(i++, name);
-      }
-      ps.setString(i++, name);
-      ps.setLong(i++, ticket);
-      ps.setString(i, owner);
-      return ps.executeUpdate() > 0; // 0: it expired (we were paused) and was dropped
-    }
-  }
-
-  /** Under the row lock, which serializes every enqueue for the name: the next ticket is unique. */
-  private long enqueue(Connection c, String name, String owner, long ticketMillis, boolean hinted)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(dropExpiredTickets)) {
-      ps.setString(1, name);
-      ps.executeUpdate(); // waiters that vanished, so the queue does not grow without bound
-    }
-    long next;
-    try (PreparedStatement ps = c.prepareStatement(lastTicket)) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        next = rs.getLong(1) + 1;
-      }
-    }
-    try (PreparedStatement ps = c.prepareStatement(hinted ? insertTicketCapped : insertTicket)) {
-      ps.setString(1, name);
-      ps.setLong(2, next);
-      ps.setString(3, owner);
-      ps.setLong(4, ticketMillis);
-      if (hinted) {
-        ps.setString(5, name); // the lock's row, whose queued_until caps the ticket
-      }
-      ps.executeUpdate();
-    }
-    return next;
-  }
-
-  private void leaveQueue(Connection c, String name, String owner, long ticket)
-      throws SQLException {
-    if (ticket <= 0) {
-      return; // never queued: the uncontended path stays at its five statements
-    }
-    try (PreparedStatement ps = c.prepareStatement(deleteTicket)) {
-      ps.setString(1, name);
-      ps.setString(2, owner);
-      ps.executeUpdate();
-    }
-  }
-
   /**
-   * Withdraws a waiter: deletes its ticket, and on PostgreSQL announces it, since the waiter behind
-   * it may now be first in line for a free lock.
+   * Withdraws a waiter: deletes its ticket, and on PostgreSQL announces it; see {@link
+   * WaitQueue#withdraw}.
    */
   void withdraw(String name, String owner) throws SQLException {
-    onceMore(
-        () -> {
-          for (int round = 0; ; round++) {
-            try (Connection c = borrow()) {
-              boolean auto = c.getAutoCommit();
-              try {
-                leaveQueue(c, name, owner, 1);
-                if (channel != null) {
-                  announceIfQueued(c, name);
-                }
-                if (!auto) {
-                  c.commit();
-                }
-                return null;
-              } catch (SQLException | RuntimeException e) {
-                if (!auto) {
-                  rollbackQuietly(c);
-                }
-                if (round < 3
-                    && e instanceof SQLException
-                    && Dialect.isRetryable((SQLException) e)) {
-                  continue;
-                }
-                throw e;
-              }
-            }
-          }
-        });
+    queue.withdraw(name, owner);
   }
 
   /** PostgreSQL only: tells every client's listener that the lock may be worth polling again. */
   void announce(String name) throws SQLException {
-    if (channel == null) {
-      return;
-    }
-    onceMore(
-        () -> {
-          try (Connection c = borrow()) {
-            boolean auto = c.getAutoCommit();
-            try {
-              announce(c, name);
-              if (!auto) {
-                c.commit();
-              }
-              return null;
-            } catch (SQLException | RuntimeException e) {
-              if (!auto) {
-                rollbackQuietly(c);
-              }
-              throw e;
-            }
-          }
-        });
+    queue.announce(name);
   }
 
   /**
-   * After our ticket is deleted, in the same transaction: announces only if a live ticket is still
-   * queued, as a release does. A waiter whose ticket commits after this statement's snapshot read
-   * ours as live (not yet deleted), so it found itself queued behind us and announces to itself
-   * (the nudge of its poll).
-   */
-  private void announceIfQueued(Connection c, String name) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(announceIfQueued)) {
-      ps.setString(1, channel);
-      ps.setString(2, name);
-      ps.setString(3, name);
-      ps.executeQuery().close();
-    }
-  }
-
-  private void announce(Connection c, String name) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
-      ps.setString(1, channel);
-      ps.setString(2, name);
-      ps.executeQuery().close();
-    }
-  }
-
-  /**
-   * MySQL/MariaDB, on the bell connection (autocommit) after a release has committed: whether a
-   * live ticket is queued for the name, so the release's bell must ring.
+   * MySQL/MariaDB, on the bell connection: whether a live ticket is queued for the name; see {@link
+   * WaitQueue#waitersQueued}.
    */
   boolean waitersQueued(Connection c, String name) throws SQLException {
-    if (queueHint) {
-      // First the lock's own row: queued_until passed means no live ticket, the usual answer of
-      // an uncontended release, from a primary-key lookup rather than a read of the queue.
-      try (PreparedStatement ps = c.prepareStatement(mayBeQueued)) {
-        ps.setString(1, name);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return false;
-          }
-        }
-      }
-    }
-    try (PreparedStatement ps = c.prepareStatement(waitersQueued)) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    }
+    return queue.waitersQueued(c, name);
   }
 
   /**
@@ -766,7 +459,7 @@ final class LeaseTable {
     try (Connection c = borrow()) {
       // Our own pool's connections are in transaction mode: UPDATE, then COMMIT.
       boolean auto = c.getAutoCommit();
-      try (PreparedStatement ps = c.prepareStatement(release)) {
+      try (PreparedStatement ps = c.prepareStatement(sql.release)) {
         ps.setString(1, name);
         ps.setString(2, owner);
         int n;
@@ -809,7 +502,7 @@ final class LeaseTable {
     // useAffectedRows=true, e.g. a user's DataSource) says 0 when the new expiry equals the
     // old one to the millisecond: ask whether the row is still ours before saying no.
     return updateOwnRow(
-        extend,
+        sql.extend,
         owner,
         ps -> {
           ps.setLong(1, leaseMillis);
@@ -855,7 +548,7 @@ final class LeaseTable {
   }
 
   private boolean isOwnedAndLive(Connection c, String name, String owner) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(selectOwnerIfLive)) {
+    try (PreparedStatement ps = c.prepareStatement(sql.selectOwnerIfLive)) {
       ps.setString(1, name);
       ps.setString(2, owner);
       try (ResultSet rs = ps.executeQuery()) {
@@ -914,7 +607,7 @@ final class LeaseTable {
     // Run again after a connection died on the reply (onceMore): the first run may have
     // committed, and the row then carries our own marker, not our owner id.
     return updateOwnRow(
-        holdAfterRelease,
+        sql.holdAfterRelease,
         marker,
         ps -> {
           ps.setString(1, marker);
@@ -936,7 +629,7 @@ final class LeaseTable {
   private LockState stateOnce(String name) throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
-      try (PreparedStatement ps = c.prepareStatement(selectState)) {
+      try (PreparedStatement ps = c.prepareStatement(sql.selectState)) {
         ps.setString(1, name);
         LockState state = LockState.free();
         try (ResultSet rs = ps.executeQuery()) {
@@ -995,231 +688,23 @@ final class LeaseTable {
    * @return the owner ids still ours, now renewed
    */
   Set<String> renew(List<Due> leases) throws SQLException {
-    return onceMore(() -> renewOnce(leases));
-  }
-
-  private Set<String> renewOnce(List<Due> leases) throws SQLException {
-    Map<Long, List<Due>> byLease = new LinkedHashMap<>();
-    for (Due d : leases) {
-      byLease.computeIfAbsent(d.leaseMillis, k -> new ArrayList<>()).add(d);
-    }
-    Set<String> ours = new HashSet<>();
-    try (Connection c = borrow()) {
-      boolean auto = c.getAutoCommit();
-      if (auto) {
-        c.setAutoCommit(false);
-      }
-      try {
-        for (Map.Entry<Long, List<Due>> group : byLease.entrySet()) {
-          List<Due> all = group.getValue();
-          for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
-            List<Due> chunk = all.subList(from, Math.min(all.size(), from + RENEW_CHUNK));
-            renewChunk(c, group.getKey(), chunk, ours);
-          }
-        }
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        rollbackQuietly(c);
-        throw e;
-      } finally {
-        restoreAutoCommit(c, auto);
-      }
-    }
-    return ours;
-  }
-
-  private void renewChunk(Connection c, long leaseMillis, List<Due> chunk, Set<String> ours)
-      throws SQLException {
-    String in = placeholders(chunk.size());
-    String where = " WHERE name IN (" + in + ") AND owner IN (" + in + ")";
-    int updated;
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE " + table + " SET expires_at = " + dialect.nowMillis + " + ?" + where)) {
-      int i = 1;
-      ps.setLong(i++, leaseMillis);
-      i = bind(ps, i, chunk);
-      updated = ps.executeUpdate();
-    }
-    if (updated == chunk.size()) {
-      chunk.forEach(d -> ours.add(d.owner));
-      return;
-    }
-    // Some rows are no longer ours (taken after expiry, deleted): find out which.
-    try (PreparedStatement ps = c.prepareStatement("SELECT owner FROM " + table + where)) {
-      bind(ps, 1, chunk);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          ours.add(rs.getString(1));
-        }
-      }
-    }
-  }
-
-  private static int bind(PreparedStatement ps, int i, List<Due> chunk) throws SQLException {
-    for (Due d : chunk) {
-      ps.setString(i++, d.name);
-    }
-    for (Due d : chunk) {
-      ps.setString(i++, d.owner);
-    }
-    return i;
-  }
-
-  private static String placeholders(int n) {
-    StringBuilder sb = new StringBuilder(n * 3);
-    for (int i = 0; i < n; i++) {
-      sb.append(i == 0 ? "?" : ", ?");
-    }
-    return sb.toString();
+    return onceMore(() -> renewal.renewOnce(leases));
   }
 
   /**
-   * Makes sure the table exists: creates it when allowed, else fails with the DDL to run.
+   * Makes sure the table and its wait queue exist; see {@link LeaseTableSchema#ensureExists}.
    *
-   * @throws LockConfigurationException if it is missing and may not be created
+   * @throws dev.locksmith.LockConfigurationException if one is missing and may not be created
    */
   void ensureExists(boolean create) throws SQLException {
-    if (!exists(table, "name, owner, fence, expires_at, acquired_at, holder")) {
-      String ddl = dialect.ddl(table);
-      if (!create) {
-        throw new LockConfigurationException(
-            List.of(
-                "`table` was '"
-                    + table
-                    + "' but no such table exists and create-table=false;"
-                    + " create it and its wait queue with:\n"
-                    + ddl
-                    + ";\n"
-                    + dialect.queueDdl(queueTable)));
-      }
-      createTable(table, ddl);
-    }
-    // Tables of earlier versions have no queued_until: it lets an uncontended take skip the queue.
-    queueHint = hasColumn(table, "queued_until");
-    if (!queueHint) {
-      String alter = "ALTER TABLE " + table + " ADD COLUMN queued_until BIGINT NOT NULL DEFAULT 0";
-      if (create) {
-        try (Connection c = borrow();
-            Statement st = c.createStatement()) {
-          st.execute(alter);
-          if (!c.getAutoCommit()) {
-            c.commit();
-          }
-        } catch (SQLException e) {
-          if (!hasColumn(
-              table, "queued_until")) { // another client may have added it at the same moment
-            throw new SQLException(
-                "adding the column queued_until to the lock table "
-                    + table
-                    + " failed ("
-                    + e.getMessage()
-                    + "); add it yourself with:\n"
-                    + alter,
-                e.getSQLState(),
-                e.getErrorCode(),
-                e);
-          }
-        }
-        queueHint = true;
-      } else {
-        LOG.info(
-            "the lock table {} has no column queued_until (made by an earlier version of lock-jdbc)"
-                + " and create-table=false: every acquire of a free lock asks the wait queue; add"
-                + " it with: {}",
-            table,
-            alter);
-      }
-    }
-    // Tables of earlier versions have no wait queue beside them: it is added the same way.
-    if (!exists(queueTable, "name, ticket, owner, expires_at")) {
-      String ddl = dialect.queueDdl(queueTable);
-      if (!create) {
-        throw new LockConfigurationException(
-            List.of(
-                "`table` was '"
-                    + table
-                    + "' but its wait queue "
-                    + queueTable
-                    + " does not exist (tables made by earlier versions of lock-jdbc have none;"
-                    + " waiters queue in it) and create-table=false; create it with:\n"
-                    + ddl));
-      }
-      createTable(queueTable, ddl);
-    }
-  }
-
-  void createTable(String name, String ddl) throws SQLException {
-    try (Connection c = borrow();
-        Statement s = c.createStatement()) {
-      s.execute(ddl);
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-    } catch (SQLException e) {
-      if (!exists(
-          name,
-          "*")) { // a concurrent creator may have won the race; only fail if it is still missing
-        throw new SQLException(
-            "creating the lock table "
-                + name
-                + " failed ("
-                + e.getMessage()
-                + "); create it yourself with:\n"
-                + ddl,
-            e.getSQLState(),
-            e.getErrorCode(),
-            e);
-      }
-    }
+    schema.ensureExists(create);
   }
 
   /**
-   * @return whether an existing table has the column
+   * @return the checks and creation of tables, also of {@link SharedTable}'s
    */
-  boolean hasColumn(String name, String column) throws SQLException {
-    // PostgreSQL 42703, MySQL/MariaDB 42S22 (1054), H2 42S22 / 42122: no such column
-    return answers(
-        "SELECT " + column + " FROM " + name + " WHERE 1 = 0",
-        e -> {
-          String state = e.getSQLState() == null ? "" : e.getSQLState();
-          return state.equals("42703")
-              || state.equals("42S22")
-              || state.equals("42122")
-              || e.getErrorCode() == 1054;
-        });
-  }
-
-  boolean exists(String name, String columns) throws SQLException {
-    return answers("SELECT " + columns + " FROM " + name + " WHERE 1 = 0", dialect::isMissingTable);
-  }
-
-  /**
-   * Runs a read that writes nothing.
-   *
-   * @param missing whether its failure means what it reads is not there
-   * @return true if it ran, false if it failed so
-   */
-  private boolean answers(String sql, java.util.function.Predicate<SQLException> missing)
-      throws SQLException {
-    try (Connection c = borrow()) {
-      boolean auto = c.getAutoCommit();
-      try (Statement s = c.createStatement()) {
-        s.executeQuery(sql).close();
-        if (!auto) {
-          c.rollback(); // ends the read's transaction: nothing was written
-        }
-        return true;
-      } catch (SQLException e) {
-        if (missing.test(e)) {
-          if (!auto) {
-            rollbackQuietly(c);
-          }
-          return false;
-        }
-        throw e;
-      }
-    }
+  LeaseTableSchema schema() {
+    return schema;
   }
 
   /** One database operation; each is idempotent, so running it again is safe. */

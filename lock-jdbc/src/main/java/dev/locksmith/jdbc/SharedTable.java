@@ -220,9 +220,10 @@ final class SharedTable {
     if (ready) {
       return;
     }
-    boolean headsThere = base.exists(heads, "kind, name, permits, fence");
+    boolean headsThere = base.schema().exists(heads, "kind, name, permits, fence");
     boolean leasesThere =
-        base.exists(leases, "kind, name, owner, side, fence, expires_at, acquired_at, holder");
+        base.schema()
+            .exists(leases, "kind, name, owner, side, fence, expires_at, acquired_at, holder");
     if (!headsThere || !leasesThere) {
       String headsDdl = dialect.partDdl("shared", heads);
       String leasesDdl = dialect.partDdl("shared-leases", leases);
@@ -242,10 +243,10 @@ final class SharedTable {
                     + leasesDdl));
       }
       if (!headsThere) {
-        base.createTable(heads, headsDdl);
+        base.schema().createTable(heads, headsDdl);
       }
       if (!leasesThere) {
-        base.createTable(leases, leasesDdl);
+        base.schema().createTable(leases, leasesDdl);
       }
     }
     ready = true;
