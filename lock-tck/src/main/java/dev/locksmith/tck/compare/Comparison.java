@@ -1,38 +1,25 @@
 package dev.locksmith.tck.compare;
 
-import dev.locksmith.DistributedLock;
 import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Promise;
-import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.Locks;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.tck.FaultHooks;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Deque;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 /**
  * Measures what a backend guarantees under real faults, next to what it declares and what the
@@ -372,6 +359,7 @@ public final class Comparison {
   private final boolean quick;
   private final int contenders;
   private final Consumer<String> progress;
+  private final ScenarioRunner runner;
 
   private Comparison(Builder b) {
     this.targets = List.copyOf(b.targets);
@@ -379,6 +367,7 @@ public final class Comparison {
     this.quick = b.quick;
     this.contenders = b.contenders;
     this.progress = b.progress;
+    this.runner = new ScenarioRunner(lease, quick, contenders);
   }
 
   /**
@@ -427,7 +416,7 @@ public final class Comparison {
         } else {
           progress.accept(target.label + ": " + target.description(scenario) + " ...");
           try {
-            runScenario(target, scenario, r);
+            runner.run(target, scenario, r);
           } catch (UnsupportedOperationException e) {
             r.notRun("no fault hook '" + e.getMessage() + "' for this target");
           } catch (IOException | RuntimeException e) {
@@ -586,504 +575,6 @@ public final class Comparison {
       }
       this.at = t;
     }
-  }
-
-  /** How many of a contender's last stderr lines a failure shows. */
-  private static final int STDERR_LINES = 40;
-
-  private final class Run implements AutoCloseable {
-    final Target target;
-    final String name = "compare/" + UUID.randomUUID().toString().substring(0, 8);
-    final ResourceServer resources;
-    final List<Process> processes = new ArrayList<>();
-    final List<Event> events = new CopyOnWriteArrayList<>();
-    final List<Deque<String>> stderr = new ArrayList<>();
-    volatile Predicate<Event> trigger;
-    volatile Event triggeredBy;
-
-    Run(Target target) throws IOException {
-      this.target = target;
-      this.resources = new ResourceServer();
-    }
-
-    void start(int index, String uri, long holdMillis, int permits) throws IOException {
-      String java =
-          System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-      ProcessBuilder pb =
-          new ProcessBuilder(
-              java,
-              "-Xss512k",
-              "-XX:TieredStopAtLevel=1",
-              "-cp",
-              System.getProperty("java.class.path"),
-              ContenderProcess.class.getName(),
-              name,
-              Long.toString(lease.toMillis()),
-              Integer.toString(resources.port()),
-              Long.toString(holdMillis),
-              Integer.toString(permits));
-      pb.environment().put("LOCKSMITH_URI", uri);
-      Process p = pb.start();
-      processes.add(p);
-      // its stderr (a stack trace if it fails to start), kept in part so that a failure can say
-      // what the contender said
-      Deque<String> err = new ArrayDeque<>();
-      stderr.add(err);
-      Thread errReader =
-          new Thread(
-              () -> {
-                try (BufferedReader in =
-                    new BufferedReader(
-                        new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
-                  for (String line; (line = in.readLine()) != null; ) {
-                    synchronized (err) {
-                      err.addLast(line);
-                      if (err.size() > STDERR_LINES) {
-                        err.removeFirst();
-                      }
-                    }
-                  }
-                } catch (IOException e) {
-                  // the process ended
-                }
-              },
-              "contender-" + index + "-stderr");
-      errReader.setDaemon(true);
-      errReader.start();
-      Thread reader =
-          new Thread(
-              () -> {
-                try (BufferedReader in =
-                    new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                  for (String line; (line = in.readLine()) != null; ) {
-                    Event e = new Event(index, line);
-                    Predicate<Event> t = trigger;
-                    if (t != null && t.test(e)) {
-                      trigger = null;
-                      triggeredBy = e;
-                    }
-                    events.add(e);
-                  }
-                } catch (IOException e) {
-                  // the process ended
-                }
-              },
-              "contender-" + index + "-reader");
-      reader.setDaemon(true);
-      reader.start();
-    }
-
-    /**
-     * Waits until the contenders have reported {@code count} events of a kind; fails at once, with
-     * what it wrote on stderr, if a contender that has not reported one has exited.
-     */
-    void awaitCount(String kind, int count, Duration within) throws InterruptedException {
-      long deadline = System.nanoTime() + within.toNanos();
-      while (events.stream().filter(e -> e.kind.equals(kind)).count() < count) {
-        for (int i = 0; i < processes.size(); i++) {
-          int index = i;
-          Process p = processes.get(i);
-          if (!p.isAlive()
-              && events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
-            Thread.sleep(100); // let the readers take in its last lines
-            throw new IllegalStateException(
-                "contender "
-                    + i
-                    + " exited with code "
-                    + p.exitValue()
-                    + " before it reported "
-                    + kind
-                    + "; its stderr: "
-                    + stderrOf(i)
-                    + lastError());
-          }
-        }
-        if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException(
-              "contenders reported "
-                  + events.stream().filter(e -> e.kind.equals(kind)).count()
-                  + " "
-                  + kind
-                  + " events of "
-                  + count
-                  + " expected within "
-                  + within.toMillis()
-                  + " ms"
-                  + stragglers(kind)
-                  + lastError());
-        }
-        Thread.sleep(5);
-      }
-    }
-
-    /**
-     * @return the contenders that have not reported an event of {@code kind}, each with its last
-     *     stderr lines
-     */
-    String stragglers(String kind) {
-      StringBuilder out = new StringBuilder();
-      for (int i = 0; i < processes.size(); i++) {
-        int index = i;
-        if (events.stream().noneMatch(e -> e.contender == index && e.kind.equals(kind))) {
-          out.append("; contender ")
-              .append(i)
-              .append(" (")
-              .append(processes.get(i).isAlive() ? "alive" : "exited")
-              .append(") did not, its stderr: ")
-              .append(stderrOf(i));
-        }
-      }
-      return out.toString();
-    }
-
-    /**
-     * @return the last lines contender {@code index} wrote on stderr, joined with " | "
-     */
-    String stderrOf(int index) {
-      Deque<String> err = stderr.get(index);
-      synchronized (err) {
-        return err.isEmpty() ? "(nothing)" : String.join(" | ", err);
-      }
-    }
-
-    String lastError() {
-      return events.stream()
-          .filter(e -> e.kind.equals("ERROR"))
-          .reduce((a, b) -> b)
-          .map(e -> "; last contender error: " + String.join(" ", e.fields))
-          .orElse("");
-    }
-
-    /**
-     * Runs {@code action} from the reader thread's view: waits for the first event that matches,
-     * then returns it.
-     */
-    Event awaitEvent(Predicate<Event> which, Duration within) throws InterruptedException {
-      triggeredBy = null;
-      trigger = which;
-      long deadline = System.nanoTime() + within.toNanos();
-      while (triggeredBy == null) {
-        if (System.nanoTime() - deadline > 0) {
-          trigger = null;
-          throw new IllegalStateException(
-              "no contender event matched within " + within.toMillis() + " ms" + lastError());
-        }
-        Thread.sleep(1);
-      }
-      return triggeredBy;
-    }
-
-    @Override
-    public void close() {
-      for (Process p : processes) {
-        signal(p, "CONT");
-        try {
-          p.getOutputStream().close();
-        } catch (IOException e) {
-          // it is going away anyway
-        }
-      }
-      for (Process p : processes) {
-        try {
-          if (!p.waitFor(5, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-          }
-        } catch (InterruptedException e) {
-          p.destroyForcibly();
-          Thread.currentThread().interrupt();
-        }
-      }
-      try {
-        resources.close();
-      } catch (IOException e) {
-        // closing anyway
-      }
-    }
-  }
-
-  private void runScenario(Target target, Scenario scenario, Result r)
-      throws IOException, InterruptedException {
-    FaultHooks hooks = target.hooks;
-    Duration outlive = lease.plus(target.expirySlack).plus(Duration.ofSeconds(1));
-    TcpProxy proxy = null;
-    try (Run run = new Run(target)) {
-      // Hooks are checked before any contender starts, so a missing one costs nothing.
-      for (String hook : HOOKS.getOrDefault(scenario, List.of())) {
-        requireHook(hooks, hook);
-      }
-      String victimUri = target.uri;
-      boolean viaProxy = scenario == Scenario.PARTITION || scenario == Scenario.LINK_DELAY;
-      if (viaProxy) {
-        InetSocketAddress server = hooks.serverAddress();
-        proxy = new TcpProxy(server);
-        victimUri = hooks.uriVia(proxy.address());
-      }
-      // A cut-off holder keeps working past its lease, as a real one does when nothing tells it
-      // to stop in time: the partition's victim holds long enough for its lease to run out, and
-      // so does the holder whose server's clock jumps (its renewals keep the lease going until
-      // then).
-      long victimHold =
-          viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
-      // a semaphore's contenders: one more than its permits, so that they contend while all are
-      // alive
-      int processes = scenario.semaphore() ? scenario.permits + 1 : contenders;
-      for (int i = 0; i < processes; i++) {
-        run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50, scenario.permits);
-      }
-      run.awaitCount("READY", processes, Duration.ofSeconds(60));
-      run.awaitCount("RELEASED", processes, Duration.ofSeconds(30));
-      long faultStart;
-      long faultEnd;
-      switch (scenario) {
-        case HOLDER_PAUSE:
-        case SEMAPHORE_HOLDER_PAUSE:
-          {
-            Event held =
-                run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
-            faultStart = held.at;
-            r.victim = held.contender;
-            Thread.sleep(outlive.toMillis());
-            faultEnd = System.nanoTime();
-            signal(run.processes.get(held.contender), "CONT");
-            Thread.sleep(tail(2));
-            break;
-          }
-        case HOLDER_CRASH:
-        case SEMAPHORE_HOLDER_CRASH:
-          {
-            Event held =
-                run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
-            faultStart = held.at;
-            faultEnd = faultStart;
-            r.victim = held.contender;
-            Thread.sleep(outlive.toMillis() + tail(1));
-            break;
-          }
-        case SERVER_PAUSE:
-          {
-            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-            faultStart = System.nanoTime();
-            hooks.pauseServer();
-            try {
-              Thread.sleep(outlive.toMillis());
-            } finally {
-              hooks.resumeServer();
-            }
-            faultEnd = System.nanoTime();
-            Thread.sleep(tail(3));
-            break;
-          }
-        case SERVER_RESTART:
-          {
-            Event held = run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-            r.holderAtFault = held.contender;
-            faultStart = System.nanoTime();
-            hooks.killServer();
-            hooks.restartServer();
-            faultEnd = System.nanoTime();
-            Thread.sleep(lease.multipliedBy(3).toMillis());
-            break;
-          }
-        case PARTITION:
-          {
-            TcpProxy cut = proxy;
-            Event held =
-                run.awaitEvent(
-                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-            cut.blackhole(true);
-            faultStart = held.at;
-            r.victim = 0;
-            Thread.sleep(outlive.toMillis());
-            cut.blackhole(false);
-            faultEnd = System.nanoTime();
-            Thread.sleep(lease.multipliedBy(2).toMillis());
-            break;
-          }
-        case LINK_DELAY:
-          {
-            TcpProxy slow = proxy;
-            Event held =
-                run.awaitEvent(
-                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-            // one lease each way: every round trip of the holder's, renewals included, takes two
-            // leases
-            slow.delay(lease);
-            faultStart = held.at;
-            r.victim = 0;
-            Thread.sleep(outlive.toMillis());
-            slow.delay(Duration.ZERO);
-            faultEnd = System.nanoTime();
-            // what was sent during the delay still arrives for one more lease
-            Thread.sleep(lease.multipliedBy(2).toMillis());
-            break;
-          }
-        case MAJORITY_DOWN:
-          {
-            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-            hooks.killMajority();
-            // from when they are all down: an acquire the servers granted before dying is no
-            // failure
-            faultStart = System.nanoTime();
-            try {
-              // longer than a lease: the restart is a delayed one, so no key outlives it anywhere
-              Thread.sleep(lease.multipliedBy(3).toMillis());
-            } finally {
-              // the fault ends as the first server starts again: a hold after that is no failure
-              faultEnd = System.nanoTime();
-              hooks.restartMajority();
-            }
-            Thread.sleep(lease.multipliedBy(3).toMillis());
-            break;
-          }
-        case LEADER_FAILOVER:
-          {
-            run.awaitEvent(e -> e.kind.equals("HELD"), Duration.ofSeconds(30));
-            faultStart = System.nanoTime();
-            hooks.killLeader();
-            faultEnd = System.nanoTime();
-            Thread.sleep(lease.multipliedBy(4).toMillis());
-            break;
-          }
-        case CLOCK_JUMP:
-          {
-            Event held =
-                run.awaitEvent(
-                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
-            // let it renew once, so the jump hits a lease that is being kept alive
-            Thread.sleep(lease.dividedBy(2).toMillis());
-            faultStart = System.nanoTime();
-            r.victim = 0;
-            hooks.jumpServerClock(lease.multipliedBy(2));
-            faultEnd = System.nanoTime();
-            r.note =
-                "the server's clock jumped "
-                    + lease.multipliedBy(2).toMillis()
-                    + " ms forward "
-                    + (faultStart - held.at) / 1_000_000
-                    + " ms into contender 0's hold of "
-                    + victimHold
-                    + " ms";
-            Thread.sleep(lease.multipliedBy(3).toMillis());
-            break;
-          }
-        default:
-          throw new IllegalStateException("unknown scenario " + scenario);
-      }
-      long stop = System.nanoTime();
-      run.close();
-      r.timeline = timeline(run.events, faultStart, faultEnd);
-      if (scenario.semaphore()) {
-        r.measureSemaphore(run.events, run.resources, faultStart, faultEnd, stop, scenario.permits);
-        // the contenders are gone (halted, their permits unreleased): every permit must come back,
-        // and no more
-        long within = outlive.plus(lease).toMillis();
-        r.permitsAfter(
-            scenario.permits,
-            probePermits(target, run.name, scenario.permits, Duration.ofMillis(within)),
-            within);
-        return;
-      }
-      r.measure(run.events, run.resources, faultStart, faultEnd, stop, lease);
-      if (scenario == Scenario.MAJORITY_DOWN) {
-        r.judgeQuorumLoss();
-      } else if (scenario == Scenario.SERVER_RESTART) {
-        r.noteRestart();
-      } else if (scenario == Scenario.LINK_DELAY) {
-        r.note =
-            "link delayed "
-                + lease.toMillis()
-                + " ms each way for "
-                + (faultEnd - faultStart) / 1_000_000
-                + " ms from the victim's hold; "
-                + r.failedAcquiresNote();
-      }
-    } finally {
-      if (proxy != null) {
-        proxy.close();
-      }
-    }
-  }
-
-  /**
-   * Takes a semaphore's permits from a client of this JVM, after the contenders are gone, one by
-   * one, each within what is left of {@code within}, then one more at once.
-   *
-   * @return {@code [permits taken, 1 if one more than permits was granted else 0, millis until the
-   *     last was taken]}
-   */
-  private long[] probePermits(Target target, String name, int permits, Duration within)
-      throws InterruptedException {
-    LockConfig config = LockConfig.builder().uri(target.uri).lease(lease).autoRenew(true).build();
-    List<Lease> taken = new ArrayList<>();
-    long start = System.nanoTime();
-    long lastAt = start;
-    try (LockClient client = Locks.connect(config)) {
-      DistributedLock semaphore = client.semaphore(name, permits);
-      long deadline = start + within.toNanos();
-      while (taken.size() < permits) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          break;
-        }
-        Optional<Lease> one = semaphore.tryAcquire(Duration.ofNanos(left));
-        if (one.isEmpty()) {
-          break;
-        }
-        taken.add(one.get());
-        lastAt = System.nanoTime();
-      }
-      long count = taken.size();
-      boolean extra = false;
-      if (count == permits) {
-        Optional<Lease> more = semaphore.tryAcquire(Duration.ZERO);
-        extra = more.isPresent();
-        more.ifPresent(taken::add);
-      }
-      for (Lease l : taken) {
-        l.release();
-      }
-      return new long[] {count, extra ? 1 : 0, (lastAt - start) / 1_000_000};
-    }
-  }
-
-  /** The fault hooks each scenario needs; the holder scenarios need none. */
-  private static final Map<Scenario, List<String>> HOOKS =
-      Map.of(
-          Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
-          Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
-          Scenario.PARTITION, List.of("serverAddress", "uriVia"),
-          Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
-          Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
-          Scenario.LEADER_FAILOVER, List.of("killLeader"),
-          Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
-
-  /**
-   * @param leases how many leases to keep the contenders going after a fault in a full run
-   * @return milliseconds: one lease in quick mode, where the first holds after recovery suffice
-   */
-  private long tail(int leases) {
-    return lease.multipliedBy(quick ? 1 : leases).toMillis();
-  }
-
-  private static void requireHook(FaultHooks hooks, String name) {
-    // hooks cannot be probed without harm, so ask whether the target overrides them
-    for (java.lang.reflect.Method m : hooks.getClass().getMethods()) {
-      if (m.getName().equals(name) && m.getDeclaringClass() != FaultHooks.class && !m.isBridge()) {
-        return;
-      }
-    }
-    throw new UnsupportedOperationException(name);
-  }
-
-  private static boolean pause(Run run, Event held) {
-    signal(run.processes.get(held.contender), "STOP");
-    return true;
-  }
-
-  private static boolean kill(Run run, Event held) {
-    run.processes.get(held.contender).destroyForcibly();
-    return true;
   }
 
   static void signal(Process p, String sig) {
