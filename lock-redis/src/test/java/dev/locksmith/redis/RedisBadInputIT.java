@@ -25,10 +25,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -41,20 +40,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RedisBadInputIT {
   private static final String SECRET = "s3cr3t-pw";
-  private static RedisServer guarded;
-  private static RedisServer plain;
 
-  @BeforeAll
-  static void startServer() {
-    guarded = RedisServer.start("guarded", SECRET);
-    plain = RedisServer.start("plain");
-  }
+  @RegisterExtension
+  static final RedisServerExtension GUARDED = RedisServerExtension.single("guarded", SECRET);
 
-  @AfterAll
-  static void stopServer() {
-    guarded.close();
-    plain.close();
-  }
+  @RegisterExtension static final RedisServerExtension PLAIN = RedisServerExtension.single("plain");
 
   private static long connectFailing(String uri, String... expected) {
     long start = System.nanoTime();
@@ -74,8 +64,8 @@ class RedisBadInputIT {
   void wrongPassword() {
     long ms =
         connectFailing(
-            "redis://default:wrong-pw@127.0.0.1:" + guarded.port() + "?connect-timeout=1s",
-            "127.0.0.1:" + guarded.port(),
+            "redis://default:wrong-pw@127.0.0.1:" + GUARDED.server().port() + "?connect-timeout=1s",
+            "127.0.0.1:" + GUARDED.server().port(),
             "credentials",
             "****");
     assertThat(ms).isLessThan(1500);
@@ -83,20 +73,25 @@ class RedisBadInputIT {
 
   @Test
   void missingPassword() {
-    connectFailing("redis://127.0.0.1:" + guarded.port(), "127.0.0.1:" + guarded.port());
+    connectFailing(
+        "redis://127.0.0.1:" + GUARDED.server().port(), "127.0.0.1:" + GUARDED.server().port());
   }
 
   @Test
   void rightPasswordConnects() {
-    Locks.connect(guarded.uri()).close();
+    Locks.connect(GUARDED.server().uri()).close();
   }
 
   @Test
   void tlsToAPlainPort() {
     long ms =
         connectFailing(
-            "rediss://default:" + SECRET + "@127.0.0.1:" + guarded.port() + "?connect-timeout=1s",
-            "127.0.0.1:" + guarded.port(),
+            "rediss://default:"
+                + SECRET
+                + "@127.0.0.1:"
+                + GUARDED.server().port()
+                + "?connect-timeout=1s",
+            "127.0.0.1:" + GUARDED.server().port(),
             "TLS",
             "within 1s");
     // the TCP connect, the TLS handshake and the PING share the connect timeout: within 20%
@@ -107,8 +102,8 @@ class RedisBadInputIT {
   void tlsToAPlainPortTakesTheDefaultConnectTimeout() {
     long ms =
         connectFailing(
-            "rediss://default:" + SECRET + "@127.0.0.1:" + guarded.port(),
-            "127.0.0.1:" + guarded.port(),
+            "rediss://default:" + SECRET + "@127.0.0.1:" + GUARDED.server().port(),
+            "127.0.0.1:" + GUARDED.server().port(),
             "TLS",
             "within 2s");
     assertThat(ms).isBetween(1800L, 2400L);
@@ -171,10 +166,10 @@ class RedisBadInputIT {
    */
   private static ThrowingCallable onPlain(LockOptions options, BadInputCheck.LockAction action) {
     return () -> {
-      try (LockClient client = Locks.connect(plain.uri())) {
+      try (LockClient client = Locks.connect(PLAIN.server().uri())) {
         action.run(client.lock("bad-input-job", options));
       } finally {
-        try (LockClient after = Locks.connect(plain.uri())) {
+        try (LockClient after = Locks.connect(PLAIN.server().uri())) {
           assertThat(after.lock("bad-input-job").tryAcquire())
               .as("the lock is free once the client closed")
               .hasValueSatisfying(Lease::release);
@@ -184,8 +179,8 @@ class RedisBadInputIT {
   }
 
   static Stream<Arguments> cases() {
-    String at = "127.0.0.1:" + plain.port();
-    String g = "127.0.0.1:" + guarded.port();
+    String at = "127.0.0.1:" + PLAIN.server().port();
+    String g = "127.0.0.1:" + GUARDED.server().port();
     int nobody = ServerProcess.freePort();
     LockOptions notReentrant = LockOptions.builder().reentrant(false).build();
     Class<LockConfigurationException> config = LockConfigurationException.class;
@@ -427,7 +422,7 @@ class RedisBadInputIT {
             "lock() on a closed client",
             IllegalStateException.class,
             () -> {
-              LockClient c = Locks.connect(plain.uri());
+              LockClient c = Locks.connect(PLAIN.server().uri());
               c.close();
               c.lock("bad-input-job");
             },

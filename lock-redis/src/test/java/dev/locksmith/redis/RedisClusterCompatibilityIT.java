@@ -6,7 +6,7 @@ import dev.locksmith.tck.FaultHooks;
 import dev.locksmith.tck.LockCompatibilityKit;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -16,23 +16,15 @@ import redis.clients.jedis.Jedis;
  * measures failovers).
  */
 class RedisClusterCompatibilityIT extends LockCompatibilityKit {
-  private static RedisClusterSet cluster;
+  @RegisterExtension
+  static final RedisClusterExtension CLUSTER =
+      new RedisClusterExtension("kit", Duration.ofSeconds(60));
+
   private static List<Integer> paused = List.of();
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
 
-  private static synchronized RedisClusterSet cluster() {
-    if (cluster == null) {
-      cluster = RedisClusterSet.start("kit", Duration.ofSeconds(60));
-    }
-    return cluster;
-  }
-
-  @AfterAll
-  static void stopServers() {
-    if (cluster != null) {
-      cluster.close();
-      cluster = null;
-    }
+  private static RedisClusterSet cluster() {
+    return CLUSTER.cluster();
   }
 
   @Override

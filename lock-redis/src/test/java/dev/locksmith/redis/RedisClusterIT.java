@@ -31,13 +31,12 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -53,23 +52,16 @@ import redis.clients.jedis.Jedis;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisClusterIT {
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
-  private static RedisClusterSet cluster;
-  private static RedisServer single;
 
-  @BeforeAll
-  static void start() {
-    cluster = RedisClusterSet.start("cluster-it", Duration.ofMillis(1000));
-    single = RedisServer.start("not-a-cluster");
-  }
+  @RegisterExtension
+  static final RedisClusterExtension CLUSTER =
+      new RedisClusterExtension("cluster-it", Duration.ofMillis(1000));
 
-  @AfterAll
-  static void stop() {
-    cluster.close();
-    single.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension SINGLE = RedisServerExtension.single("not-a-cluster");
 
   static Stream<Arguments> cases() {
-    String nodes = cluster.uri().substring("redis-cluster://".length());
+    String nodes = CLUSTER.cluster().uri().substring("redis-cluster://".length());
     int nobody = ServerProcess.freePort();
     Class<LockConfigurationException> config = LockConfigurationException.class;
     Class<BackendUnavailableException> unavailable = BackendUnavailableException.class;
@@ -113,8 +105,8 @@ class RedisClusterIT {
         bad(
             "not a cluster node",
             unavailable,
-            connect("redis-cluster://127.0.0.1:" + single.port() + "?connect-timeout=1s"),
-            "127.0.0.1:" + single.port(),
+            connect("redis-cluster://127.0.0.1:" + SINGLE.server().port() + "?connect-timeout=1s"),
+            "127.0.0.1:" + SINGLE.server().port(),
             "cluster-enabled yes",
             "redis://"));
   }
@@ -127,7 +119,8 @@ class RedisClusterIT {
   }
 
   private static RedisBackend openBackend(String clientId) {
-    BackendConfig config = new BackendConfig(LockUri.parse(cluster.uri()), Map.of(), List.of());
+    BackendConfig config =
+        new BackendConfig(LockUri.parse(CLUSTER.cluster().uri()), Map.of(), List.of());
     return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext(clientId));
   }
 
@@ -144,7 +137,7 @@ class RedisClusterIT {
         assertThat(poll.isGranted()).isTrue();
         leases.add(
             new BackendLease(name, "o-" + i, poll.fencingToken(), Duration.ofSeconds(30), null));
-        owners.add(cluster.primaryOf(KEYS.owner(name)));
+        owners.add(CLUSTER.cluster().primaryOf(KEYS.owner(name)));
       }
       assertThat(owners).as("primaries holding 300 locks").hasSize(3);
       long before = backend.node().roundTrips();
@@ -164,23 +157,23 @@ class RedisClusterIT {
   void theWaiterListensBySsubscribeOnTheSlotsPrimaryAndARelaseWakesIt() throws Exception {
     String name = "sharded-wake";
     String channel = KEYS.releasedChannel(name);
-    int owner = cluster.primaryOf(KEYS.owner(name));
-    try (LockClient holder = Locks.connect(cluster.uri() + "?lease=30s");
-        LockClient waiter = Locks.connect(cluster.uri() + "?recheck=1h&lease=30s")) {
+    int owner = CLUSTER.cluster().primaryOf(KEYS.owner(name));
+    try (LockClient holder = Locks.connect(CLUSTER.cluster().uri() + "?lease=30s");
+        LockClient waiter = Locks.connect(CLUSTER.cluster().uri() + "?recheck=1h&lease=30s")) {
       Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
       CompletableFuture<Lease> waiting = waiter.lock(name).acquireAsync(Duration.ofSeconds(30));
       long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (shardSubscribers(owner, channel) == 0 && System.nanoTime() < end) {
         Thread.sleep(20);
       }
-      for (int p : cluster.primaries()) {
+      for (int p : CLUSTER.cluster().primaries()) {
         assertThat(shardSubscribers(p, channel))
             .as(
                 "sharded subscribers of the lock's channel on "
                     + p
                     + (p == owner ? " (the slot's primary)" : ""))
             .isEqualTo(p == owner ? 1 : 0);
-        try (Jedis j = cluster.admin(p)) {
+        try (Jedis j = CLUSTER.cluster().admin(p)) {
           assertThat(j.pubsubNumSub(channel).get(channel)).as("plain subscribers on " + p).isZero();
         }
       }
@@ -197,7 +190,7 @@ class RedisClusterIT {
   }
 
   private static long shardSubscribers(int port, String channel) {
-    try (Jedis j = cluster.admin(port)) {
+    try (Jedis j = CLUSTER.cluster().admin(port)) {
       Object reply =
           j.sendCommand(redis.clients.jedis.Protocol.Command.PUBSUB, "SHARDNUMSUB", channel);
       List<?> pair = (List<?>) reply;
@@ -209,18 +202,19 @@ class RedisClusterIT {
   @Test
   void waitReplicasWaitsOnTheSlotsPrimaryAndRefusesWhenItsReplicaIsFrozen() throws Exception {
     String name = "wait-on-slot";
-    int owner = cluster.primaryOf(KEYS.owner(name));
+    int owner = CLUSTER.cluster().primaryOf(KEYS.owner(name));
     int replica;
-    try (Jedis primary = cluster.admin(owner)) {
+    try (Jedis primary = CLUSTER.cluster().admin(owner)) {
       String info = primary.info("replication");
       replica = Integer.parseInt(info.replaceAll("(?s).*slave0:ip=[^,]*,port=(\\d+).*", "$1"));
     }
-    try (Jedis primary = cluster.admin(owner);
-        LockClient client = Locks.connect(cluster.uri() + "?wait-replicas=1&wait-timeout=200ms");
-        LockClient plain = Locks.connect(cluster.uri())) {
+    try (Jedis primary = CLUSTER.cluster().admin(owner);
+        LockClient client =
+            Locks.connect(CLUSTER.cluster().uri() + "?wait-replicas=1&wait-timeout=200ms");
+        LockClient plain = Locks.connect(CLUSTER.cluster().uri())) {
       plain.lock(name).acquire(Duration.ofSeconds(5)).close();
       client.lock(name).acquire(Duration.ofSeconds(5)).close(); // the replica acknowledges
-      cluster.pause(replica);
+      CLUSTER.cluster().pause(replica);
       try {
         long start = System.nanoTime();
         assertThatThrownBy(() -> client.lock(name).acquire(Duration.ofSeconds(5)))
@@ -239,7 +233,7 @@ class RedisClusterIT {
             .isPresent();
         taken.get().close();
       } finally {
-        cluster.resume(replica);
+        CLUSTER.cluster().resume(replica);
       }
     }
   }
@@ -248,17 +242,17 @@ class RedisClusterIT {
   @Test
   void aWaiterIsWokenByAReleaseAfterTheSlotsReplicaIsPromoted() throws Exception {
     String name = "failover-wake";
-    try (LockClient holder = Locks.connect(cluster.uri() + "?lease=30s");
-        LockClient waiter = Locks.connect(cluster.uri() + "?recheck=1h&lease=30s")) {
+    try (LockClient holder = Locks.connect(CLUSTER.cluster().uri() + "?lease=30s");
+        LockClient waiter = Locks.connect(CLUSTER.cluster().uri() + "?recheck=1h&lease=30s")) {
       Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
-      int primary = cluster.primaryOf(KEYS.owner(name));
-      try (Jedis j = cluster.admin(primary)) {
+      int primary = CLUSTER.cluster().primaryOf(KEYS.owner(name));
+      try (Jedis j = CLUSTER.cluster().admin(primary)) {
         assertThat(j.waitReplicas(1, 2000)).as("the grant reached the replica").isEqualTo(1);
       }
       CompletableFuture<Lease> waiting = waiter.lock(name).acquireAsync(Duration.ofSeconds(60));
       Thread.sleep(300);
-      cluster.kill(primary);
-      cluster.awaitPromoted(KEYS.owner(name), primary, Duration.ofSeconds(30));
+      CLUSTER.cluster().kill(primary);
+      CLUSTER.cluster().awaitPromoted(KEYS.owner(name), primary, Duration.ofSeconds(30));
       assertThat(waiting).as("the waiter while the holder still holds").isNotDone();
       RedisSentinelIT.awaitReachable(holder, name + "-probe");
       long released = System.nanoTime();

@@ -19,8 +19,6 @@ import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.spi.Renewal;
-import dev.locksmith.tck.ServerProcess;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,9 +30,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.IntFunction;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Protocol;
@@ -69,71 +66,12 @@ class RedisFenceCountersIT {
           + "end\n"
           + "return 0\n";
 
-  private static RedisServer server;
-  private static ServerProcess clusterNode;
-  private static int clusterPort;
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("fence-counters");
 
-  @BeforeAll
-  static void startServers() {
-    server = RedisServer.start("fence-counters");
-    Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
-    clusterPort = ServerProcess.freePort();
-    Path workDir =
-        Path.of("target", "redis-servers", "fence-cluster-" + clusterPort).toAbsolutePath();
-    List<String> command =
-        List.of(
-            binary.toString(),
-            "--port",
-            Integer.toString(clusterPort),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--protected-mode",
-            "no",
-            "--daemonize",
-            "no",
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            workDir.resolve("nodes.conf").toString(),
-            "--dir",
-            workDir.toString());
-    clusterNode =
-        ServerProcess.start(
-            "redis-fence-cluster",
-            command,
-            workDir,
-            Map.of(),
-            Duration.ofSeconds(20),
-            () -> {
-              if (!ServerProcess.portOpen(clusterPort).getAsBoolean()) {
-                return false;
-              }
-              try (Jedis j = clusterAdmin()) {
-                return "PONG".equals(j.ping());
-              } catch (RuntimeException e) {
-                return false;
-              }
-            });
-  }
-
-  @AfterAll
-  static void stopServers() {
-    try {
-      if (clusterNode != null) {
-        clusterNode.close();
-      }
-    } finally {
-      server.close();
-    }
-  }
-
-  private static Jedis clusterAdmin() {
-    return new Jedis("127.0.0.1", clusterPort, 5000);
-  }
+  @RegisterExtension
+  static final RedisClusterNodeExtension CLUSTER_NODE =
+      new RedisClusterNodeExtension("fence-cluster");
 
   private static RedisBackend openBackend(String uri, String clientId) {
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of(), List.of());
@@ -144,8 +82,8 @@ class RedisFenceCountersIT {
 
   @Test
   void oneHundredThousandNamesLeaveAtMostOneCounterPerSlot() throws Exception {
-    try (RedisBackend backend = openBackend(server.uri(), "bound");
-        Jedis admin = server.admin()) {
+    try (RedisBackend backend = openBackend(REDIS.server().uri(), "bound");
+        Jedis admin = REDIS.server().admin()) {
       admin.flushAll();
       long t0 = System.nanoTime();
       List<Long> phaseMillis = new ArrayList<>();
@@ -261,10 +199,10 @@ class RedisFenceCountersIT {
 
   @Test
   void aClientLeavesNothingButCountersBehind() throws Exception {
-    try (Jedis admin = server.admin()) {
+    try (Jedis admin = REDIS.server().admin()) {
       admin.flushAll();
       ExecutorService pool = Executors.newFixedThreadPool(4);
-      try (LockClient client = Locks.connect(server.uri())) {
+      try (LockClient client = Locks.connect(REDIS.server().uri())) {
         List<Future<?>> done = new ArrayList<>();
         for (int t = 0; t < 4; t++) {
           int thread = t;
@@ -300,8 +238,8 @@ class RedisFenceCountersIT {
   void namesSharingASlotShareOneCounterAndEachNamesTokensRise() throws Exception {
     String a = "shared-slot/a";
     String b = sameSlotAs(a, "shared-slot/b-");
-    try (LockClient client = Locks.connect(server.uri());
-        Jedis admin = server.admin()) {
+    try (LockClient client = Locks.connect(REDIS.server().uri());
+        Jedis admin = REDIS.server().admin()) {
       assertThat(KEYS.fenceCounter(a)).isEqualTo(KEYS.fenceCounter(b));
       String counter = admin.get(KEYS.fenceCounter(a));
       long last = counter == null ? 0 : Long.parseLong(counter);
@@ -335,8 +273,8 @@ class RedisFenceCountersIT {
     String ahead = "upgrade/ahead";
     String behind = sameSlotAs(ahead, "upgrade/behind-");
     String heldByOld = sameSlotAs(ahead, "upgrade/held-");
-    try (RedisBackend backend = openBackend(server.uri(), "up");
-        Jedis admin = server.admin()) {
+    try (RedisBackend backend = openBackend(REDIS.server().uri(), "up");
+        Jedis admin = REDIS.server().admin()) {
       admin.del(KEYS.fenceCounter(ahead));
       admin.set(KEYS.legacyFence(ahead), "1000");
       admin.set(KEYS.legacyFence(behind), "10");
@@ -383,8 +321,8 @@ class RedisFenceCountersIT {
     // documented, not wanted: like the per-lock counter before it, a counter that is deleted
     // (or evicted, or lost in a restart without persistence) starts its slot's tokens again
     String name = "deleted-counter";
-    try (RedisBackend backend = openBackend(server.uri(), "del");
-        Jedis admin = server.admin()) {
+    try (RedisBackend backend = openBackend(REDIS.server().uri(), "del");
+        Jedis admin = REDIS.server().admin()) {
       admin.set(KEYS.fenceCounter(name), "41");
       BackendLease first = take(backend, name, "del:1");
       assertThat(first.fencingToken()).isEqualTo(42);
@@ -432,7 +370,7 @@ class RedisFenceCountersIT {
 
   @Test
   void aClusterNodeAgreesWithOurHashSlots() {
-    try (Jedis admin = clusterAdmin()) {
+    try (Jedis admin = CLUSTER_NODE.admin()) {
       Pipeline p = admin.pipelined();
       List<Response<Object>> slots = new ArrayList<>(SLOTS);
       for (int slot = 0; slot < SLOTS; slot++) {
@@ -464,7 +402,7 @@ class RedisFenceCountersIT {
 
   @Test
   void everyScriptRunsOnAClusterNodeThatRefusesCrossSlotScripts() throws Exception {
-    try (Jedis admin = clusterAdmin()) {
+    try (Jedis admin = CLUSTER_NODE.admin()) {
       if (!admin.clusterInfo().contains("cluster_state:ok")) {
         admin.sendCommand(
             Protocol.Command.CLUSTER, "ADDSLOTSRANGE", "0", Integer.toString(SLOTS - 1));
@@ -481,7 +419,7 @@ class RedisFenceCountersIT {
           .isInstanceOf(JedisDataException.class)
           .hasMessageContaining("CROSSSLOT");
     }
-    String uri = "redis://127.0.0.1:" + clusterPort;
+    String uri = CLUSTER_NODE.uri();
     try (RedisBackend a = openBackend(uri, "cl-a");
         RedisBackend b = openBackend(uri, "cl-b")) {
       for (String name : RedisKeysTest.AWKWARD_NAMES) {

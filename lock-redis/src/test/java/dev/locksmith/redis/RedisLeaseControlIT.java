@@ -18,10 +18,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -35,20 +34,13 @@ import redis.clients.jedis.Jedis;
 class RedisLeaseControlIT {
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
   private static final Duration LEASE = Duration.ofSeconds(10);
-  private static RedisServer server;
 
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start("lease-control");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("lease-control");
 
   private static RedisBackend openBackend(String clientId) {
-    BackendConfig config = new BackendConfig(LockUri.parse(server.uri()), Map.of(), List.of());
+    BackendConfig config =
+        new BackendConfig(LockUri.parse(REDIS.server().uri()), Map.of(), List.of());
     return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext(clientId));
   }
 
@@ -83,7 +75,7 @@ class RedisLeaseControlIT {
   @Test
   void extendMovesTheExpiryBothWaysOnlyForItsOwner() throws Exception {
     try (RedisBackend a = openBackend("x-a");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "extend-both-ways";
       String key = KEYS.owner(name);
       BackendLease held = take(a, name, "x-a:1", Duration.ofSeconds(2));
@@ -128,7 +120,7 @@ class RedisLeaseControlIT {
   @Test
   void extendAndHoldOfAnExpiredLeaseChangeNothing() throws Exception {
     try (RedisBackend a = openBackend("e-a");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "expired";
       String key = KEYS.owner(name);
       String fence = KEYS.fenceCounter(name);
@@ -164,7 +156,7 @@ class RedisLeaseControlIT {
   void aForeignHoldLeavesTheHolderAlone() throws Exception {
     try (RedisBackend a = openBackend("f-a");
         RedisBackend b = openBackend("f-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "foreign-hold";
       String key = KEYS.owner(name);
       BackendLease held = take(a, name, "f-a:1", Duration.ofSeconds(20));
@@ -184,7 +176,7 @@ class RedisLeaseControlIT {
   void aHoldIsHeldByNoLeaseAndEndsInQueueOrder() throws Exception {
     try (RedisBackend a = openBackend("h-a");
         RedisBackend w = openBackend("h-w");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "hold-queue";
       String key = KEYS.owner(name);
       BackendLease held = take(a, name, "h-a:1", LEASE);
@@ -285,7 +277,7 @@ class RedisLeaseControlIT {
 
   @Test
   void aHoldOutlivesTheBackendThatSetIt() throws Exception {
-    try (Jedis admin = server.admin();
+    try (Jedis admin = REDIS.server().admin();
         RedisBackend b = openBackend("c-b")) {
       String name = "hold-closed";
       Duration keep = Duration.ofSeconds(30);

@@ -13,9 +13,8 @@ import dev.locksmith.spi.RecordingContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -27,20 +26,11 @@ import redis.clients.jedis.Jedis;
 class RedisQueueIT {
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
   private static final Duration LEASE = Duration.ofSeconds(10);
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start("queue");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
+  @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.single("queue");
 
   private static RedisBackend openBackend(String clientId) {
-    BackendConfig config = new BackendConfig(LockUri.parse(server.uri()), Map.of(), List.of());
+    BackendConfig config =
+        new BackendConfig(LockUri.parse(REDIS.server().uri()), Map.of(), List.of());
     return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext(clientId));
   }
 
@@ -57,7 +47,7 @@ class RedisQueueIT {
   void aReleasedLockGoesToTheQueuedWaiterNotToTheReleasersNextAcquire() throws Exception {
     try (RedisBackend a = openBackend("q-a");
         RedisBackend b = openBackend("q-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "handoff";
       Poll first = a.attempt(name, "q-a:1", LEASE, () -> {}).poll();
       assertThat(first.isGranted()).isTrue();
@@ -101,7 +91,7 @@ class RedisQueueIT {
   void aVanishedWaiterHoldsAFreeLockUpOnlyUntilItsEntryLapses() throws Exception {
     try (RedisBackend a = openBackend("v-a");
         RedisBackend c = openBackend("v-c");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "vanished";
       Poll held = a.attempt(name, "v-a:1", LEASE, () -> {}).poll();
       assertThat(held.isGranted()).isTrue();
@@ -153,7 +143,7 @@ class RedisQueueIT {
     try (RedisBackend a = openBackend("o-a");
         RedisBackend b = openBackend("o-b");
         RedisBackend c = openBackend("o-c");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       String name = "one-shot";
       Poll held = a.attempt(name, "o-a:1", LEASE, () -> {}).poll();
       assertThat(held.isGranted()).isTrue();

@@ -14,10 +14,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -37,20 +36,11 @@ class RedisReadWriteLockIT {
    */
   private static final Duration RECHECK = Duration.ofMillis(100);
 
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start("read-write");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("read-write");
 
   private static RedisBackend openBackend(String clientId) {
-    return RedisSemaphoreIT.openBackend(server.uri(), clientId, RECHECK);
+    return RedisSemaphoreIT.openBackend(REDIS.server().uri(), clientId, RECHECK);
   }
 
   @Test
@@ -58,7 +48,7 @@ class RedisReadWriteLockIT {
     String name = "sides";
     try (RedisBackend a = openBackend("s-a");
         RedisBackend b = openBackend("s-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease r1 = take(a, name, Claim.read(), "s-a:1", LEASE);
       BackendLease r2 = take(b, name, Claim.read(), "s-b:1", LEASE);
       assertThat(admin.zrange(KEYS.readLeases(name), 0, -1))
@@ -117,7 +107,7 @@ class RedisReadWriteLockIT {
     String name = "writer-preference";
     try (RedisBackend a = openBackend("p-a");
         RedisBackend b = openBackend("p-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease r1 = take(a, name, Claim.read(), "p-a:1", LEASE);
       LockAttempt writer = b.attempt(name, Claim.write(), "p-b:1", LEASE, () -> {});
       assertThat(writer.poll().isGranted()).isFalse();
@@ -155,7 +145,7 @@ class RedisReadWriteLockIT {
     String name = "vanished-writer";
     try (RedisBackend a = openBackend("v-a");
         RedisBackend b = openBackend("v-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease r1 = take(a, name, Claim.read(), "v-a:1", LEASE);
       LockAttempt writer = b.attempt(name, Claim.write(), "v-b:1", LEASE, () -> {});
       assertThat(writer.poll().isGranted()).isFalse(); // then it never polls again, nor withdraws
@@ -191,7 +181,7 @@ class RedisReadWriteLockIT {
     String name = "write-release";
     try (RedisBackend a = openBackend("e-a");
         RedisBackend b = openBackend("e-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease w = take(a, name, Claim.write(), "e-a:1", LEASE);
       AtomicInteger wakes = new AtomicInteger();
       LockAttempt reader = b.attempt(name, Claim.read(), "e-b:1", LEASE, wakes::incrementAndGet);

@@ -19,27 +19,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /** The protocol's cost in round trips, counted, never timed. */
 class RedisRoundTripsIT {
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start("round-trips");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("round-trips");
 
   private static RedisBackend openBackend(String clientId) {
-    BackendConfig config = new BackendConfig(LockUri.parse(server.uri()), Map.of(), List.of());
+    BackendConfig config =
+        new BackendConfig(LockUri.parse(REDIS.server().uri()), Map.of(), List.of());
     return (RedisBackend) new RedisLockProvider().open(config, new RecordingContext(clientId));
   }
 
@@ -64,8 +55,8 @@ class RedisRoundTripsIT {
 
   @Test
   void uncontendedAcquireAndReleaseThroughTheClientSendTwoCommands() throws Exception {
-    try (LockClient client = Locks.connect(server.uri());
-        Jedis admin = server.admin()) {
+    try (LockClient client = Locks.connect(REDIS.server().uri());
+        Jedis admin = REDIS.server().admin()) {
       client
           .lock("warm-up")
           .tryAcquire()
@@ -112,7 +103,7 @@ class RedisRoundTripsIT {
         assertThat(poll.isGranted()).as("lock %d granted", i).isTrue();
         leases.add(new BackendLease(name, owner, poll.fencingToken(), lease, null));
       }
-      try (Jedis admin = server.admin()) {
+      try (Jedis admin = REDIS.server().admin()) {
         admin.pexpire(new RedisKeys(RedisSettings.DEFAULT_NAMESPACE).owner("batch/4321"), 5_000);
       }
       long before = backend.node().roundTrips();
@@ -123,7 +114,7 @@ class RedisRoundTripsIT {
           .as("round trips to renew 10,000 leases")
           .isLessThanOrEqualTo(100)
           .isEqualTo(10_000 / RedisBackend.RENEW_CHUNK);
-      try (Jedis admin = server.admin()) {
+      try (Jedis admin = REDIS.server().admin()) {
         assertThat(admin.pttl(new RedisKeys(RedisSettings.DEFAULT_NAMESPACE).owner("batch/4321")))
             .as("the TTL of a renewed key was set back to the lease")
             .isGreaterThan(20_000);
@@ -138,7 +129,7 @@ class RedisRoundTripsIT {
   void renewalReportsGoneAndTakenKeysAsLost() throws Exception {
     RedisKeys keys = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
     try (RedisBackend backend = openBackend("rt-3");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       Duration lease = Duration.ofSeconds(30);
       List<BackendLease> leases = new ArrayList<>();
       for (String name : List.of("kept", "deleted", "stolen")) {

@@ -14,8 +14,6 @@ import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
 import dev.locksmith.spi.Renewal;
-import dev.locksmith.tck.ServerProcess;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,10 +21,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -45,71 +42,13 @@ import redis.clients.jedis.exceptions.JedisDataException;
 class RedisSemaphoreIT {
   static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
   private static final Duration LEASE = Duration.ofSeconds(30);
-  private static RedisServer server;
-  private static ServerProcess clusterNode;
-  private static int clusterPort;
 
-  @BeforeAll
-  static void startServers() {
-    server = RedisServer.start("semaphore");
-    Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
-    clusterPort = ServerProcess.freePort();
-    Path workDir =
-        Path.of("target", "redis-servers", "semaphore-cluster-" + clusterPort).toAbsolutePath();
-    List<String> command =
-        List.of(
-            binary.toString(),
-            "--port",
-            Integer.toString(clusterPort),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--protected-mode",
-            "no",
-            "--daemonize",
-            "no",
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            workDir.resolve("nodes.conf").toString(),
-            "--dir",
-            workDir.toString());
-    clusterNode =
-        ServerProcess.start(
-            "redis-semaphore-cluster",
-            command,
-            workDir,
-            Map.of(),
-            Duration.ofSeconds(20),
-            () -> {
-              if (!ServerProcess.portOpen(clusterPort).getAsBoolean()) {
-                return false;
-              }
-              try (Jedis j = clusterAdmin()) {
-                return "PONG".equals(j.ping());
-              } catch (RuntimeException e) {
-                return false;
-              }
-            });
-  }
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("semaphore");
 
-  @AfterAll
-  static void stopServers() {
-    try {
-      if (clusterNode != null) {
-        clusterNode.close();
-      }
-    } finally {
-      server.close();
-    }
-  }
-
-  private static Jedis clusterAdmin() {
-    return new Jedis("127.0.0.1", clusterPort, 5000);
-  }
+  @RegisterExtension
+  static final RedisClusterNodeExtension CLUSTER_NODE =
+      new RedisClusterNodeExtension("semaphore-cluster");
 
   static RedisBackend openBackend(String uri, String clientId, Duration recheck) {
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of(), List.of());
@@ -118,7 +57,7 @@ class RedisSemaphoreIT {
   }
 
   private static RedisBackend openBackend(String clientId) {
-    return openBackend(server.uri(), clientId, Duration.ofSeconds(1));
+    return openBackend(REDIS.server().uri(), clientId, Duration.ofSeconds(1));
   }
 
   /** Takes the claim at the first poll, or fails. */
@@ -158,7 +97,7 @@ class RedisSemaphoreIT {
     String name = "at-most-three";
     try (RedisBackend a = openBackend("n-a");
         RedisBackend b = openBackend("n-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       List<BackendLease> held = new ArrayList<>();
       held.add(take(a, name, three, "n-a:1", LEASE));
       held.add(take(b, name, three, "n-b:1", LEASE));
@@ -199,7 +138,7 @@ class RedisSemaphoreIT {
     String name = "count-mismatch";
     try (RedisBackend a = openBackend("m-a");
         RedisBackend b = openBackend("m-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease held = take(a, name, Claim.permit(3), "m-a:1", LEASE);
       LockAttempt other = b.attempt(name, Claim.permit(2), "m-b:1", LEASE, () -> {});
       assertThatThrownBy(other::poll)
@@ -233,7 +172,7 @@ class RedisSemaphoreIT {
     Claim one = Claim.permit(1);
     try (RedisBackend a = openBackend("x-a");
         RedisBackend b = openBackend("x-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease gone = take(a, name, one, "x-a:1", Duration.ofMillis(300));
       assertThat(admin.pttl(KEYS.semaphoreLeases(name)))
           .as("the leases key's TTL: the lease")
@@ -276,7 +215,7 @@ class RedisSemaphoreIT {
     String name = "owner-checked";
     Claim two = Claim.permit(2);
     try (RedisBackend a = openBackend("o-a");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       BackendLease held = take(a, name, two, "o-a:1", Duration.ofSeconds(2));
       BackendLease foreign = new BackendLease(name, two, "o-b:1", held.fencingToken(), LEASE, null);
       assertThat(a.release(foreign)).as("release by an owner id that holds no lease").isFalse();
@@ -318,7 +257,7 @@ class RedisSemaphoreIT {
     Claim one = Claim.permit(1);
     try (RedisBackend a = openBackend("w-a");
         RedisBackend b = openBackend("w-b");
-        Jedis admin = server.admin()) {
+        Jedis admin = REDIS.server().admin()) {
       take(
           a,
           "warm-up",
@@ -392,7 +331,7 @@ class RedisSemaphoreIT {
 
   @Test
   void everyKeyOfOneResourceIsInTheLocksSlotAndEveryScriptRunsOnAClusterNode() throws Exception {
-    try (Jedis admin = clusterAdmin()) {
+    try (Jedis admin = CLUSTER_NODE.admin()) {
       for (String name : RedisKeysTest.AWKWARD_NAMES) {
         for (String key : sharedKeys(name)) {
           assertThat(admin.clusterKeySlot(key))
@@ -411,7 +350,7 @@ class RedisSemaphoreIT {
           .isInstanceOf(JedisDataException.class)
           .hasMessageContaining("CROSSSLOT");
     }
-    String uri = "redis://127.0.0.1:" + clusterPort;
+    String uri = CLUSTER_NODE.uri();
     try (RedisBackend a = openBackend(uri, "cl-a", Duration.ofSeconds(1));
         RedisBackend b = openBackend(uri, "cl-b", Duration.ofSeconds(1))) {
       for (String name : RedisKeysTest.AWKWARD_NAMES) {

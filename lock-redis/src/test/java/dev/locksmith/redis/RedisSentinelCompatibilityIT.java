@@ -5,7 +5,7 @@ import dev.locksmith.redis.internal.RedisSettings;
 import dev.locksmith.tck.FaultHooks;
 import dev.locksmith.tck.LockCompatibilityKit;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -14,22 +14,14 @@ import redis.clients.jedis.Jedis;
  * 14.3) never triggers a failover here; failovers are measured by lock-compare.
  */
 class RedisSentinelCompatibilityIT extends LockCompatibilityKit {
-  private static RedisSentinelSet set;
+  @RegisterExtension
+  static final RedisSentinelExtension SENTINELS =
+      new RedisSentinelExtension("kit-sentinel", Duration.ofSeconds(60));
+
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
 
-  private static synchronized RedisSentinelSet set() {
-    if (set == null) {
-      set = RedisSentinelSet.start("kit-sentinel", Duration.ofSeconds(60));
-    }
-    return set;
-  }
-
-  @AfterAll
-  static void stopServers() {
-    if (set != null) {
-      set.close();
-      set = null;
-    }
+  private static RedisSentinelSet set() {
+    return SENTINELS.set();
   }
 
   @Override

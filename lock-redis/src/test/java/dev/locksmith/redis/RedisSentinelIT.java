@@ -20,13 +20,12 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -42,21 +41,17 @@ import redis.clients.jedis.Jedis;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RedisSentinelIT {
   private static final RedisKeys KEYS = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
-  private static RedisSentinelSet set;
 
-  @BeforeAll
-  static void start() {
-    set = RedisSentinelSet.start("sentinel-it", Duration.ofMillis(1000));
-  }
-
-  @AfterAll
-  static void stop() {
-    set.close();
-  }
+  @RegisterExtension
+  static final RedisSentinelExtension SENTINELS =
+      new RedisSentinelExtension("sentinel-it", Duration.ofMillis(1000));
 
   static Stream<Arguments> cases() {
     String sentinels =
-        set.uri().substring("redis-sentinel://".length(), set.uri().lastIndexOf('/'));
+        SENTINELS
+            .set()
+            .uri()
+            .substring("redis-sentinel://".length(), SENTINELS.set().uri().lastIndexOf('/'));
     int nobody = ServerProcess.freePort();
     int nobody2 = ServerProcess.freePort();
     Class<LockConfigurationException> config = LockConfigurationException.class;
@@ -170,8 +165,10 @@ class RedisSentinelIT {
             "a data node given as Sentinel",
             unavailable,
             connect(
-                "redis-sentinel://127.0.0.1:" + set.primaryPort() + "/mymaster?connect-timeout=1s"),
-            "127.0.0.1:" + set.primaryPort(),
+                "redis-sentinel://127.0.0.1:"
+                    + SENTINELS.set().primaryPort()
+                    + "/mymaster?connect-timeout=1s"),
+            "127.0.0.1:" + SENTINELS.set().primaryPort(),
             "mymaster"));
   }
 
@@ -185,7 +182,7 @@ class RedisSentinelIT {
   private static RedisBackend openBackend(String query) {
     dev.locksmith.spi.BackendConfig config =
         new dev.locksmith.spi.BackendConfig(
-            dev.locksmith.spi.LockUri.parse(set.uri()),
+            dev.locksmith.spi.LockUri.parse(SENTINELS.set().uri()),
             query.isEmpty()
                 ? java.util.Map.of()
                 : java.util.Map.of("wait-replicas", "2", "wait-timeout", "2s"),
@@ -229,10 +226,11 @@ class RedisSentinelIT {
   @Test
   void aGrantTooFewReplicasAcknowledgeIsGivenBackAndFails() throws Exception {
     String name = "frozen-replicas";
-    try (LockClient waiting = Locks.connect(set.uri() + "?wait-replicas=1&wait-timeout=200ms");
-        LockClient plain = Locks.connect(set.uri());
-        Jedis primary = set.primary()) {
-      set.pauseReplicas();
+    try (LockClient waiting =
+            Locks.connect(SENTINELS.set().uri() + "?wait-replicas=1&wait-timeout=200ms");
+        LockClient plain = Locks.connect(SENTINELS.set().uri());
+        Jedis primary = SENTINELS.set().primary()) {
+      SENTINELS.set().pauseReplicas();
       try {
         long start = System.nanoTime();
         assertThatThrownBy(() -> waiting.lock(name).acquire(Duration.ofSeconds(5)))
@@ -256,7 +254,7 @@ class RedisSentinelIT {
             .isPresent();
         taken.get().close();
       } finally {
-        set.resumeAll();
+        SENTINELS.set().resumeAll();
       }
     }
   }
@@ -285,17 +283,17 @@ class RedisSentinelIT {
   void aWaiterIsWokenByAReleaseAfterTheSentinelsPromoteAReplica() throws Exception {
     String name = "failover-wake";
     // the waiter's recheck is long: only a release notification can wake it in time
-    try (LockClient holder = Locks.connect(set.uri() + "?lease=30s");
-        LockClient waiter = Locks.connect(set.uri() + "?recheck=1h&lease=30s")) {
+    try (LockClient holder = Locks.connect(SENTINELS.set().uri() + "?lease=30s");
+        LockClient waiter = Locks.connect(SENTINELS.set().uri() + "?recheck=1h&lease=30s")) {
       Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
-      try (Jedis primary = set.primary()) {
+      try (Jedis primary = SENTINELS.set().primary()) {
         // make sure the grant reached both replicas before the primary dies
         assertThat(primary.waitReplicas(2, 2000)).isEqualTo(2);
       }
       CompletableFuture<Lease> waiting = waiter.lock(name).acquireAsync(Duration.ofSeconds(60));
       Thread.sleep(300); // let the waiter queue and subscribe before the primary dies
-      int killed = set.killPrimary();
-      set.awaitPromoted(killed, Duration.ofSeconds(30));
+      int killed = SENTINELS.set().killPrimary();
+      SENTINELS.set().awaitPromoted(killed, Duration.ofSeconds(30));
       assertThat(waiting).as("the waiter while the holder still holds").isNotDone();
       awaitReachable(holder, name + "-probe");
       long released = System.nanoTime();

@@ -16,10 +16,9 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Semaphores and read-write locks through the public API: two clients, eight threads, each
@@ -30,17 +29,8 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisSharedClaimsClientIT {
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start("shared-claims");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("shared-claims");
 
   @Test
   void neverMoreThanThePermitsInsideAcrossTwoClients() throws Exception {
@@ -50,8 +40,8 @@ class RedisSharedClaimsClientIT {
     AtomicInteger inside = new AtomicInteger();
     AtomicInteger most = new AtomicInteger();
     AtomicInteger entries = new AtomicInteger();
-    try (LockClient a = Locks.connect(server.uri() + "?recheck=200ms");
-        LockClient b = Locks.connect(server.uri() + "?recheck=200ms")) {
+    try (LockClient a = Locks.connect(REDIS.server().uri() + "?recheck=200ms");
+        LockClient b = Locks.connect(REDIS.server().uri() + "?recheck=200ms")) {
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       try {
         List<Future<?>> done = new ArrayList<>();
@@ -92,8 +82,8 @@ class RedisSharedClaimsClientIT {
     AtomicInteger violations = new AtomicInteger();
     AtomicInteger writes = new AtomicInteger();
     AtomicLong highest = new AtomicLong();
-    try (LockClient a = Locks.connect(server.uri() + "?recheck=200ms");
-        LockClient b = Locks.connect(server.uri() + "?recheck=200ms")) {
+    try (LockClient a = Locks.connect(REDIS.server().uri() + "?recheck=200ms");
+        LockClient b = Locks.connect(REDIS.server().uri() + "?recheck=200ms")) {
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       try {
         List<Future<?>> done = new ArrayList<>();

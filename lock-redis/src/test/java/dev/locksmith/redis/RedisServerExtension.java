@@ -1,0 +1,98 @@
+package dev.locksmith.redis;
+
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * A real redis-server ({@link RedisServer}) for a test class on a free loopback port, started
+ * before the class's tests and stopped after them, or started once and shared by every class of the
+ * test JVM ({@link #shared}). Register it on a static field:
+ *
+ * <pre>{@code
+ * @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.single("kit");
+ * }</pre>
+ *
+ * Without redis-server the class fails; it is never skipped.
+ */
+public final class RedisServerExtension implements BeforeAllCallback, AfterAllCallback {
+  private static final ExtensionContext.Namespace SHARED =
+      ExtensionContext.Namespace.create(RedisServerExtension.class);
+
+  private final String name;
+  private final String password;
+  private final boolean perJvm;
+  private RedisServer server;
+
+  private RedisServerExtension(String name, String password, boolean perJvm) {
+    this.name = name;
+    this.password = password;
+    this.perJvm = perJvm;
+  }
+
+  /**
+   * @param name a short name for its log file and work directory
+   * @return a server for the class that registers it
+   */
+  public static RedisServerExtension single(String name) {
+    return new RedisServerExtension(name, null, false);
+  }
+
+  /**
+   * @param name a short name for its log file and work directory
+   * @param password the default user's password ({@code --requirepass})
+   * @return a server that asks for a password, for the class that registers it
+   */
+  public static RedisServerExtension single(String name, String password) {
+    return new RedisServerExtension(name, password, false);
+  }
+
+  /**
+   * @param name a short name for its log file and work directory; classes that give the same name
+   *     share one server, started by the first of them and stopped when the test JVM's run ends
+   * @return a server shared by the test JVM
+   */
+  public static RedisServerExtension shared(String name) {
+    return new RedisServerExtension(name, null, true);
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) {
+    server =
+        perJvm
+            ? context
+                .getRoot()
+                .getStore(SHARED)
+                .computeIfAbsent(name, k -> RedisServer.start(name), RedisServer.class)
+            : RedisServer.start(name, password);
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    try {
+      if (server != null && !perJvm) {
+        server.close();
+      }
+    } finally {
+      server = null;
+    }
+  }
+
+  /**
+   * @return {@code redis://127.0.0.1:PORT}
+   */
+  public String uri() {
+    return server().uri();
+  }
+
+  /**
+   * @return the server, for its admin connection and for pausing, killing and restarting it
+   */
+  public RedisServer server() {
+    if (server == null) {
+      throw new IllegalStateException(
+          "redis-server " + name + " runs only between the class's BeforeAll and AfterAll");
+    }
+    return server;
+  }
+}
