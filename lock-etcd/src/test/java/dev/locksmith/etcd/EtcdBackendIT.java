@@ -9,7 +9,6 @@ import dev.locksmith.Lease;
 import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockClient;
 import dev.locksmith.Locks;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import java.time.Duration;
@@ -19,10 +18,9 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the kit does not look at: the key layout, the one lease, server faults, credentials, TLS.
@@ -31,31 +29,16 @@ import org.junit.jupiter.api.Timeout;
 class EtcdBackendIT {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(EtcdBackendIT.class);
-  private static EtcdCluster etcd;
-  private static Client admin;
 
-  @BeforeAll
-  static void startEtcd() throws Exception {
-    etcd = EtcdCluster.start(1, "backend");
-    admin = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopEtcd() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.oneMember("backend");
 
   private static String uri(String options) {
-    return "etcd://" + etcd.hosts() + "/itest?" + options;
+    return "etcd://" + ETCD.hosts() + "/itest?" + options;
   }
 
   private static List<KeyValue> keysOf(String lockName) throws Exception {
-    return admin
+    return ETCD.admin()
         .getKVClient()
         .get(
             KeyNames.bytes(KeyNames.lockPrefix("/itest", lockName)),
@@ -164,7 +147,7 @@ class EtcdBackendIT {
   @Test
   void acquisitionsReuseTheirKeyNamesSoEtcdsIndexDoesNotGrow() throws Exception {
     long from =
-        admin
+        ETCD.admin()
                 .getKVClient()
                 .get(KeyNames.bytes("/itest/none"))
                 .get(10, TimeUnit.SECONDS)
@@ -176,7 +159,7 @@ class EtcdBackendIT {
         new java.util.concurrent.atomic.AtomicInteger();
     String prefix = KeyNames.lockPrefix("/itest", "reuse");
     try (var watch =
-            admin
+            ETCD.admin()
                 .getWatchClient()
                 .watch(
                     KeyNames.bytes(prefix),
@@ -270,7 +253,7 @@ class EtcdBackendIT {
       java.util.concurrent.atomic.AtomicReference<Throwable> outcome =
           new java.util.concurrent.atomic.AtomicReference<>();
       Thread t;
-      etcd.single().process.pause(); // the waiter's create waits in the server's socket
+      ETCD.cluster().single().process.pause(); // the waiter's create waits in the server's socket
       try {
         t =
             new Thread(
@@ -286,7 +269,7 @@ class EtcdBackendIT {
         t.interrupt();
         Thread.sleep(300); // the withdrawal's delete, unfixed, would now be on its way too
       } finally {
-        etcd.single().process.resume();
+        ETCD.cluster().single().process.resume();
       }
       t.join(TimeUnit.SECONDS.toMillis(15));
       assertThat(t.isAlive()).isFalse();
@@ -304,12 +287,12 @@ class EtcdBackendIT {
     try (LockClient client = Locks.connect(uri("ttl=2s&request-timeout=1s"))) {
       Lease lease = client.lock("paused").acquire(Duration.ofSeconds(10));
       long token = lease.fencingToken();
-      etcd.single().process.pause();
+      ETCD.cluster().single().process.pause();
       LeaseLostException loss;
       try {
         loss = lease.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
       } finally {
-        etcd.single().process.resume();
+        ETCD.cluster().single().process.resume();
       }
       assertThat(loss.reason())
           .isIn(LeaseLostException.Reason.SESSION_LOST, LeaseLostException.Reason.RENEWAL_FAILED);
@@ -326,9 +309,9 @@ class EtcdBackendIT {
     try (LockClient holder = Locks.connect(uri("ttl=10s&request-timeout=2s"));
         LockClient other = Locks.connect(uri("ttl=10s"))) {
       Lease lease = holder.lock("restart").acquire(Duration.ofSeconds(10));
-      etcd.single().process.kill();
-      etcd.single().process.restart();
-      etcd.awaitHealthy(Duration.ofSeconds(30));
+      ETCD.cluster().single().process.kill();
+      ETCD.cluster().single().process.restart();
+      ETCD.cluster().awaitHealthy(Duration.ofSeconds(30));
       assertThat(other.lock("restart").tryAcquire(Duration.ofSeconds(1)))
           .as("the lock after etcd restarted")
           .isEmpty();
@@ -347,7 +330,7 @@ class EtcdBackendIT {
         () ->
             assertThatThrownBy(() -> Locks.connect(uri("tls=true&connect-timeout=1s")))
                 .isInstanceOf(BackendUnavailableException.class)
-                .hasMessageContaining(etcd.hosts())
+                .hasMessageContaining(ETCD.hosts())
                 .hasMessageContaining("`tls` (true)"));
   }
 

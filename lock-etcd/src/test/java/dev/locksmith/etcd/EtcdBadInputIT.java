@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -28,19 +29,20 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class EtcdBadInputIT {
   private static final Duration BOUND = Duration.ofSeconds(10);
-  private static EtcdCluster secured;
+
+  @RegisterExtension
+  static final EtcdServerExtension SECURED =
+      EtcdServerExtension.oneMember("bad-input").withRootAuth("right-pw");
+
   private static Path notPem;
 
   @BeforeAll
   static void start() throws Exception {
-    secured = EtcdCluster.start(1, "bad-input");
-    secured.enableRootAuth("right-pw");
     notPem = Files.createTempFile("locksmith-not-pem-", ".pem");
   }
 
   @AfterAll
   static void stop() throws Exception {
-    secured.close();
     Files.deleteIfExists(notPem);
   }
 
@@ -134,8 +136,8 @@ class EtcdBadInputIT {
         bad(
             "wrong password",
             down,
-            connect("etcd://root:Se:cr@t9@" + secured.hosts() + "?connect-timeout=2s"),
-            secured.hosts(),
+            connect("etcd://root:Se:cr@t9@" + SECURED.hosts() + "?connect-timeout=2s"),
+            SECURED.hosts(),
             "user 'root'"),
         bad(
             "closed port",

@@ -8,7 +8,6 @@ import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
 import dev.locksmith.Locks;
 import dev.locksmith.tck.HoldLog;
-import io.etcd.jetcd.Client;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,10 +15,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,27 +28,12 @@ import org.slf4j.LoggerFactory;
 @Timeout(value = 150, unit = TimeUnit.SECONDS)
 class EtcdFailoverIT {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdFailoverIT.class);
-  private static EtcdCluster cluster;
-  private static Client admin;
 
-  @BeforeAll
-  static void startCluster() throws Exception {
-    cluster = EtcdCluster.start(3, "cluster");
-    admin = Client.builder().endpoints(cluster.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopCluster() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (cluster != null) {
-      cluster.close();
-    }
-  }
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.threeMembers("cluster");
 
   private static String uri(String options) {
-    return "etcd://" + cluster.hosts() + "?" + options;
+    return "etcd://" + ETCD.hosts() + "?" + options;
   }
 
   @Test
@@ -102,7 +85,7 @@ class EtcdFailoverIT {
         workers.add(t);
       }
       awaitHolds(holds, 150, "holds before the leader is killed");
-      EtcdCluster.Member leader = cluster.leader(admin);
+      EtcdCluster.Member leader = ETCD.cluster().leader(ETCD.admin());
       int before = holds.size();
       LOG.info("killing etcd leader {} after {} holds", leader.name, before);
       long killedAt = System.nanoTime();
@@ -124,7 +107,7 @@ class EtcdFailoverIT {
       assertThat(counter.get()).as("unguarded increments, one per hold").isEqualTo(holds.size());
       assertThat(lostWhileHeld.get()).as("holds whose lease was lost during the failover").isZero();
       leader.process.restart();
-      cluster.awaitHealthy(Duration.ofSeconds(30));
+      ETCD.cluster().awaitHealthy(Duration.ofSeconds(30));
     } finally {
       stop.set(true);
       workers.forEach(Thread::interrupt);
@@ -136,7 +119,7 @@ class EtcdFailoverIT {
   void theWholeClusterPausedBeyondTheTtlReportsTheLoss() throws Exception {
     try (LockClient client = Locks.connect(uri("ttl=2s&request-timeout=1s"))) {
       Lease lease = client.lock("cluster-paused").acquire(Duration.ofSeconds(10));
-      cluster.members.forEach(m -> m.process.pause());
+      ETCD.cluster().members.forEach(m -> m.process.pause());
       long pausedAt = System.nanoTime();
       try {
         var loss = lease.lost().toCompletableFuture().get(15, TimeUnit.SECONDS);
@@ -145,10 +128,10 @@ class EtcdFailoverIT {
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pausedAt),
             loss.getMessage());
       } finally {
-        cluster.members.forEach(m -> m.process.resume());
+        ETCD.cluster().members.forEach(m -> m.process.resume());
       }
       assertThat(lease.isValid()).isFalse();
-      cluster.awaitHealthy(Duration.ofSeconds(30));
+      ETCD.cluster().awaitHealthy(Duration.ofSeconds(30));
       Lease again = client.lock("cluster-paused").acquire(Duration.ofSeconds(30));
       assertThat(again.fencingToken()).isGreaterThan(lease.fencingToken());
       assertThat(again.release()).isTrue();

@@ -13,7 +13,6 @@ import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
@@ -25,10 +24,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Lease control as etcd sees it: which etcd lease carries a lock's key after extend and
@@ -47,27 +45,11 @@ class EtcdLeaseControlIT {
    */
   private static final Duration SWEEP_BOUND = Duration.ofSeconds(1);
 
-  private static EtcdCluster etcd;
-  private static Client admin;
-
-  @BeforeAll
-  static void startEtcd() throws Exception {
-    etcd = EtcdCluster.start(1, "leasectl");
-    admin = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopEtcd() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.oneMember("leasectl");
 
   private static LockClient connect() {
-    return Locks.connect("etcd://" + etcd.hosts() + "/leasectl?ttl=2s");
+    return Locks.connect("etcd://" + ETCD.hosts() + "/leasectl?ttl=2s");
   }
 
   private static LockOptions unrenewed(Duration lease) {
@@ -75,7 +57,7 @@ class EtcdLeaseControlIT {
   }
 
   private static List<KeyValue> keysOf(String lockName) throws Exception {
-    return admin
+    return ETCD.admin()
         .getKVClient()
         .get(
             KeyNames.bytes(KeyNames.lockPrefix("/leasectl", lockName)),
@@ -96,7 +78,10 @@ class EtcdLeaseControlIT {
   private static long grantedTtl(long leaseId) throws Exception {
     try {
       var r =
-          admin.getLeaseClient().timeToLive(leaseId, LeaseOption.DEFAULT).get(10, TimeUnit.SECONDS);
+          ETCD.admin()
+              .getLeaseClient()
+              .timeToLive(leaseId, LeaseOption.DEFAULT)
+              .get(10, TimeUnit.SECONDS);
       return r.getTTL() < 0 ? -1 : r.getGrantedTTL();
     } catch (java.util.concurrent.ExecutionException e) {
       if (EtcdCalls.leaseNotFound(e)) {
@@ -118,9 +103,9 @@ class EtcdLeaseControlIT {
     // tests'
     // --heartbeat-interval 50 --election-timeout 500 that is 750 ms, so 1 s (etcd's defaults give 2
     // s).
-    var grant = admin.getLeaseClient().grant(1).get(10, TimeUnit.SECONDS);
+    var grant = ETCD.admin().getLeaseClient().grant(1).get(10, TimeUnit.SECONDS);
     assertThat(grant.getTTL()).as("TTL etcd grants when asked for 1 s").isEqualTo(1);
-    admin.getLeaseClient().revoke(grant.getID()).get(10, TimeUnit.SECONDS);
+    ETCD.admin().getLeaseClient().revoke(grant.getID()).get(10, TimeUnit.SECONDS);
     assertThat(EtcdLeaseControl.ttlSeconds(Duration.ofMillis(1))).isEqualTo(1);
     assertThat(EtcdLeaseControl.ttlSeconds(Duration.ofSeconds(2))).isEqualTo(2);
     assertThat(EtcdLeaseControl.ttlSeconds(Duration.ofMillis(2001))).isEqualTo(3);
@@ -182,7 +167,7 @@ class EtcdLeaseControlIT {
     try (LockClient a = connect();
         LockClient b = connect()) {
       Lease stale = a.lock(name, unrenewed(Duration.ofSeconds(60))).acquire(Duration.ofSeconds(10));
-      admin
+      ETCD.admin()
           .getKVClient()
           .delete(
               KeyNames.bytes(KeyNames.lockPrefix("/leasectl", name)),
@@ -303,7 +288,7 @@ class EtcdLeaseControlIT {
       throws Exception {
     String name = "unrenewed-abandoned";
     Duration lease = Duration.ofMillis(300);
-    LockClient holder = Locks.connect("etcd://" + etcd.hosts() + "/leasectl?ttl=30s");
+    LockClient holder = Locks.connect("etcd://" + ETCD.hosts() + "/leasectl?ttl=30s");
     try (LockClient other = connect()) {
       holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(10));
       long granted = System.nanoTime();
@@ -330,7 +315,7 @@ class EtcdLeaseControlIT {
     String name = "hold-busy";
     Duration keep = Duration.ofMillis(3500);
     RecordingContext context = new RecordingContext("busy-probe", Duration.ofHours(1));
-    String uri = "etcd://" + etcd.hosts() + "/leasectl?ttl=2s";
+    String uri = "etcd://" + ETCD.hosts() + "/leasectl?ttl=2s";
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of("ttl", "2s"), List.of());
     try (LockClient holder = connect();
         LockBackend backend = new EtcdLockProvider().open(config, context)) {

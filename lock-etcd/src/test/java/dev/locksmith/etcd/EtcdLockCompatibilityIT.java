@@ -3,40 +3,21 @@ package dev.locksmith.etcd;
 import dev.locksmith.tck.FaultHooks;
 import dev.locksmith.tck.LockCompatibilityKit;
 import dev.locksmith.tck.TckTimeouts;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.options.DeleteOption;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The whole kit against a real etcd started on free loopback ports. */
 class EtcdLockCompatibilityIT extends LockCompatibilityKit {
   /** The etcd lease TTL the kit's clients use: short, so expiry rules run fast. */
   static final Duration TTL = Duration.ofSeconds(2);
 
-  private static EtcdCluster etcd;
-  private static Client admin;
-
-  @BeforeAll
-  static void startEtcd() throws Exception {
-    etcd = EtcdCluster.start(1, "tck");
-    admin = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopEtcd() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
+  @RegisterExtension static final EtcdServerExtension ETCD = EtcdServerExtension.oneMember("tck");
 
   @Override
   protected String uri() {
-    return "etcd://" + etcd.hosts() + "?ttl=" + TTL.getSeconds() + "s";
+    return "etcd://" + ETCD.hosts() + "?ttl=" + TTL.getSeconds() + "s";
   }
 
   @Override
@@ -52,11 +33,11 @@ class EtcdLockCompatibilityIT extends LockCompatibilityKit {
 
   @Override
   protected FaultHooks faults() {
-    return EtcdComparisonTarget.hooks(etcd, admin)
+    return EtcdComparisonTarget.hooks(ETCD.cluster(), ETCD.admin())
         .withRevoke(
             lockName -> {
               try {
-                admin
+                ETCD.admin()
                     .getKVClient()
                     .delete(
                         KeyNames.bytes(KeyNames.lockPrefix(EtcdSettings.DEFAULT_PREFIX, lockName)),

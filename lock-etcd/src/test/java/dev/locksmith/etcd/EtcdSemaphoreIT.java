@@ -16,7 +16,6 @@ import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import java.nio.charset.StandardCharsets;
@@ -27,10 +26,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Semaphores and read-write locks on etcd (issue 20), against a real etcd: the key layout, the
@@ -44,27 +42,11 @@ class EtcdSemaphoreIT {
   /** Far below the 30 s recheck: a waiter granted within it was woken by a watch. */
   private static final Duration WOKEN = Duration.ofSeconds(5);
 
-  private static EtcdCluster etcd;
-  private static Client admin;
-
-  @BeforeAll
-  static void startEtcd() throws Exception {
-    etcd = EtcdCluster.start(1, "semaphore");
-    admin = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopEtcd() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.oneMember("semaphore");
 
   private static LockClient connect(String ttl) {
-    return Locks.connect("etcd://" + etcd.hosts() + PREFIX + "?ttl=" + ttl + "&recheck=30s");
+    return Locks.connect("etcd://" + ETCD.hosts() + PREFIX + "?ttl=" + ttl + "&recheck=30s");
   }
 
   private static LockClient connect() {
@@ -72,7 +54,7 @@ class EtcdSemaphoreIT {
   }
 
   private static List<KeyValue> keysUnder(String range) throws Exception {
-    return admin
+    return ETCD.admin()
         .getKVClient()
         .get(KeyNames.bytes(range), GetOption.builder().isPrefix(true).build())
         .get(10, TimeUnit.SECONDS)
@@ -278,7 +260,7 @@ class EtcdSemaphoreIT {
   void tokensRiseInGrantOrderWhenALaterKeyIsGrantedFirst() throws Exception {
     String name = "grant-order";
     RecordingContext context = new RecordingContext("grant-order", Duration.ofSeconds(30));
-    String uri = "etcd://" + etcd.hosts() + PREFIX + "?ttl=5s";
+    String uri = "etcd://" + ETCD.hosts() + PREFIX + "?ttl=5s";
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of("ttl", "5s"), List.of());
     try (EtcdBackend backend = (EtcdBackend) new EtcdLockProvider().open(config, context)) {
       LockAttempt writer =

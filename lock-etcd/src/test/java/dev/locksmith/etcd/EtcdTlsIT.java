@@ -20,18 +20,23 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** etcd serving TLS with a certificate from a throw-away CA that openssl makes for the test. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EtcdTlsIT {
   private static Path certs;
-  private static EtcdCluster etcd;
 
-  @BeforeAll
-  static void startTlsEtcd() throws Exception {
+  @RegisterExtension
+  static final EtcdServerExtension ETCD =
+      EtcdServerExtension.oneMember("tls").https(EtcdTlsIT::makeCertificates);
+
+  /**
+   * @return etcd's flags for the server certificate and key that a throw-away CA signed
+   */
+  private static String[] makeCertificates() throws Exception {
     Path openssl = ServerProcess.requireBinary("openssl", "apt-get install openssl");
     certs = Files.createTempDirectory("locksmith-etcd-tls-");
     Files.writeString(
@@ -82,15 +87,12 @@ class EtcdTlsIT {
         "1",
         "-extfile",
         "san.ext");
-    etcd =
-        EtcdCluster.start(
-            1,
-            "tls",
-            "https",
-            "--cert-file",
-            certs.resolve("server.pem").toString(),
-            "--key-file",
-            certs.resolve("server.key").toString());
+    return new String[] {
+      "--cert-file",
+      certs.resolve("server.pem").toString(),
+      "--key-file",
+      certs.resolve("server.key").toString()
+    };
   }
 
   private static void run(Path openssl, String... args) throws IOException, InterruptedException {
@@ -105,9 +107,6 @@ class EtcdTlsIT {
 
   @AfterAll
   static void stopTlsEtcd() throws Exception {
-    if (etcd != null) {
-      etcd.close();
-    }
     if (certs != null) {
       try (Stream<Path> files = Files.walk(certs)) {
         files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -120,7 +119,7 @@ class EtcdTlsIT {
     try (LockClient client =
         Locks.connect(
             "etcd://"
-                + etcd.hosts()
+                + ETCD.hosts()
                 + "?tls-ca="
                 + certs.resolve("ca.pem")
                 + "&connect-timeout=10s")) {
@@ -138,9 +137,9 @@ class EtcdTlsIT {
         Duration.ofSeconds(20),
         () ->
             assertThatThrownBy(
-                    () -> Locks.connect("etcd://" + etcd.hosts() + "?connect-timeout=1s"))
+                    () -> Locks.connect("etcd://" + ETCD.hosts() + "?connect-timeout=1s"))
                 .isInstanceOf(BackendUnavailableException.class)
-                .hasMessageContaining(etcd.hosts())
+                .hasMessageContaining(ETCD.hosts())
                 .hasMessageContaining("`tls` (false)"));
   }
 
@@ -150,15 +149,15 @@ class EtcdTlsIT {
         Duration.ofSeconds(20),
         () ->
             assertThatThrownBy(
-                    () -> Locks.connect("etcd://" + etcd.hosts() + "?tls=true&connect-timeout=1s"))
+                    () -> Locks.connect("etcd://" + ETCD.hosts() + "?tls=true&connect-timeout=1s"))
                 .isInstanceOf(BackendUnavailableException.class)
-                .hasMessageContaining(etcd.hosts()));
+                .hasMessageContaining(ETCD.hosts()));
   }
 
   @Test
   void aFileThatIsNotPemIsAConfigurationProblem() {
     assertThatThrownBy(
-            () -> Locks.connect("etcd://" + etcd.hosts() + "?tls-ca=" + certs.resolve("san.ext")))
+            () -> Locks.connect("etcd://" + ETCD.hosts() + "?tls-ca=" + certs.resolve("san.ext")))
         .isInstanceOf(LockConfigurationException.class)
         .hasMessageContaining("tls-ca");
   }

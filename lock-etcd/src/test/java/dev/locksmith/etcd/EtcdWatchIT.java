@@ -8,7 +8,6 @@ import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
-import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import java.time.Duration;
@@ -17,10 +16,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The two watches of issue 22: the loss-detection watch opens only for keys held longer than {@link
@@ -32,33 +30,17 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EtcdWatchIT {
-  private static EtcdCluster etcd;
-  private static Client admin;
 
-  @BeforeAll
-  static void startEtcd() throws Exception {
-    etcd = EtcdCluster.start(1, "watch");
-    admin = Client.builder().endpoints(etcd.endpoints()).build();
-  }
-
-  @AfterAll
-  static void stopEtcd() throws Exception {
-    if (admin != null) {
-      admin.close();
-    }
-    if (etcd != null) {
-      etcd.close();
-    }
-  }
+  @RegisterExtension static final EtcdServerExtension ETCD = EtcdServerExtension.oneMember("watch");
 
   private static EtcdBackend open(RecordingContext context) {
-    String uri = "etcd://" + etcd.hosts() + "/watchit?ttl=5s";
+    String uri = "etcd://" + ETCD.hosts() + "/watchit?ttl=5s";
     BackendConfig config = new BackendConfig(LockUri.parse(uri), Map.of("ttl", "5s"), List.of());
     return (EtcdBackend) new EtcdLockProvider().open(config, context);
   }
 
   private static List<KeyValue> keysOf(String lockName) throws Exception {
-    return admin
+    return ETCD.admin()
         .getKVClient()
         .get(
             KeyNames.bytes(KeyNames.lockPrefix("/watchit", lockName)),
@@ -116,7 +98,10 @@ class EtcdWatchIT {
       await(
           "the delete watch to open for keys held longer than " + EtcdBackend.WATCH_DELAY,
           backend::deleteWatchOpen);
-      admin.getKVClient().delete(keysOf("long-doomed").get(0).getKey()).get(10, TimeUnit.SECONDS);
+      ETCD.admin()
+          .getKVClient()
+          .delete(keysOf("long-doomed").get(0).getKey())
+          .get(10, TimeUnit.SECONDS);
       await(
           "the deleted key reported lost",
           () -> context.told.stream().anyMatch(t -> t.startsWith("long:doomed: TAKEN")));
@@ -144,7 +129,7 @@ class EtcdWatchIT {
       grant(backend, "early", "early:1");
       // deleted before the watch opens: it starts from the key's create revision, so it still sees
       // the delete
-      admin.getKVClient().delete(keysOf("early").get(0).getKey()).get(10, TimeUnit.SECONDS);
+      ETCD.admin().getKVClient().delete(keysOf("early").get(0).getKey()).get(10, TimeUnit.SECONDS);
       await(
           "the key deleted before the watch opened reported lost",
           () -> context.told.stream().anyMatch(t -> t.startsWith("early:1: TAKEN")));

@@ -1,14 +1,19 @@
 package dev.locksmith.shedlock;
 
+import dev.locksmith.etcd.EtcdServerExtension;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** ShedLock's provider kit and this adapter's rules on etcd. */
 @DisplayName("ShedLock over etcd")
 class EtcdShedLockIT extends ShedLockContract {
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.sharedOneMember("adapters");
+
   @Override
   protected String uri() throws Exception {
-    return dev.locksmith.etcd.AdapterEtcd.uri();
+    return ETCD.uri();
   }
 
   @Override

@@ -1,8 +1,9 @@
 package dev.locksmith.spring.integration;
 
-import dev.locksmith.etcd.AdapterEtcd;
+import dev.locksmith.etcd.EtcdServerExtension;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Leader election over etcd: the client's etcd lease (TTL 2 s) carries its locks, kept alive while
@@ -10,9 +11,12 @@ import org.junit.jupiter.api.DisplayName;
  */
 @DisplayName("Spring Integration leader election over etcd")
 class EtcdLeaderElectionIT extends LeaderElectionContract {
+  @RegisterExtension
+  static final EtcdServerExtension ETCD = EtcdServerExtension.sharedOneMember("adapters");
+
   @Override
   protected String uri() throws Exception {
-    return AdapterEtcd.uri()
+    return ETCD.uri()
         + "?ttl=2s&request-timeout=2s"; // a silent client's locks go 2 s after its last keep-alive
   }
 
