@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -28,7 +29,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ZooKeeperBadInputIT {
   private static final Duration BOUND = Duration.ofSeconds(10);
-  private static ZooKeeperServerFixture server;
+
+  @RegisterExtension
+  static final ZooKeeperServerExtension ZK = ZooKeeperServerExtension.ownJvm("zk-bad-input");
 
   /**
    * Holds the namespace "guarded", created with creator-only ACLs as alice with her right password.
@@ -37,27 +40,25 @@ class ZooKeeperBadInputIT {
 
   @BeforeAll
   static void start() {
-    server = ZooKeeperServerFixture.start("zk-bad-input");
     // the fixture waits only for the port: a server JVM just started may take longer than 5 s to
     // answer
     owner =
         Locks.connect(
             "zookeeper://alice:right-pw@"
-                + server.connectString()
+                + ZK.connectString()
                 + "?namespace=guarded&acl=creator&connection-timeout=30s");
   }
 
   @AfterAll
   static void stop() {
     owner.close();
-    server.close();
   }
 
   static Stream<Arguments> cases() {
     int closed = WrongPorts.closed();
     int silent = WrongPorts.silent();
     int redis = WrongPorts.redis();
-    String zk = "zookeeper://" + server.connectString();
+    String zk = "zookeeper://" + ZK.connectString();
     Class<LockConfigurationException> config = LockConfigurationException.class;
     Class<BackendUnavailableException> down = BackendUnavailableException.class;
     return Stream.of(
@@ -117,13 +118,13 @@ class ZooKeeperBadInputIT {
         bad(
             "user without a password",
             config,
-            connect("zookeeper://alice@" + server.connectString()),
+            connect("zookeeper://alice@" + ZK.connectString()),
             "user 'alice'",
             "has no password"),
         bad(
             "password without a user",
             config,
-            connect("zookeeper://:tok3n-Z@" + server.connectString()),
+            connect("zookeeper://:tok3n-Z@" + ZK.connectString()),
             "zookeeper://:****@",
             "password without a user"),
         bad(
@@ -136,7 +137,7 @@ class ZooKeeperBadInputIT {
         bad(
             "user holding ':'",
             config,
-            connect("zookeeper://al%3Aice:Se:cr@t9@" + server.connectString()),
+            connect("zookeeper://al%3Aice:Se:cr@t9@" + ZK.connectString()),
             "the user 'al:ice' contains ':'"),
         bad(
             "no servers",
@@ -146,7 +147,7 @@ class ZooKeeperBadInputIT {
         bad(
             "wrong password for creator-only nodes",
             down,
-            connect("zookeeper://alice:Se:cr@t9@" + server.connectString() + "?namespace=guarded"),
+            connect("zookeeper://alice:Se:cr@t9@" + ZK.connectString() + "?namespace=guarded"),
             "refused to create nodes under /guarded (NoAuth)",
             "zookeeper://alice:****@"),
         bad(

@@ -17,11 +17,9 @@ import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -29,17 +27,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Lease control against a real ZooKeeper server in this JVM (curator-test): a hold after release
@@ -51,46 +43,16 @@ class ZooKeeperLeaseControlIT {
   /** Long enough that anything that waits for a session to end shows. */
   private static final Duration LONG_SESSION = Duration.ofSeconds(20);
 
-  private static TestingServer server;
-  private static CuratorFramework admin;
-
-  @BeforeAll
-  static void start() throws Exception {
-    // maxSessionTimeout above the default 20 ticks, so that a 20 s session is granted as asked
-    InstanceSpec spec =
-        new InstanceSpec(
-            Files.createTempDirectory("locksmith-zk-lease").toFile(),
-            InstanceSpec.getRandomPort(),
-            -1,
-            -1,
-            true,
-            -1,
-            ZooKeeperServerFixture.TICK_MILLIS,
-            -1,
-            Map.of("admin.enableServer", "false", "maxSessionTimeout", "60000"),
-            "127.0.0.1");
-    server = new TestingServer(spec, true);
-    admin =
-        CuratorFrameworkFactory.builder()
-            .connectString(server.getConnectString())
-            .sessionTimeoutMs(30_000)
-            .connectionTimeoutMs(5_000)
-            .retryPolicy(new RetryOneTime(100))
-            .namespace(ZooKeeperSettings.DEFAULT_NAMESPACE)
-            .build();
-    admin.start();
-    admin.blockUntilConnected(30, TimeUnit.SECONDS);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    admin.close();
-    server.close();
-  }
+  // maxSessionTimeout above the default 20 ticks, so that a 20 s session is granted as asked
+  @RegisterExtension
+  static final ZooKeeperServerExtension ZK =
+      ZooKeeperServerExtension.inThisJvm("zk-lease")
+          .setting("maxSessionTimeout", "60000")
+          .withAdmin(ZooKeeperSettings.DEFAULT_NAMESPACE, 30_000);
 
   private static String uri() {
     return "zookeeper://"
-        + server.getConnectString()
+        + ZK.connectString()
         + "?session-timeout="
         + LONG_SESSION.toMillis()
         + "ms&connection-timeout=2s";
@@ -136,7 +98,7 @@ class ZooKeeperLeaseControlIT {
 
   private static List<String> children(String name) {
     try {
-      return admin.getChildren().forPath(dir(name));
+      return ZK.admin().getChildren().forPath(dir(name));
     } catch (Exception e) {
       return List.of();
     }
@@ -150,7 +112,7 @@ class ZooKeeperLeaseControlIT {
     CountDownLatch attached = new CountDownLatch(1);
     ZooKeeper twin =
         new ZooKeeper(
-            server.getConnectString(),
+            ZK.connectString(),
             (int) LONG_SESSION.toMillis(),
             event -> {
               if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
@@ -184,20 +146,22 @@ class ZooKeeperLeaseControlIT {
       assertThat(children(name))
           .as("the lock's children right after releaseAfter: the hold replaced the holder's node")
           .containsExactly(NodeNames.HOLD);
-      Stat hold = admin.checkExists().forPath(dir(name) + "/" + NodeNames.HOLD);
+      Stat hold = ZK.admin().checkExists().forPath(dir(name) + "/" + NodeNames.HOLD);
       assertThat(hold.getEphemeralOwner()).as("the hold node is persistent").isZero();
 
       holder
           .leaderNow(); // creates the holder's ephemeral scratch node: its going shows the session
       // ended
       String clock = "/.clock-" + NodeNames.encode(context.clientId());
-      assertThat(admin.checkExists().forPath(clock)).as("the holder's scratch node").isNotNull();
+      assertThat(ZK.admin().checkExists().forPath(clock))
+          .as("the holder's scratch node")
+          .isNotNull();
       expireSession(holder.curator().getZookeeperClient().getZooKeeper());
       await(
           Duration.ofSeconds(10),
           "the holder's session ended on the server (its ephemeral scratch node went)",
           () -> exists(clock) == null);
-      assertThat(admin.checkExists().forPath(dir(name) + "/" + NodeNames.HOLD))
+      assertThat(ZK.admin().checkExists().forPath(dir(name) + "/" + NodeNames.HOLD))
           .as("the hold after its holder's session ended")
           .isNotNull();
 
@@ -225,7 +189,7 @@ class ZooKeeperLeaseControlIT {
 
   private static Stat exists(String path) {
     try {
-      return admin.checkExists().forPath(path);
+      return ZK.admin().checkExists().forPath(path);
     } catch (Exception e) {
       throw new IllegalStateException("could not read " + path + ": " + e, e);
     }
@@ -272,7 +236,7 @@ class ZooKeeperLeaseControlIT {
       long asked = System.nanoTime();
       holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(5));
       String node = children(name).get(0);
-      byte[] data = admin.getData().forPath(dir(name) + "/" + node);
+      byte[] data = ZK.admin().getData().forPath(dir(name) + "/" + node);
       assertThat(new String(data, StandardCharsets.UTF_8))
           .as("the holder's node carries the expiry the core set right after the grant")
           .contains("expires-after-ms=");
@@ -287,7 +251,7 @@ class ZooKeeperLeaseControlIT {
               lease.toMillis(), LONG_SESSION.toSeconds())
           .isGreaterThanOrEqualTo(lease.toMillis() - 15)
           .isLessThan(LONG_SESSION.toMillis() / 4);
-      assertThat(admin.checkExists().forPath(dir(name) + "/" + node))
+      assertThat(ZK.admin().checkExists().forPath(dir(name) + "/" + node))
           .as("the crashed holder's node, deleted by the waiter")
           .isNull();
       next.get().release();
@@ -348,7 +312,7 @@ class ZooKeeperLeaseControlIT {
       String path = ((ZooKeeperBackend.Held) grant.state()).path;
       assertThat(holder.extend(lease, Duration.ofMillis(1))).isTrue();
       Stat read = new Stat();
-      NodeData data = NodeData.parse(admin.getData().storingStatIn(read).forPath(path));
+      NodeData data = NodeData.parse(ZK.admin().getData().storingStatIn(read).forPath(path));
       await(
           Duration.ofSeconds(5),
           "the head expired by the leader's clock",
@@ -365,12 +329,14 @@ class ZooKeeperLeaseControlIT {
       assertThat(waiter.deleteExpiredHead(path, read))
           .as("the waiter's delete with the version it read before the extend")
           .isFalse();
-      assertThat(admin.checkExists().forPath(path)).as("the extended holder's node").isNotNull();
+      assertThat(ZK.admin().checkExists().forPath(path))
+          .as("the extended holder's node")
+          .isNotNull();
       assertThat(holder.inspect(name).isHeld()).as("the lock after the lost delete").isTrue();
       assertThat(holderSide.sawLoss(owner))
           .as("a loss reported to the extended holder: %s", holderSide.calls)
           .isFalse();
-      Stat fresh = admin.checkExists().forPath(path);
+      Stat fresh = ZK.admin().checkExists().forPath(path);
       assertThat(waiter.deleteExpiredHead(path, fresh))
           .as("a delete with the current version (control)")
           .isTrue();

@@ -11,7 +11,6 @@ import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,16 +24,10 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Semaphores and read-write locks on a real ZooKeeper server in this JVM (curator-test), driving
@@ -46,40 +39,10 @@ import org.junit.jupiter.api.Test;
  */
 class ZooKeeperSemaphoreIT {
   private static final Duration LEASE = Duration.ofSeconds(30);
-  private static TestingServer server;
-  private static CuratorFramework admin;
 
-  @BeforeAll
-  static void start() throws Exception {
-    InstanceSpec spec =
-        new InstanceSpec(
-            Files.createTempDirectory("locksmith-zk-semaphore").toFile(),
-            InstanceSpec.getRandomPort(),
-            -1,
-            -1,
-            true,
-            -1,
-            ZooKeeperServerFixture.TICK_MILLIS,
-            -1,
-            Map.of("admin.enableServer", "false"),
-            "127.0.0.1");
-    server = new TestingServer(spec, true);
-    admin =
-        CuratorFrameworkFactory.builder()
-            .connectString(server.getConnectString())
-            .sessionTimeoutMs(30_000)
-            .connectionTimeoutMs(5_000)
-            .retryPolicy(new RetryOneTime(100))
-            .build();
-    admin.start();
-    admin.blockUntilConnected(30, TimeUnit.SECONDS);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    admin.close();
-    server.close();
-  }
+  @RegisterExtension
+  static final ZooKeeperServerExtension ZK =
+      ZooKeeperServerExtension.inThisJvm("zk-semaphore").withAdmin(null, 30_000);
 
   /**
    * A 6 s session: a client that stalls for a second and a half at the JVM's start (seen once:
@@ -93,7 +56,7 @@ class ZooKeeperSemaphoreIT {
   private static ZooKeeperBackend open(RecordingContext context, String sessionTimeout) {
     String uri =
         "zookeeper://"
-            + server.getConnectString()
+            + ZK.connectString()
             + "?session-timeout="
             + sessionTimeout
             + "&connection-timeout=2s";
@@ -185,7 +148,7 @@ class ZooKeeperSemaphoreIT {
 
   private static List<String> children(String name, Claim.Kind kind) throws Exception {
     try {
-      return admin
+      return ZK.admin()
           .getChildren()
           .forPath("/" + ZooKeeperSettings.DEFAULT_NAMESPACE + NodeNames.parent(name, kind));
     } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
@@ -292,7 +255,7 @@ class ZooKeeperSemaphoreIT {
       java.util.concurrent.CountDownLatch attached = new java.util.concurrent.CountDownLatch(1);
       ZooKeeper twin =
           new ZooKeeper(
-              server.getConnectString(),
+              ZK.connectString(),
               2000,
               event -> {
                 if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
@@ -492,7 +455,7 @@ class ZooKeeperSemaphoreIT {
       Waiting w = new Waiting(a, ca, name(), Claim.permit(2), 1);
       Poll grant = w.granted();
       Thread.sleep(ZooKeeperBackend.WATCH_DELAY.toMillis() * 3); // let the watch on the node be set
-      admin.delete().forPath(path(grant));
+      ZK.admin().delete().forPath(path(grant));
       await(Duration.ofSeconds(5), "the deletion is reported", () -> ca.sawLoss(w.ownerId));
       assertThat(w.release(grant)).as("release of a node already gone").isFalse();
     }
@@ -546,7 +509,7 @@ class ZooKeeperSemaphoreIT {
                 @Override
                 public void addCount(String counter, int increment) {}
               });
-      long receivedBefore = ZooKeeperEnsembleFixture.received(server.getPort());
+      long receivedBefore = ZooKeeperEnsembleFixture.received(ZK.port());
       int n = 10;
       List<Long> tokens = new ArrayList<>();
       for (int i = 1; i <= n; i++) {
@@ -584,7 +547,7 @@ class ZooKeeperSemaphoreIT {
                   n,
                   "ExistsBuilderImpl-Foreground",
                   1));
-      long received = ZooKeeperEnsembleFixture.received(server.getPort()) - receivedBefore;
+      long received = ZooKeeperEnsembleFixture.received(ZK.port()) - receivedBefore;
       assertThat(received)
           .as(
               "requests the server received over %d uncontended acquire + release, then one exists",

@@ -14,7 +14,6 @@ import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockUri;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.RecordingContext;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -25,15 +24,12 @@ import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The session rules, against a real ZooKeeper server in this JVM (curator-test), driving the
@@ -43,43 +39,13 @@ import org.junit.jupiter.api.Test;
  * applied.
  */
 class ZooKeeperSessionIT {
-  private static TestingServer server;
-  private static CuratorFramework admin;
 
-  @BeforeAll
-  static void start() throws Exception {
-    InstanceSpec spec =
-        new InstanceSpec(
-            Files.createTempDirectory("locksmith-zk-session").toFile(),
-            InstanceSpec.getRandomPort(),
-            -1,
-            -1,
-            true,
-            -1,
-            ZooKeeperServerFixture.TICK_MILLIS,
-            -1,
-            Map.of("admin.enableServer", "false"),
-            "127.0.0.1");
-    server = new TestingServer(spec, true);
-    admin =
-        CuratorFrameworkFactory.builder()
-            .connectString(server.getConnectString())
-            .sessionTimeoutMs(30_000)
-            .connectionTimeoutMs(5_000)
-            .retryPolicy(new RetryOneTime(100))
-            .build();
-    admin.start();
-    admin.blockUntilConnected(30, TimeUnit.SECONDS);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    admin.close();
-    server.close();
-  }
+  @RegisterExtension
+  static final ZooKeeperServerExtension ZK =
+      ZooKeeperServerExtension.inThisJvm("zk-session").withAdmin(null, 30_000);
 
   private static ZooKeeperBackend open(RecordingContext context, String query) {
-    String uri = "zookeeper://" + server.getConnectString() + "?" + query;
+    String uri = "zookeeper://" + ZK.connectString() + "?" + query;
     LockUri parsed = LockUri.parse(uri);
     return (ZooKeeperBackend)
         new ZooKeeperLockProvider()
@@ -125,14 +91,14 @@ class ZooKeeperSessionIT {
           backend.attempt(lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> {});
       Poll grant = pollUntilGranted(attempt);
       assertThat(grant.isSessionGrant()).isTrue();
-      server.stop();
+      ZK.testingServer().stop();
       try {
         await(
             Duration.ofSeconds(10),
             "the lease is put in doubt once the connection is suspended",
             () -> context.saw("validUntil", context.clientId() + ":1", false));
       } finally {
-        server.restart();
+        ZK.testingServer().restart();
       }
       await(
           Duration.ofSeconds(15),
@@ -141,7 +107,7 @@ class ZooKeeperSessionIT {
       assertThat(context.sawLoss(context.clientId() + ":1"))
           .as("loss reported for a lease that survived: %s", context.calls)
           .isFalse();
-      assertThat(admin.checkExists().forPath(nodePath(grant)))
+      assertThat(ZK.admin().checkExists().forPath(nodePath(grant)))
           .as("our node after the reconnect")
           .isNotNull();
     }
@@ -161,7 +127,7 @@ class ZooKeeperSessionIT {
       CountDownLatch attached = new CountDownLatch(1);
       ZooKeeper twin =
           new ZooKeeper(
-              server.getConnectString(),
+              ZK.connectString(),
               4000,
               event -> {
                 if (event.getState() == Watcher.Event.KeeperState.SyncConnected) {
@@ -183,7 +149,7 @@ class ZooKeeperSessionIT {
               r ->
                   r == LeaseLostException.Reason.SESSION_LOST
                       || r == LeaseLostException.Reason.TAKEN);
-      assertThat(admin.checkExists().forPath(nodePath(grant)))
+      assertThat(ZK.admin().checkExists().forPath(nodePath(grant)))
           .as("the node of the expired session")
           .isNull();
       Poll again =
@@ -205,7 +171,7 @@ class ZooKeeperSessionIT {
                 lockName(), context.clientId() + ":1", Duration.ofSeconds(1), () -> {}));
     long session = backend.curator().getZookeeperClient().getZooKeeper().getSessionId();
     backend.abandon();
-    Stat stat = admin.checkExists().forPath(nodePath(grant));
+    Stat stat = ZK.admin().checkExists().forPath(nodePath(grant));
     assertThat(stat).as("the node right after abandon(): a crash does not delete it").isNotNull();
     assertThat(stat.getEphemeralOwner()).isEqualTo(session);
     await(
@@ -213,7 +179,7 @@ class ZooKeeperSessionIT {
         "the node goes when the session times out",
         () -> {
           try {
-            return admin.checkExists().forPath(nodePath(grant)) == null;
+            return ZK.admin().checkExists().forPath(nodePath(grant)) == null;
           } catch (Exception e) {
             throw new IllegalStateException(e);
           }
@@ -233,12 +199,12 @@ class ZooKeeperSessionIT {
           backend.attempt(name, context.clientId() + ":2", Duration.ofSeconds(1), () -> {});
       assertThat(waiter.poll().isGranted()).isFalse();
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
-      assertThat(admin.getChildren().forPath(parent)).hasSize(2);
+      assertThat(ZK.admin().getChildren().forPath(parent)).hasSize(2);
       waiter.abandon();
-      assertThat(admin.getChildren().forPath(parent))
+      assertThat(ZK.admin().getChildren().forPath(parent))
           .as("children after the waiter withdrew")
           .hasSize(1);
-      assertThat(admin.checkExists().forPath(nodePath(grant))).isNotNull();
+      assertThat(ZK.admin().checkExists().forPath(nodePath(grant))).isNotNull();
       assertThat(context.sawLoss(context.clientId() + ":1")).isFalse();
     }
   }
@@ -262,7 +228,7 @@ class ZooKeeperSessionIT {
         Thread.interrupted();
       }
       waiter.abandon();
-      assertThat(admin.getChildren().forPath(parent))
+      assertThat(ZK.admin().getChildren().forPath(parent))
           .as("children after the interrupted waiter withdrew")
           .hasSize(1);
     }
@@ -284,7 +250,7 @@ class ZooKeeperSessionIT {
     java.io.PrintStream err = System.err;
     try (dev.locksmith.tck.compare.TcpProxy proxy =
         new dev.locksmith.tck.compare.TcpProxy(
-            new java.net.InetSocketAddress("127.0.0.1", server.getPort()))) {
+            new java.net.InetSocketAddress("127.0.0.1", ZK.port()))) {
       String uri =
           "zookeeper://127.0.0.1:"
               + proxy.address().getPort()
@@ -394,7 +360,7 @@ class ZooKeeperSessionIT {
           .isTrue();
       Map<String, Integer> traced = traceOperations(backend);
       long readAgainBefore = backend.childrenReadAgain.get();
-      long receivedBefore = ZooKeeperEnsembleFixture.received(server.getPort());
+      long receivedBefore = ZooKeeperEnsembleFixture.received(ZK.port());
       int n = 20;
       List<Long> tokens = new java.util.ArrayList<>();
       for (int i = 0; i < n; i++) {
@@ -422,7 +388,7 @@ class ZooKeeperSessionIT {
       assertThat(watches == null ? 0 : watches)
           .as("own-node watches set over %d holds of about a millisecond", n)
           .isLessThanOrEqualTo(2);
-      long received = ZooKeeperEnsembleFixture.received(server.getPort()) - receivedBefore;
+      long received = ZooKeeperEnsembleFixture.received(ZK.port()) - receivedBefore;
       assertThat(all)
           .as(
               "operations through Curator over %d uncontended acquire + release, then one exists",
@@ -611,7 +577,7 @@ class ZooKeeperSessionIT {
       String owner = context.clientId() + ":1";
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
       String lost =
-          admin
+          ZK.admin()
               .create()
               .creatingParentContainersIfNeeded()
               .withMode(org.apache.zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL)
@@ -625,7 +591,7 @@ class ZooKeeperSessionIT {
           "the lost create's node deleted",
           () -> {
             try {
-              return admin.checkExists().forPath(lost) == null;
+              return ZK.admin().checkExists().forPath(lost) == null;
             } catch (Exception e) {
               throw new IllegalStateException(e);
             }
@@ -665,7 +631,7 @@ class ZooKeeperSessionIT {
           .as("children reads sent again, the parent existing")
           .isEqualTo(1);
       String parent = "/" + ZooKeeperSettings.DEFAULT_NAMESPACE + "/" + NodeNames.encode(name);
-      assertThat(admin.getChildren().forPath(parent)).hasSize(2);
+      assertThat(ZK.admin().getChildren().forPath(parent)).hasSize(2);
       assertThat(first.fencingToken()).isPositive();
     }
   }
@@ -682,7 +648,7 @@ class ZooKeeperSessionIT {
       String alone = context.clientId() + ":alone";
       Poll grant =
           pollUntilGranted(backend.attempt(lockName(), alone, Duration.ofSeconds(1), () -> {}));
-      admin.delete().forPath(nodePath(grant)); // at once: before the watch is set
+      ZK.admin().delete().forPath(nodePath(grant)); // at once: before the watch is set
       await(
           Duration.ofSeconds(10),
           "the deletion of a holder's node before its watch is set is reported",
@@ -705,7 +671,7 @@ class ZooKeeperSessionIT {
           .as("a waiter's arrival is not a loss: %s", context.calls)
           .isFalse();
       // the server set the watch before answering, so this deletion fires it
-      admin.delete().forPath(nodePath(held));
+      ZK.admin().delete().forPath(nodePath(held));
       await(
           Duration.ofSeconds(10),
           "the deletion of a contended holder's node is reported",
@@ -734,7 +700,7 @@ class ZooKeeperSessionIT {
             new dev.locksmith.spi.BackendLease(
                 "x" + i, owner, grant.fencingToken(), Duration.ofSeconds(1), grant.state()));
       }
-      admin
+      ZK.admin()
           .delete()
           .forPath(
               "/"
@@ -785,19 +751,18 @@ class ZooKeeperSessionIT {
   @Test
   void nodesGetTheConfiguredAclAndWrongCredentialsAreRefusedAtConnect() throws Exception {
     String namespace = "acl-" + UUID.randomUUID().toString().substring(0, 8);
-    String base =
-        "zookeeper://%s@" + server.getConnectString() + "?acl=creator&namespace=" + namespace;
+    String base = "zookeeper://%s@" + ZK.connectString() + "?acl=creator&namespace=" + namespace;
     String name = lockName();
     try (LockClient alice = Locks.connect(String.format(base, "alice:right"))) {
       Lease lease = alice.lock(name).acquire(Duration.ofSeconds(10));
       String parent = "/" + namespace + "/" + NodeNames.encode(name);
-      assertThatThrownBy(() -> admin.getChildren().forPath(parent))
+      assertThatThrownBy(() -> ZK.admin().getChildren().forPath(parent))
           .as("reading the lock without credentials")
           .isInstanceOf(org.apache.zookeeper.KeeperException.NoAuthException.class);
       List<ACL> acl;
       try (CuratorFramework asAlice =
           CuratorFrameworkFactory.builder()
-              .connectString(server.getConnectString())
+              .connectString(ZK.connectString())
               .retryPolicy(new RetryOneTime(100))
               .authorization(
                   "digest", "alice:right".getBytes(java.nio.charset.StandardCharsets.UTF_8))

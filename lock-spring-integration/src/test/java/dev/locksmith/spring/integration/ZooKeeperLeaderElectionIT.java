@@ -1,8 +1,9 @@
 package dev.locksmith.spring.integration;
 
-import dev.locksmith.zookeeper.AdapterZooKeeper;
+import dev.locksmith.zookeeper.ZooKeeperServerExtension;
 import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Leader election over ZooKeeper (2 s sessions): an auto-renewed lock lives as long as its holder's
@@ -10,9 +11,13 @@ import org.junit.jupiter.api.DisplayName;
  */
 @DisplayName("Spring Integration leader election over ZooKeeper")
 class ZooKeeperLeaderElectionIT extends LeaderElectionContract {
+  @RegisterExtension
+  static final ZooKeeperServerExtension ZK =
+      ZooKeeperServerExtension.sharedOwnJvm("adapters-zookeeper");
+
   @Override
   protected String uri() {
-    return AdapterZooKeeper.uri();
+    return ZK.uri() + "?session-timeout=2000ms&connection-timeout=2s";
   }
 
   @Override
