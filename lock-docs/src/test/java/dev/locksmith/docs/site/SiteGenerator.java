@@ -563,7 +563,7 @@ public final class SiteGenerator {
     table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
     th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; }
     th { background: #f6f8fa; }
-    .side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+    .side-by-side { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; }
     img { max-width: 100%; }
     """;
   }
