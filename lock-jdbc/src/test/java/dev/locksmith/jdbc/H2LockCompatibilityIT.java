@@ -1,21 +1,16 @@
 package dev.locksmith.jdbc;
 
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The kit against in-process H2 (a file database, served to the kit's child process by
  * AUTO_SERVER); no server process, so no pause hook.
  */
 class H2LockCompatibilityIT extends JdbcLockCompatibilityIT {
-  private static TestDatabases.Db db;
-
-  @BeforeAll
-  static void startDatabase() throws Exception {
-    db = TestDatabases.h2();
-  }
+  @RegisterExtension static final DatabaseExtension DATABASE = DatabaseExtension.h2();
 
   @Override
   TestDatabases.Db db() {
-    return db;
+    return DATABASE.db();
   }
 }

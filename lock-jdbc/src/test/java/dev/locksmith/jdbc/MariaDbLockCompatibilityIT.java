@@ -1,18 +1,13 @@
 package dev.locksmith.jdbc;
 
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The kit against a real mariadbd started on a free loopback port with a fresh data directory. */
 class MariaDbLockCompatibilityIT extends JdbcLockCompatibilityIT {
-  private static TestDatabases.Db db;
-
-  @BeforeAll
-  static void startDatabase() throws Exception {
-    db = TestDatabases.mariadb();
-  }
+  @RegisterExtension static final DatabaseExtension DATABASE = DatabaseExtension.mariadb();
 
   @Override
   TestDatabases.Db db() {
-    return db;
+    return DATABASE.db();
   }
 }

@@ -1,6 +1,6 @@
 package dev.locksmith.jdbc;
 
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The kit through a {@code jdbc:mysql:} URI, so that the MySQL dialect and MySQL Connector/J's own
@@ -8,16 +8,11 @@ import org.junit.jupiter.api.BeforeAll;
  * packaged here; the dialects share their SQL, and Connector/J speaks to both).
  */
 class MysqlSchemeLockCompatibilityIT extends JdbcLockCompatibilityIT {
-  private static TestDatabases.Db db;
-
-  @BeforeAll
-  static void startDatabase() throws Exception {
-    db = TestDatabases.mariadb();
-  }
+  @RegisterExtension static final DatabaseExtension DATABASE = DatabaseExtension.mariadb();
 
   @Override
   TestDatabases.Db db() {
-    return db;
+    return DATABASE.db();
   }
 
   @Override

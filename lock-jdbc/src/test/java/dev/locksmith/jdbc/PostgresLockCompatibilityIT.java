@@ -1,18 +1,13 @@
 package dev.locksmith.jdbc;
 
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The kit against a real PostgreSQL (initdb + postgres) started on a free loopback port. */
 class PostgresLockCompatibilityIT extends JdbcLockCompatibilityIT {
-  private static TestDatabases.Db db;
-
-  @BeforeAll
-  static void startDatabase() throws Exception {
-    db = TestDatabases.postgres();
-  }
+  @RegisterExtension static final DatabaseExtension DATABASE = DatabaseExtension.postgres();
 
   @Override
   TestDatabases.Db db() {
-    return db;
+    return DATABASE.db();
   }
 }

@@ -7,6 +7,7 @@ import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockEvents;
 import dev.locksmith.Locks;
+import dev.locksmith.redis.RedisServerExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -25,12 +27,14 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * STATE_READS.
  */
 class LocksmithEndpointRedisIT {
+  @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.shared("boot");
+
   @Test
   void remainingMillisIsFilledOnRedis() throws Exception {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
         .withPropertyValues(
-            "locksmith.uri=" + Databases.redis() + "?namespace=endpoint" + System.nanoTime(),
+            "locksmith.uri=" + REDIS.uri() + "?namespace=endpoint" + System.nanoTime(),
             "locksmith.lease=20s")
         .run(
             ctx -> {
@@ -61,8 +65,7 @@ class LocksmithEndpointRedisIT {
   void aHandOffWithinTheClientListsTheNextHolderOnceWithItsRemainingLease() throws Exception {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-        .withPropertyValues(
-            "locksmith.uri=" + Databases.redis() + "?namespace=next" + System.nanoTime())
+        .withPropertyValues("locksmith.uri=" + REDIS.uri() + "?namespace=next" + System.nanoTime())
         .run(
             ctx -> {
               LockClient client = ctx.getBean(LockClient.class);
@@ -97,7 +100,7 @@ class LocksmithEndpointRedisIT {
   @Test
   @SuppressWarnings("unchecked")
   void aHoldingWhoseLockMovedOnIsNotListedWithANullRemainingLease() throws Exception {
-    String uri = Databases.redis() + "?namespace=moved" + System.nanoTime();
+    String uri = REDIS.uri() + "?namespace=moved" + System.nanoTime();
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
         .withPropertyValues("locksmith.uri=" + uri)
@@ -129,7 +132,7 @@ class LocksmithEndpointRedisIT {
     new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
         .withPropertyValues(
-            "locksmith.uri=" + Databases.redis() + "?namespace=handoff" + System.nanoTime())
+            "locksmith.uri=" + REDIS.uri() + "?namespace=handoff" + System.nanoTime())
         .run(
             ctx -> {
               LockTemplate locks = ctx.getBean(LockTemplate.class);

@@ -2,12 +2,15 @@ package dev.locksmith.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.jdbc.DatabaseExtension;
+import dev.locksmith.redis.RedisServerExtension;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -31,6 +34,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * itself is held on {@code local:}, on the same database through lock-jdbc, and on a real Redis.
  */
 class TransactionOrderIT {
+  @RegisterExtension static final DatabaseExtension MARIADB = DatabaseExtension.mariadb();
+  @RegisterExtension static final DatabaseExtension POSTGRES = DatabaseExtension.postgres();
+  @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.shared("boot");
+
   static final int THREADS = 4;
   static final int EACH = 8;
 
@@ -103,15 +110,16 @@ class TransactionOrderIT {
         // the lock table in the same database; MariaDB through its own URL scheme
         return url.replace("jdbc:mysql:", "jdbc:mariadb:") + "?user=" + user;
       case "redis":
-        return Databases.redis() + "?namespace=tx" + System.nanoTime();
+        return REDIS.uri() + "?namespace=tx" + System.nanoTime();
       default:
         throw new IllegalArgumentException(backend);
     }
   }
 
   private static int run(String database, String backend, Class<?> config) throws Exception {
-    String url = database.equals("postgresql") ? Databases.postgres() : Databases.mariadb();
-    String user = database.equals("postgresql") ? "postgres" : "root";
+    DatabaseExtension db = database.equals("postgresql") ? POSTGRES : MARIADB;
+    String url = db.jdbcUrl();
+    String user = db.user();
     dataSource = new DriverManagerDataSource(url, user, "");
     JdbcTemplate jdbc = new JdbcTemplate(dataSource);
     jdbc.execute("CREATE TABLE IF NOT EXISTS counters (id INT PRIMARY KEY, v INT NOT NULL)");

@@ -1,34 +1,23 @@
 package dev.locksmith.spring.integration;
 
-import dev.locksmith.redis.RedisServer;
+import dev.locksmith.redis.RedisServerExtension;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Leader election over Redis. */
 @DisplayName("Spring Integration leader election over Redis")
 class RedisLeaderElectionIT extends LeaderElectionContract {
-  private static RedisServer server;
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("spring-integration");
 
   @Override
   protected String uri() {
-    synchronized (RedisLeaderElectionIT.class) {
-      if (server == null) {
-        server = RedisServer.start("spring-integration");
-      }
-    }
-    return server.uri();
+    return REDIS.uri();
   }
 
   @Override
   protected Duration expirySlack() {
     return Duration.ZERO;
-  }
-
-  @AfterAll
-  static void stop() {
-    if (server != null) {
-      server.close();
-    }
   }
 }
