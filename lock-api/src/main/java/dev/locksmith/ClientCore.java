@@ -8,10 +8,8 @@ import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Poll;
-import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -21,14 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,16 +31,17 @@ import org.slf4j.LoggerFactory;
  * Everything that is the same for every backend: waiting with deadlines, interrupts and
  * cancellation; reentrancy; one renewal scheduler for all leases of the client, which hands the
  * backend every lease due at about the same time in one call; expiry and loss detection; event
- * dispatch on one thread of its own.
+ * dispatch on one thread of its own. The scheduler is {@link LeaseScheduler}; extend and hold after
+ * release are {@link LeaseControl}.
  */
 final class ClientCore implements LockClient, BackendContext, Abandonable {
   private static final Logger LOG = LoggerFactory.getLogger(ClientCore.class);
   private static final AtomicInteger CLIENTS = new AtomicInteger();
 
-  private final LockConfig config;
+  final LockConfig config;
   private final String clientId;
   private final long recheckNanos;
-  private final LockEvents events;
+  final LockEvents events;
 
   /**
    * False for {@link LockEvents#NONE}: then no event is handed to the event thread (two thread
@@ -53,8 +49,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    */
   private final boolean listening;
 
-  private LockBackend backend;
-  private Guarantees guarantees;
+  LockBackend backend;
+  Guarantees guarantees;
 
   private final AtomicLong leaseSeq = new AtomicLong();
 
@@ -63,17 +59,17 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    */
   private final AtomicLong sessionEpoch = new AtomicLong();
 
-  private final Map<String, HeldLease> held = new ConcurrentHashMap<>();
+  final Map<String, HeldLease> held = new ConcurrentHashMap<>();
   private final Map<ThreadKey, HeldLease> byThread = new ConcurrentHashMap<>();
   private final Map<String, Set<Waiter>> waiting = new ConcurrentHashMap<>();
-  private final AtomicBoolean closed = new AtomicBoolean();
+  final AtomicBoolean closed = new AtomicBoolean();
 
-  private final ScheduledExecutorService scheduler;
+  /** The renewal and expiry scheduler of every lease of this client. */
+  final LeaseScheduler scheduler;
+
+  final LeaseControl leaseControl = new LeaseControl(this);
   private final ExecutorService dispatcher;
   private final ExecutorService background;
-  private final ReentrantLock tickLock = new ReentrantLock();
-  private ScheduledFuture<?> nextTick;
-  private long nextTickAt = Long.MAX_VALUE;
 
   private static final class ThreadKey {
     final String name;
@@ -109,7 +105,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     this.events = config.events();
     this.listening = events != LockEvents.NONE;
     String tag = config.uri().scheme() + "-" + CLIENTS.get();
-    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemon("locksmith-renewer-" + tag));
+    this.scheduler =
+        new LeaseScheduler(
+            this, Executors.newSingleThreadScheduledExecutor(daemon("locksmith-renewer-" + tag)));
     this.dispatcher = Executors.newSingleThreadExecutor(daemon("locksmith-events-" + tag));
     this.background = Executors.newCachedThreadPool(daemon("locksmith-waiter-" + tag));
   }
@@ -220,6 +218,24 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   private void ensureOpen() {
     if (closed.get()) {
       throw new IllegalStateException("lock client for " + config.uri() + " is closed");
+    }
+  }
+
+  /**
+   * @throws UnsupportedOperationException naming {@code method} if the backend does not declare
+   *     {@code feature}
+   */
+  void requireFeature(Guarantees.Feature feature, String method) {
+    if (!guarantees.has(feature)) {
+      throw new UnsupportedOperationException(
+          method
+              + "() needs feature "
+              + feature
+              + ", which the backend for "
+              + config.uri()
+              + " does not declare (it declares "
+              + guarantees.features()
+              + ")");
     }
   }
 
@@ -343,7 +359,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           if (poll.isSessionGrant()
               && !options.autoRenew()
               && guarantees.has(Guarantees.Feature.EXTEND)) {
-            serverExpiry(lease);
+            leaseControl.serverExpiry(lease);
           }
           long waited = System.nanoTime() - start;
           emit(() -> events.acquired(name, lease.token, Duration.ofNanos(waited)));
@@ -431,7 +447,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
               + " was closed while acquiring "
               + HeldLease.describe(name, claim));
     }
-    scheduleBy(lease.nextDue());
+    scheduler.scheduleBy(lease.nextDue());
     return lease;
   }
 
@@ -478,167 +494,6 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return byThread.get(new ThreadKey(HeldLease.threadKey(name, claim), thread));
   }
 
-  /**
-   * A session grant held without auto-renew would stay held by the server until the session ends;
-   * have the server end it with its lease instead, so a holder that vanishes frees it on time.
-   */
-  private void serverExpiry(HeldLease lease) {
-    long left = lease.validUntil - System.nanoTime();
-    if (left <= 0) {
-      return; // the scheduler ends it now
-    }
-    try {
-      if (!backend.extend(lease.backendLease, ceilMillis(left))) {
-        markLost(
-            lease,
-            LeaseLostException.Reason.TAKEN,
-            "the server no longer had it as ours when its expiry was set");
-      }
-    } catch (UnsupportedOperationException e) {
-      LOG.debug(
-          "{} (token {}): the backend cannot have the server end it with its lease; this client"
-              + " ends it on time, and the server when the session ends: {}",
-          HeldLease.describe(lease.name, lease.claim),
-          lease.token,
-          e.toString());
-    } catch (RuntimeException e) {
-      LOG.warn(
-          "lock '{}' (token {}): could not have the server end it with its lease, so a crash of"
-              + " this process leaves it held until the session ends; this client still ends it on"
-              + " time: {}",
-          lease.name,
-          lease.token,
-          e.toString());
-    }
-  }
-
-  private static Duration ceilMillis(long nanos) {
-    return Duration.ofMillis(Math.max(1, (nanos + 999_999) / 1_000_000));
-  }
-
-  // ---------------------------------------------------------------- lease control
-
-  private void requireFeature(Guarantees.Feature feature, String method) {
-    if (!guarantees.has(feature)) {
-      throw new UnsupportedOperationException(
-          method
-              + "() needs feature "
-              + feature
-              + ", which the backend for "
-              + config.uri()
-              + " does not declare (it declares "
-              + guarantees.features()
-              + ")");
-    }
-  }
-
-  private static void requireExclusive(HeldLease lease, String method) {
-    if (!lease.claim.isExclusive()) {
-      throw new UnsupportedOperationException(
-          method
-              + "() is for leases of exclusive locks; this lease is on "
-              + HeldLease.describe(lease.name, lease.claim));
-    }
-  }
-
-  /** Moves the server's expiry of a lease held without auto-renew. */
-  boolean extend(HeldLease lease, Duration newLease) {
-    if (newLease == null) {
-      throw new NullPointerException(
-          "`lease` was null but it must be a duration from "
-              + Durations.format(LockOptions.MIN_LEASE)
-              + " to 7d");
-    }
-    LockOptions.checkLease(newLease);
-    if (lease.scheduledRenewal || lease.sessionHeld) {
-      throw new IllegalStateException(
-          "lease on lock '"
-              + lease.name
-              + "' (token "
-              + lease.token
-              + ") is renewed automatically, so extend() is not for it: take the lock with"
-              + " LockOptions.autoRenew(false) to set its expiry yourself");
-    }
-    requireFeature(Guarantees.Feature.EXTEND, "extend");
-    requireExclusive(lease, "extend");
-    if (!lease.isValid()) {
-      return false;
-    }
-    long start = System.nanoTime();
-    boolean ours = backend.extend(lease.backendLease, newLease);
-    if (!ours) {
-      markLost(
-          lease,
-          LeaseLostException.Reason.TAKEN,
-          "extend found the server no longer had it as ours");
-      return false;
-    }
-    if (lease.state.get() != HeldLease.State.HELD) {
-      // released or ended by the scheduler while the server moved the expiry: give it back
-      try {
-        backend.release(lease.backendLease);
-      } catch (RuntimeException e) {
-        LOG.warn(
-            "lock '{}' (token {}) ended while being extended, and giving it back failed; it expires"
-                + " at the new expiry: {}",
-            lease.name,
-            lease.token,
-            e.toString());
-      }
-      return false;
-    }
-    lease.validUntil = start + newLease.toNanos();
-    scheduleBy(lease.nextDue());
-    return true;
-  }
-
-  /**
-   * Gives a lease up and has the server keep the lock for {@code keepNanos}. The caller checked the
-   * arguments.
-   */
-  boolean releaseHoldingAfter(HeldLease lease, Duration keep) {
-    int left = lease.exitOnce();
-    if (left != 0) {
-      return left > 0 && lease.isValid();
-    }
-    if (!lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.RELEASED)) {
-      return false;
-    }
-    forget(lease);
-    boolean inTime = System.nanoTime() - lease.validUntil < 0;
-    boolean ours = false;
-    try {
-      // past its lease, the server has let it go: a hold now could only be on a lock that is not
-      // ours
-      ours =
-          inTime
-              ? backend.releaseAfter(lease.backendLease, keep)
-              : backend.release(lease.backendLease);
-      return ours && inTime;
-    } finally {
-      wakeWaiters(lease.resourceKey);
-      boolean stillHeld = ours && inTime;
-      long heldFor = System.nanoTime() - lease.grantedAt;
-      emit(() -> events.released(lease.name, lease.token, Duration.ofNanos(heldFor), stillHeld));
-    }
-  }
-
-  void checkHoldAfterRelease(HeldLease lease) {
-    requireFeature(Guarantees.Feature.HOLD_AFTER_RELEASE, "releaseAfter");
-    requireExclusive(lease, "releaseAfter");
-    if (lease.holds.get() > 1) {
-      throw new IllegalStateException(
-          "lock '"
-              + lease.name
-              + "' is held "
-              + lease.holds.get()
-              + " times by "
-              + (lease.owner == null ? "this lease" : "thread " + lease.owner.getName())
-              + " (reentrantly): releaseAfter() must end the last holding, so release the others"
-              + " first");
-    }
-  }
-
   // ---------------------------------------------------------------- releasing
 
   /** Drops one holding; the last one releases the lock. */
@@ -681,7 +536,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
-  private void forget(HeldLease lease) {
+  void forget(HeldLease lease) {
     held.remove(lease.ownerId, lease);
     if (lease.owner != null) {
       byThread.remove(new ThreadKey(lease.threadKey, lease.owner), lease);
@@ -691,7 +546,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   /**
    * Waiters of this client for the same resource need no server round trip to learn of a release.
    */
-  private void wakeWaiters(String resourceKey) {
+  void wakeWaiters(String resourceKey) {
     Set<Waiter> peers = waiting.get(resourceKey);
     if (peers != null) {
       peers.forEach(Waiter::wake);
@@ -700,7 +555,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   // ---------------------------------------------------------------- loss
 
-  private void markLost(HeldLease lease, LeaseLostException.Reason reason, String detail) {
+  void markLost(HeldLease lease, LeaseLostException.Reason reason, String detail) {
     if (!lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.LOST)) {
       return;
     }
@@ -744,167 +599,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     HeldLease lease = held.get(ownerId);
     if (lease != null && lease.sessionHeld) {
       lease.validUntil = validUntilNanos;
-      scheduleBy(lease.nextDue());
-    }
-  }
-
-  // ---------------------------------------------------------------- the scheduler
-
-  /**
-   * Makes sure a tick runs no later than {@code due}. O(1): the tick itself finds the next due
-   * time.
-   */
-  private void scheduleBy(long due) {
-    if (due == Long.MAX_VALUE || closed.get()) {
-      return;
-    }
-    tickLock.lock();
-    try {
-      if (nextTick != null && nextTickAt - due <= 0) {
-        return;
-      }
-      if (nextTick != null) {
-        nextTick.cancel(false);
-      }
-      nextTickAt = due;
-      long delay = Math.max(0, due - System.nanoTime());
-      try {
-        nextTick = scheduler.schedule(this::tick, delay, TimeUnit.NANOSECONDS);
-      } catch (RejectedExecutionException e) {
-        nextTick = null; // closing
-      }
-    } finally {
-      tickLock.unlock();
-    }
-  }
-
-  private void tick() {
-    tickLock.lock();
-    try {
-      nextTick = null;
-      nextTickAt = Long.MAX_VALUE;
-    } finally {
-      tickLock.unlock();
-    }
-    try {
-      long now = System.nanoTime();
-      List<HeldLease> due = new ArrayList<>();
-      for (HeldLease lease : held.values()) {
-        if (lease.state.get() != HeldLease.State.HELD) {
-          continue;
-        }
-        if (now - lease.validUntil >= 0) {
-          expire(lease);
-        } else if (lease.scheduledRenewal && lease.nextRenewAt - now <= lease.renewInterval() / 2) {
-          // due now, or due soon enough to share this round trip with the others
-          due.add(lease);
-        }
-      }
-      if (!due.isEmpty()) {
-        renew(due);
-      }
-    } catch (RuntimeException e) {
-      LOG.error("lease scheduler failed; retrying", e);
-    } finally {
-      long next = Long.MAX_VALUE;
-      for (HeldLease lease : held.values()) {
-        if (lease.state.get() == HeldLease.State.HELD) {
-          long d = lease.nextDue();
-          if (d - next < 0 || next == Long.MAX_VALUE) {
-            next = d;
-          }
-        }
-      }
-      scheduleBy(next);
-    }
-  }
-
-  private void expire(HeldLease lease) {
-    if (lease.scheduledRenewal) {
-      markLost(
-          lease,
-          LeaseLostException.Reason.RENEWAL_FAILED,
-          "not renewed within its lease of "
-              + Durations.format(Duration.ofNanos(lease.leaseNanos)));
-    } else if (lease.sessionHeld) {
-      markLost(
-          lease,
-          LeaseLostException.Reason.SESSION_LOST,
-          "connection in doubt past the session timeout");
-    } else {
-      markLost(
-          lease,
-          LeaseLostException.Reason.EXPIRED,
-          "auto-renew is off and the lease of "
-              + Durations.format(Duration.ofNanos(lease.leaseNanos))
-              + " ran out");
-    }
-    if (!lease.sessionGrant) {
-      return; // the server's own lease has run out too
-    }
-    // A lock granted for a session (ZooKeeper, etcd) is freed only by a release.
-    runInBackground(
-        () -> {
-          try {
-            backend.release(lease.backendLease);
-          } catch (RuntimeException e) {
-            LOG.debug("cleaning up expired lease on '{}' failed: {}", lease.name, e.toString());
-          }
-        });
-  }
-
-  private void renew(List<HeldLease> due) {
-    List<BackendLease> batch = new ArrayList<>(due.size());
-    for (HeldLease lease : due) {
-      batch.add(lease.backendLease);
-    }
-    long start = System.nanoTime();
-    List<Renewal> outcomes;
-    try {
-      outcomes = backend.renew(batch);
-      if (outcomes.size() != batch.size()) {
-        throw new IllegalStateException(
-            "backend answered " + outcomes.size() + " renewals for " + batch.size() + " leases");
-      }
-    } catch (RuntimeException e) {
-      List<Renewal> failed = new ArrayList<>(batch.size());
-      for (int i = 0; i < batch.size(); i++) {
-        failed.add(Renewal.failed(e));
-      }
-      outcomes = failed;
-    }
-    long end = System.nanoTime();
-    for (int i = 0; i < due.size(); i++) {
-      HeldLease lease = due.get(i);
-      Renewal outcome = outcomes.get(i);
-      if (lease.state.get() != HeldLease.State.HELD) {
-        continue;
-      }
-      switch (outcome.kind()) {
-        case RENEWED:
-          lease.validUntil = start + lease.leaseNanos;
-          lease.nextRenewAt = start + lease.renewInterval();
-          emit(() -> events.renewed(lease.name, lease.token, Duration.ofNanos(end - start)));
-          break;
-        case LOST:
-          markLost(lease, LeaseLostException.Reason.TAKEN, outcome.detail());
-          break;
-        default:
-          Throwable cause = outcome.cause();
-          emit(() -> events.renewalFailed(lease.name, lease.token, cause));
-          if (end - lease.validUntil >= 0) {
-            markLost(
-                lease,
-                LeaseLostException.Reason.RENEWAL_FAILED,
-                "could not reach the server: " + outcome.detail());
-          } else {
-            long retry =
-                Math.max(
-                    TimeUnit.MILLISECONDS.toNanos(5),
-                    Math.min(lease.leaseNanos / 10, TimeUnit.SECONDS.toNanos(1)));
-            lease.nextRenewAt = Math.min(end + retry, lease.validUntil);
-          }
-      }
+      scheduler.scheduleBy(lease.nextDue());
     }
   }
 
@@ -919,7 +614,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    * Hands a listener event to the event thread, unless nobody listens. Loss signals always go
    * through {@link #dispatch}.
    */
-  private void emit(Runnable event) {
+  void emit(Runnable event) {
     if (listening) {
       dispatch(event);
     }
@@ -941,7 +636,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
-  private void runInBackground(Runnable task) {
+  void runInBackground(Runnable task) {
     try {
       background.execute(task);
     } catch (RejectedExecutionException e) {

@@ -57,7 +57,7 @@ final class LeaseHandle implements Lease {
       LockOptions.checkLease(lease);
       return false;
     }
-    return core.extend(held, lease);
+    return core.leaseControl.extend(held, lease);
   }
 
   @Override
@@ -75,11 +75,11 @@ final class LeaseHandle implements Lease {
     if (keep.isZero() || keep.isNegative()) {
       return release();
     }
-    core.checkHoldAfterRelease(held);
+    core.leaseControl.checkHoldAfterRelease(held);
     if (!released.compareAndSet(false, true)) {
       return false;
     }
-    return core.releaseHoldingAfter(held, keep);
+    return core.leaseControl.releaseHoldingAfter(held, keep);
   }
 
   @Override
