@@ -1,7 +1,10 @@
 package dev.locksmith.etcd;
 
 import io.etcd.jetcd.Client;
+import java.io.IOException;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -18,8 +21,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * Without the etcd binary the class fails; it is never skipped.
  */
 public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCallback {
-  private static final ExtensionContext.Namespace SHARED =
-      ExtensionContext.Namespace.create(EtcdServerExtension.class);
+  /** The members shared by the test JVM, by tag; each stopped when the JVM exits. */
+  private static final Map<String, EtcdCluster> SHARED = new ConcurrentHashMap<>();
 
   private final int size;
   private final String tag;
@@ -54,7 +57,7 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
 
   /**
    * @param tag a word for directory and process names; classes that give the same tag share one
-   *     member, started by the first of them and stopped when the test JVM's run ends
+   *     member, started by the first of them and stopped when the test JVM exits
    * @return one member shared by the test JVM
    */
   public static EtcdServerExtension sharedOneMember(String tag) {
@@ -87,11 +90,7 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
     if (perJvm) {
-      cluster =
-          context
-              .getRoot()
-              .getStore(SHARED)
-              .computeIfAbsent(tag, k -> startUnchecked(), EtcdCluster.class);
+      cluster = SHARED.computeIfAbsent(tag, k -> startShared());
     } else {
       cluster = start();
     }
@@ -110,9 +109,20 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
     return started;
   }
 
-  private EtcdCluster startUnchecked() {
+  private EtcdCluster startShared() {
     try {
-      return start();
+      EtcdCluster started = start();
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    try {
+                      started.close();
+                    } catch (IOException e) {
+                      // the JVM is exiting; the data directory is temporary
+                    }
+                  }));
+      return started;
     } catch (RuntimeException e) {
       throw e;
     } catch (Exception e) {

@@ -1,5 +1,7 @@
 package dev.locksmith.redis;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -7,7 +9,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * A real redis-server ({@link RedisServer}) for a test class on a free loopback port, started
  * before the class's tests and stopped after them, or started once and shared by every class of the
- * test JVM ({@link #shared}). Register it on a static field:
+ * test JVM ({@link #shared}, stopped when the JVM exits). Register it on a static field:
  *
  * <pre>{@code
  * @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.single("kit");
@@ -16,8 +18,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * Without redis-server the class fails; it is never skipped.
  */
 public final class RedisServerExtension implements BeforeAllCallback, AfterAllCallback {
-  private static final ExtensionContext.Namespace SHARED =
-      ExtensionContext.Namespace.create(RedisServerExtension.class);
+  /** The servers shared by the test JVM, by name; each stopped when the JVM exits. */
+  private static final Map<String, RedisServer> SHARED = new ConcurrentHashMap<>();
 
   private final String name;
   private final String password;
@@ -49,7 +51,7 @@ public final class RedisServerExtension implements BeforeAllCallback, AfterAllCa
 
   /**
    * @param name a short name for its log file and work directory; classes that give the same name
-   *     share one server, started by the first of them and stopped when the test JVM's run ends
+   *     share one server, started by the first of them and stopped when the test JVM exits
    * @return a server shared by the test JVM
    */
   public static RedisServerExtension shared(String name) {
@@ -60,11 +62,14 @@ public final class RedisServerExtension implements BeforeAllCallback, AfterAllCa
   public void beforeAll(ExtensionContext context) {
     server =
         perJvm
-            ? context
-                .getRoot()
-                .getStore(SHARED)
-                .computeIfAbsent(name, k -> RedisServer.start(name), RedisServer.class)
+            ? SHARED.computeIfAbsent(name, RedisServerExtension::startShared)
             : RedisServer.start(name, password);
+  }
+
+  private static RedisServer startShared(String name) {
+    RedisServer started = RedisServer.start(name);
+    Runtime.getRuntime().addShutdownHook(new Thread(started::close));
+    return started;
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.locksmith.zookeeper;
 import java.nio.file.Files;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -27,8 +28,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * }</pre>
  */
 public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterAllCallback {
-  private static final ExtensionContext.Namespace SHARED =
-      ExtensionContext.Namespace.create(ZooKeeperServerExtension.class);
+  /** The servers shared by the test JVM, by tag; each stopped when the JVM exits. */
+  private static final Map<String, ZooKeeperServerFixture> SHARED = new ConcurrentHashMap<>();
 
   private final String tag;
   private final boolean inThisJvm;
@@ -58,7 +59,7 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
 
   /**
    * @param tag a word for directory and process names; classes that give the same tag share one
-   *     server, started by the first of them and stopped when the test JVM's run ends
+   *     server, started by the first of them and stopped when the test JVM exits
    * @return a server in a JVM of its own, shared by the test JVM
    */
   public static ZooKeeperServerExtension sharedOwnJvm(String tag) {
@@ -115,11 +116,13 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
       testingServer = new TestingServer(spec, true);
     } else if (perJvm) {
       server =
-          context
-              .getRoot()
-              .getStore(SHARED)
-              .computeIfAbsent(
-                  tag, k -> ZooKeeperServerFixture.start(tag), ZooKeeperServerFixture.class);
+          SHARED.computeIfAbsent(
+              tag,
+              k -> {
+                ZooKeeperServerFixture started = ZooKeeperServerFixture.start(tag);
+                Runtime.getRuntime().addShutdownHook(new Thread(started::close));
+                return started;
+              });
     } else {
       server = ZooKeeperServerFixture.start(tag);
     }
