@@ -140,7 +140,7 @@ class RedlockQuorumIT {
   }
 
   /**
-   * A one-shot attempt waits for its give-backs (RedlockBackend's awaitGiveBacks), but not for a
+   * A one-shot attempt waits for its give-backs (RedlockAttempt's awaitGiveBacks), but not for a
    * frozen server beyond its server-timeout: with command-timeout 5s, a wait for the frozen
    * server's own answer to the give-back would take 5 s.
    */

@@ -646,7 +646,7 @@ class RedlockSemaphoreIT {
               .orElseThrow(() -> new AssertionError("second reader refused"));
       // a writer that does not wait marks nothing: a mark made only to be withdrawn would keep out
       // a reader that asks
-      // before the withdrawal lands (RedlockBackend's pollWithoutWaiting)
+      // before the withdrawal lands (RedlockAttempt's pollWithoutWaiting)
       long marks =
           zaddsOn(
               RedlockServers.CLAIM_KEYS.writersWaiting(name),
