@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
@@ -45,42 +44,20 @@ public final class RedisClusterSet implements AutoCloseable {
         } while (port + 10000 > 65535); // the Cluster bus listens on port + 10000
         Path dir = Path.of("target", "redis-servers", name + "-cluster-" + port).toAbsolutePath();
         List<String> command =
-            List.of(
-                binary.toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "no",
-                "--daemonize",
-                "no",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                dir.resolve("nodes.conf").toString(),
-                "--cluster-node-timeout",
-                Long.toString(nodeTimeout.toMillis()),
-                "--cluster-announce-ip",
-                "127.0.0.1",
-                "--repl-diskless-sync",
-                "yes",
-                "--repl-diskless-sync-delay",
-                "0",
-                "--dir",
-                dir.toString());
-        set.nodes.add(
-            ServerProcess.start(
-                "redis-" + name + "-" + i,
-                command,
-                dir,
-                Map.of(),
-                Duration.ofSeconds(20),
-                RedisSentinelSet.pings(port)));
+            RedisNodes.command(
+                binary,
+                port,
+                List.of(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    dir.resolve("nodes.conf").toString(),
+                    "--cluster-node-timeout",
+                    Long.toString(nodeTimeout.toMillis()),
+                    "--cluster-announce-ip",
+                    "127.0.0.1"),
+                dir);
+        set.nodes.add(RedisNodes.start("redis-" + name + "-" + i, command, dir, port));
         set.ports.add(port);
       }
       List<String> create = new ArrayList<>(List.of(cli.toString(), "--cluster", "create"));

@@ -45,42 +45,13 @@ public final class RedisSentinelSet implements AutoCloseable {
     try {
       for (int i = 0; i < 3; i++) {
         int port = ServerProcess.freePort();
-        List<String> command =
-            new ArrayList<>(
-                List.of(
-                    binary.toString(),
-                    "--port",
-                    Integer.toString(port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--protected-mode",
-                    "no",
-                    "--daemonize",
-                    "no",
-                    "--repl-diskless-sync",
-                    "yes",
-                    "--repl-diskless-sync-delay",
-                    "0",
-                    "--replica-announce-ip",
-                    "127.0.0.1"));
+        List<String> extra = new ArrayList<>(List.of("--replica-announce-ip", "127.0.0.1"));
         if (i > 0) {
-          command.addAll(
-              List.of("--replicaof", "127.0.0.1", Integer.toString(set.dataPorts.get(0))));
+          extra.addAll(List.of("--replicaof", "127.0.0.1", Integer.toString(set.dataPorts.get(0))));
         }
         Path dir = Path.of("target", "redis-servers", name + "-data-" + port).toAbsolutePath();
-        command.addAll(List.of("--dir", dir.toString()));
-        set.data.add(
-            ServerProcess.start(
-                "redis-" + name + "-" + i,
-                command,
-                dir,
-                Map.of(),
-                Duration.ofSeconds(20),
-                pings(port)));
+        List<String> command = RedisNodes.command(binary, port, extra, dir);
+        set.data.add(RedisNodes.start("redis-" + name + "-" + i, command, dir, port));
         set.dataPorts.add(port);
       }
       for (int i = 0; i < 3; i++) {
