@@ -1,7 +1,9 @@
 package dev.locksmith.zookeeper;
 
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -9,6 +11,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -19,8 +22,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * tests and stopped after them, or started once and shared by every class of the test JVM ({@link
  * #sharedOwnJvm}). Either in a JVM of its own ({@link ZooKeeperServerFixture}: {@link #server()}
  * pauses, kills and restarts it), or in the test's JVM (curator-test's {@link TestingServer}:
- * {@link #testingServer()} stops and restarts it). Both tick every {@value
- * ZooKeeperServerFixture#TICK_MILLIS} ms. Register it on a static field:
+ * {@link #testingServer()} stops and restarts it), or a three-member ensemble in the test's JVM
+ * ({@link #threeMembersInThisJvm}: curator-test's {@link TestingCluster}, {@link #cluster()} kills
+ * and restarts its members). All tick every {@value ZooKeeperServerFixture#TICK_MILLIS} ms.
+ * Register it on a static field:
  *
  * <pre>{@code
  * @RegisterExtension
@@ -34,18 +39,22 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
   private final String tag;
   private final boolean inThisJvm;
   private final boolean perJvm;
+  private final boolean threeMembers;
   private final Map<String, Object> settings = new HashMap<>();
   private boolean withAdmin;
   private String adminNamespace;
   private int adminSessionMillis = 30_000;
   private ZooKeeperServerFixture server;
   private TestingServer testingServer;
+  private TestingCluster cluster;
   private CuratorFramework admin;
 
-  private ZooKeeperServerExtension(String tag, boolean inThisJvm, boolean perJvm) {
+  private ZooKeeperServerExtension(
+      String tag, boolean inThisJvm, boolean perJvm, boolean threeMembers) {
     this.tag = tag;
     this.inThisJvm = inThisJvm;
     this.perJvm = perJvm;
+    this.threeMembers = threeMembers;
     settings.put("admin.enableServer", "false");
   }
 
@@ -54,7 +63,7 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
    * @return a server in a JVM of its own, for the class that registers it
    */
   public static ZooKeeperServerExtension ownJvm(String tag) {
-    return new ZooKeeperServerExtension(tag, false, false);
+    return new ZooKeeperServerExtension(tag, false, false, false);
   }
 
   /**
@@ -63,7 +72,7 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
    * @return a server in a JVM of its own, shared by the test JVM
    */
   public static ZooKeeperServerExtension sharedOwnJvm(String tag) {
-    return new ZooKeeperServerExtension(tag, false, true);
+    return new ZooKeeperServerExtension(tag, false, true, false);
   }
 
   /**
@@ -71,11 +80,20 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
    * @return a server in the test's JVM (curator-test), for the class that registers it
    */
   public static ZooKeeperServerExtension inThisJvm(String tag) {
-    return new ZooKeeperServerExtension(tag, true, false);
+    return new ZooKeeperServerExtension(tag, true, false, false);
   }
 
   /**
-   * For a server in the test's JVM: a zoo.cfg setting more.
+   * @param tag a word for the data directories' names
+   * @return a three-member ensemble in the test's JVM (curator-test), for the class that registers
+   *     it
+   */
+  public static ZooKeeperServerExtension threeMembersInThisJvm(String tag) {
+    return new ZooKeeperServerExtension(tag, true, false, true);
+  }
+
+  /**
+   * For a server or ensemble in the test's JVM: a zoo.cfg setting more.
    *
    * @return this
    */
@@ -100,7 +118,31 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
-    if (inThisJvm) {
+    if (threeMembers) {
+      List<InstanceSpec> specs = new ArrayList<>();
+      for (int id = 1; id <= 3; id++) {
+        specs.add(
+            new InstanceSpec(
+                Files.createTempDirectory("locksmith-" + tag + "-" + id).toFile(),
+                InstanceSpec.getRandomPort(),
+                InstanceSpec.getRandomPort(),
+                InstanceSpec.getRandomPort(),
+                true,
+                id,
+                ZooKeeperServerFixture.TICK_MILLIS,
+                -1,
+                Map.copyOf(settings),
+                "127.0.0.1"));
+      }
+      TestingCluster started = new TestingCluster(specs);
+      try {
+        started.start();
+      } catch (Exception | Error e) {
+        started.close();
+        throw e;
+      }
+      cluster = started;
+    } else if (inThisJvm) {
       InstanceSpec spec =
           new InstanceSpec(
               Files.createTempDirectory("locksmith-" + tag).toFile(),
@@ -157,11 +199,15 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
         if (testingServer != null) {
           testingServer.close();
         }
+        if (cluster != null) {
+          cluster.close();
+        }
         if (server != null && !perJvm) {
           server.close();
         }
       } finally {
         testingServer = null;
+        cluster = null;
         server = null;
       }
     }
@@ -175,16 +221,23 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
   }
 
   /**
-   * @return {@code 127.0.0.1:PORT}
+   * @return {@code 127.0.0.1:PORT}, or for an ensemble every member's {@code 127.0.0.1:PORT}
+   *     separated by commas
    */
   public String connectString() {
+    if (cluster != null) {
+      return cluster.getConnectString();
+    }
     return "127.0.0.1:" + port();
   }
 
   /**
-   * @return the server's client port
+   * @return the server's client port (for an ensemble, the first member's)
    */
   public int port() {
+    if (cluster != null) {
+      return cluster.getInstances().iterator().next().getPort();
+    }
     if (testingServer != null) {
       return testingServer.getPort();
     }
@@ -210,6 +263,17 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
           "ZooKeeper " + tag + " runs in a JVM of its own only between BeforeAll and AfterAll");
     }
     return server;
+  }
+
+  /**
+   * @return the three-member ensemble in the test's JVM, for killing and restarting its members
+   */
+  TestingCluster cluster() {
+    if (cluster == null) {
+      throw new IllegalStateException(
+          "ZooKeeper " + tag + " runs as an ensemble only between BeforeAll and AfterAll");
+    }
+    return cluster;
   }
 
   /**
