@@ -5,24 +5,29 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.Locks;
+import dev.locksmith.redis.RedisServerExtension;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code lockctl status} against a real redis-server, the lock held or not by the test's own
  * client.
  */
 class LockctlStatusIT {
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("lockctl");
+
   static RedisFixture redis;
   static LockClient client;
 
   @BeforeAll
   static void startRedis() {
-    redis = RedisFixture.start();
+    redis = RedisFixture.on(REDIS);
     client = Locks.connect(redis.uri());
   }
 

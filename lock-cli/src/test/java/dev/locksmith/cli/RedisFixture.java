@@ -2,57 +2,48 @@ package dev.locksmith.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.redis.RedisServer;
+import dev.locksmith.redis.RedisServerExtension;
 import dev.locksmith.tck.ServerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** A real redis-server of the tests' own on a free loopback port, without persistence. */
+/**
+ * A real redis-server of the tests' own on a free loopback port, without persistence: lock-redis's
+ * {@link RedisServer} fixture, started for a test ({@link #start}) or a class's {@link
+ * RedisServerExtension} ({@link #on}), with the redis-cli calls these tests make on it.
+ */
 final class RedisFixture implements AutoCloseable {
-  private final ServerProcess server;
+  private final RedisServer server;
   private final Path cli;
+  private final boolean owned;
   final int port;
 
-  private RedisFixture(ServerProcess server, Path cli, int port) {
+  private RedisFixture(RedisServer server, Path cli, boolean owned) {
     this.server = server;
     this.cli = cli;
-    this.port = port;
+    this.owned = owned;
+    this.port = server.port();
   }
 
   static RedisFixture start() {
-    Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
     Path cli = ServerProcess.requireBinary("redis-cli", "apt-get install redis-tools");
-    int port = ServerProcess.freePort();
-    Path dir = Path.of("target", "redis-servers", "lockctl-" + port).toAbsolutePath();
-    ServerProcess server =
-        ServerProcess.start(
-            "redis-lockctl",
-            List.of(
-                binary.toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "no",
-                "--dir",
-                dir.toString()),
-            dir,
-            Map.of(),
-            Duration.ofSeconds(20),
-            ServerProcess.portOpen(port));
-    return new RedisFixture(server, cli, port);
+    return new RedisFixture(RedisServer.start("lockctl"), cli, true);
+  }
+
+  /**
+   * @param extension the class's server, running (from a BeforeAll on)
+   * @return the redis-cli calls on it; {@link #close()} leaves the server to the extension
+   */
+  static RedisFixture on(RedisServerExtension extension) {
+    Path cli = ServerProcess.requireBinary("redis-cli", "apt-get install redis-tools");
+    return new RedisFixture(extension.server(), cli, false);
   }
 
   String uri() {
-    return "redis://127.0.0.1:" + port;
+    return server.uri();
   }
 
   /**
@@ -83,6 +74,8 @@ final class RedisFixture implements AutoCloseable {
 
   @Override
   public void close() {
-    server.close();
+    if (owned) {
+      server.close();
+    }
   }
 }
