@@ -2,7 +2,6 @@ package dev.locksmith.tck;
 
 import dev.locksmith.BackendUnavailableException;
 import dev.locksmith.Guarantees;
-import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.LockState;
@@ -253,31 +252,21 @@ final class MemoryBackends {
   }
 
   static final Guarantees GUARANTEES =
-      Guarantees.builder()
-          .features(
-              Feature.FENCING,
-              Feature.FIFO_FAIRNESS,
-              Feature.RENEWAL,
-              Feature.LOSS_DETECTION,
-              Feature.NOTIFIED_WAKEUP,
-              Feature.REENTRANCY,
-              Feature.STATE_READS,
-              Feature.EXTEND,
-              Feature.HOLD_AFTER_RELEASE,
-              Feature.SEMAPHORES,
-              Feature.READ_WRITE_LOCKS)
-          .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "lease expiry")
-          .promise(Fault.HOLDER_CRASH, Promise.SAFE, "lease expiry")
-          .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "lease expiry")
-          .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
-          .promise(Fault.SERVER_PAUSE, Promise.UNAVAILABLE, "a suspended server refuses every call")
-          .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
-          .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
-          .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
-          .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
-          .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
-          .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
-          .build();
+      InMemoryGuarantees.of(
+          "lease expiry",
+          Promise.UNAVAILABLE,
+          "a suspended server refuses every call",
+          Feature.FENCING,
+          Feature.FIFO_FAIRNESS,
+          Feature.RENEWAL,
+          Feature.LOSS_DETECTION,
+          Feature.NOTIFIED_WAKEUP,
+          Feature.REENTRANCY,
+          Feature.STATE_READS,
+          Feature.EXTEND,
+          Feature.HOLD_AFTER_RELEASE,
+          Feature.SEMAPHORES,
+          Feature.READ_WRITE_LOCKS);
 
   private static final Map<Defect, Server> SERVERS = new ConcurrentHashMap<>();
 

@@ -1,7 +1,6 @@
 package dev.locksmith.tck;
 
 import dev.locksmith.Guarantees;
-import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
 import dev.locksmith.spi.BackendConfig;
@@ -42,27 +41,17 @@ final class SessionBackends {
   static final Duration SESSION_TIMEOUT = Duration.ofSeconds(1);
 
   static final Guarantees GUARANTEES =
-      Guarantees.builder()
-          .features(
-              Feature.FENCING,
-              Feature.RENEWAL,
-              Feature.LOSS_DETECTION,
-              Feature.NOTIFIED_WAKEUP,
-              Feature.REENTRANCY,
-              Feature.EXTEND,
-              Feature.HOLD_AFTER_RELEASE)
-          .promise(Fault.HOLDER_PAUSE, Promise.SAFE_WITH_FENCING, "session timeout")
-          .promise(Fault.HOLDER_CRASH, Promise.SAFE, "session timeout")
-          .promise(Fault.PAUSE_DURING_ACQUIRE, Promise.SAFE_WITH_FENCING, "session timeout")
-          .promise(Fault.SERVER_RESTART, Promise.NOT_APPLICABLE, "in memory")
-          .promise(Fault.SERVER_PAUSE, Promise.NOT_APPLICABLE, "never paused")
-          .promise(Fault.PARTITION, Promise.NOT_APPLICABLE, "no network")
-          .promise(Fault.LEADER_FAILOVER, Promise.NOT_APPLICABLE, "no replication")
-          .promise(Fault.CLOCK_JUMP, Promise.SAFE, "nanoTime")
-          .promise(Fault.RELEASE_AFTER_EXPIRY, Promise.SAFE, "owner-checked release")
-          .promise(Fault.AMBIGUOUS_ACQUIRE, Promise.SAFE, "abandon frees a grant")
-          .promise(Fault.TOKEN_MONOTONICITY, Promise.SAFE, "one counter per lock")
-          .build();
+      InMemoryGuarantees.of(
+          "session timeout",
+          Promise.NOT_APPLICABLE,
+          "never paused",
+          Feature.FENCING,
+          Feature.RENEWAL,
+          Feature.LOSS_DETECTION,
+          Feature.NOTIFIED_WAKEUP,
+          Feature.REENTRANCY,
+          Feature.EXTEND,
+          Feature.HOLD_AFTER_RELEASE);
 
   /** The one server every client of the test shares. */
   static final Server SERVER = new Server();
