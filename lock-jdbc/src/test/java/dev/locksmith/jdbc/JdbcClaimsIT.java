@@ -80,15 +80,7 @@ class JdbcClaimsIT {
   }
 
   private static int rows(TestDatabases.Db db, String name) throws SQLException {
-    try (Connection c = db.admin();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT COUNT(*) FROM " + LEASES + " WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
+    return db.countRows(LEASES, name);
   }
 
   /**

@@ -61,21 +61,7 @@ class JdbcLeaseControlIT {
   }
 
   /** A lock's row as the database has it, with the database clock read in the same statement. */
-  private static final class Row {
-    final String owner;
-    final long fence;
-    final long expiresAt;
-    final long acquiredAt;
-    final long now;
-
-    Row(String owner, long fence, long expiresAt, long acquiredAt, long now) {
-      this.owner = owner;
-      this.fence = fence;
-      this.expiresAt = expiresAt;
-      this.acquiredAt = acquiredAt;
-      this.now = now;
-    }
-
+  private record Row(String owner, long fence, long expiresAt, long acquiredAt, long now) {
     @Override
     public String toString() {
       return "row{owner="

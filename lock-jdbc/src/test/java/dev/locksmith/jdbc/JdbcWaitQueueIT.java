@@ -71,15 +71,7 @@ class JdbcWaitQueueIT {
   }
 
   private static int tickets(TestDatabases.Db db, String name) throws SQLException {
-    try (Connection c = db.admin();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT COUNT(*) FROM " + QUEUE + " WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
+    return db.countRows(QUEUE, name);
   }
 
   /** Waits up to 10 s for the name's ticket count to become {@code n}, then asserts it. */

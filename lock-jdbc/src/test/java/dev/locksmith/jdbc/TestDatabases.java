@@ -9,6 +9,7 @@ import java.nio.file.attribute.UserPrincipalLookupService;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -108,6 +109,19 @@ final class TestDatabases {
 
     Connection admin() throws SQLException {
       return DriverManager.getConnection(adminUrl, user, "");
+    }
+
+    /** Counts the rows of {@code table} for a lock's name, read on an admin connection. */
+    int countRows(String table, String lockName) throws SQLException {
+      try (Connection c = admin();
+          PreparedStatement ps =
+              c.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE name = ?")) {
+        ps.setString(1, lockName);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getInt(1);
+        }
+      }
     }
 
     /** Deletes a lock's row behind its holder's back. */

@@ -53,21 +53,7 @@ class ZooKeeperFailoverIT {
    * One holding as observed by a worker; {@code valid} is whether the lease was still valid at its
    * end.
    */
-  private static final class Hold {
-    final int client;
-    final long token;
-    final long start;
-    final long end;
-    final boolean valid;
-
-    Hold(int client, long token, long start, long end, boolean valid) {
-      this.client = client;
-      this.token = token;
-      this.start = start;
-      this.end = end;
-      this.valid = valid;
-    }
-
+  private record Hold(int client, long token, long start, long end, boolean valid) {
     @Override
     public String toString() {
       return "client "
