@@ -14,6 +14,7 @@ import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -217,6 +218,15 @@ class ClientCoreTest {
             "lost gone TAKEN");
   }
 
+  /** The reason each of {@link GiveUpScenario#NAMES} gives up with. */
+  private static final Map<String, String> REASONS =
+      Map.of(
+          "busy", "TIMEOUT",
+          "timeout", "TIMEOUT",
+          "interrupted", "INTERRUPTED",
+          "cancelled", "CANCELLED",
+          "closed", "ERROR");
+
   @Test
   void eventsSayWhyAnAcquireGaveUp() throws Exception {
     List<String> seen = new CopyOnWriteArrayList<>();
@@ -237,50 +247,11 @@ class ClientCoreTest {
     try (LockClient holder = Locks.connect("local:giveup");
         LockClient c =
             Locks.connect(LockConfig.builder().uri("local:giveup").events(events).build())) {
-      for (String name : List.of("busy", "timeout", "interrupted", "cancelled", "closed")) {
-        holder.lock(name).acquire(Duration.ofSeconds(1));
-      }
-      assertThat(c.lock("busy").tryAcquire()).isEmpty();
-      assertThatThrownBy(() -> c.lock("timeout").acquire(Duration.ofMillis(20)))
-          .isInstanceOf(LockTimeoutException.class);
-
-      Thread waiter =
-          new Thread(
-              () -> {
-                try {
-                  c.lock("interrupted").acquire();
-                } catch (InterruptedException expected) {
-                  // what the test wants: the event says INTERRUPTED
-                }
-              });
-      waiter.start();
-      awaitWaiting(c, "interrupted");
-      waiter.interrupt();
-      waiter.join(5_000);
-
-      CompletableFuture<Lease> async = c.lock("cancelled").acquireAsync(Duration.ofHours(1));
-      awaitWaiting(c, "cancelled");
-      async.cancel(true);
-      awaitSeen(seen, "cancelled CANCELLED");
-
-      Thread closing =
-          new Thread(
-              () -> {
-                try {
-                  c.lock("closed").acquire();
-                } catch (LockException expected) {
-                  // the client was closed under the waiter
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              });
-      closing.start();
-      awaitWaiting(c, "closed");
-      c.close();
-      closing.join(5_000);
-      // the event thread delivers the give-up after the waiter has left: wait for it, as for the
-      // cancelled one
-      awaitSeen(seen, "closed ERROR");
+      GiveUpScenario.run(
+          holder,
+          c,
+          name -> awaitWaiting(c, name),
+          name -> awaitSeen(seen, name + " " + REASONS.get(name)));
     }
     assertThat(seen)
         .containsExactlyInAnyOrder(

@@ -3,12 +3,11 @@ package dev.locksmith.micrometer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.locksmith.GiveUpScenario;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockEvents;
-import dev.locksmith.LockException;
-import dev.locksmith.LockTimeoutException;
 import dev.locksmith.Locks;
 import dev.locksmith.local.LocalLockProvider;
 import io.micrometer.core.instrument.Meter;
@@ -17,7 +16,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -70,56 +69,31 @@ class LockMetricsTest {
     }
   }
 
+  /** The acquire timer's outcome tag of each of {@link GiveUpScenario#NAMES}. */
+  private static final Map<String, String> OUTCOMES =
+      Map.of(
+          "busy", "timeout",
+          "timeout", "timeout",
+          "interrupted", "interrupted",
+          "cancelled", "cancelled",
+          "closed", "error");
+
+  /** The count of that outcome once the name has given up (busy and timeout share a tag). */
+  private static final Map<String, Long> COUNTS =
+      Map.of("busy", 1L, "timeout", 2L, "interrupted", 1L, "cancelled", 1L, "closed", 1L);
+
   @Test
   void theAcquireTimerCountsEachOutcomeUnderItsOwnTag() throws Exception {
     try (LockClient holder = Locks.connect("local:m-outcomes");
         LockClient c = connect("m-outcomes", metrics(false), Duration.ofSeconds(30))) {
-      for (String name : List.of("busy", "late", "interrupted", "cancelled", "closed")) {
-        holder.lock(name).acquire(Duration.ofSeconds(1));
-      }
       c.lock("free").acquire(Duration.ofSeconds(1));
-      assertThat(c.lock("busy").tryAcquire()).isEmpty();
-      assertThatThrownBy(() -> c.lock("late").acquire(Duration.ofMillis(10)))
-          .isInstanceOf(LockTimeoutException.class);
-      await("acquired 1, timeout 2", () -> acquires("acquired") == 1 && acquires("timeout") == 2);
-
-      Thread waiter =
-          new Thread(
-              () -> {
-                try {
-                  c.lock("interrupted").acquire();
-                } catch (InterruptedException expected) {
-                  // counted as outcome=interrupted
-                }
-              });
-      waiter.start();
-      Thread.sleep(
-          50); // not a timing assertion: the interrupt lands while waiting or before; both count as
-      // interrupted
-      waiter.interrupt();
-      await("interrupted 1", () -> acquires("interrupted") == 1);
-
-      CompletableFuture<Lease> async = c.lock("cancelled").acquireAsync(Duration.ofHours(1));
-      Thread.sleep(50);
-      async.cancel(true);
-      await("cancelled 1", () -> acquires("cancelled") == 1);
-
-      Thread closed =
-          new Thread(
-              () -> {
-                try {
-                  c.lock("closed").acquire();
-                } catch (LockException expected) {
-                  // counted as outcome=error
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              });
-      closed.start();
-      Thread.sleep(50);
-      c.close();
-      closed.join(5_000);
-      await("error 1", () -> acquires("error") == 1);
+      GiveUpScenario.run(
+          holder,
+          c,
+          // not a timing assertion: an interrupt or a cancel that lands before the wait starts
+          // gives up the same way, and counts under the same outcome
+          name -> Thread.sleep(50),
+          name -> await(name + " counted", () -> acquires(OUTCOMES.get(name)) == COUNTS.get(name)));
     }
     assertThat(acquires("acquired")).isEqualTo(1);
     assertThat(acquires("timeout")).isEqualTo(2);
@@ -131,8 +105,8 @@ class LockMetricsTest {
                 .tags("outcome", "timeout")
                 .timer()
                 .totalTime(TimeUnit.MILLISECONDS))
-        .as("the 10 ms acquire waited at least 10 ms")
-        .isGreaterThanOrEqualTo(10);
+        .as("the " + GiveUpScenario.TIMEOUT.toMillis() + " ms acquire waited at least that long")
+        .isGreaterThanOrEqualTo(GiveUpScenario.TIMEOUT.toMillis());
   }
 
   @Test
