@@ -2,7 +2,7 @@ package dev.locksmith.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.locksmith.tck.ServerProcess;
+import dev.locksmith.redis.RedisServerExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -12,98 +12,82 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code lockctl compare --quick} against a real redis-server, as a user runs it. */
 class LockctlCompareIT {
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("redis-compare");
+
   @TempDir Path root;
 
   @Test
   void
       quickComparisonOfARedisServerAgreesWithItsDeclarationAndWritesTheReportOutsideTheWorkingDirectory()
           throws Exception {
-    Path redis = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
-    int port = ServerProcess.freePort();
     Path work = Files.createDirectories(root.resolve("work"));
     Path tmp = Files.createDirectories(root.resolve("tmp"));
     Path out = root.resolve("reports");
-    try (ServerProcess server =
-        ServerProcess.start(
-            "redis-compare",
-            List.of(
-                redis.toString(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no"),
-            Files.createDirectories(root.resolve("redis")),
-            Map.of(),
-            Duration.ofSeconds(20),
-            ServerProcess.portOpen(port))) {
-      String uri = "redis://127.0.0.1:" + port;
-      Lockctl.Result r =
-          Lockctl.start(
-                  work, tmp, Map.of(), "compare", "--backend", uri, "--quick", "--contenders", "2")
-              .finish(Duration.ofSeconds(120));
-      assertThat(r.exit).as("%s", r).isZero();
-      assertThat(r.out)
-          .contains(
-              "\n" + uri + "\n",
-              "5 agree with the declared guarantee, 0 disagree",
-              "not run: 5: no fault hook 'pauseServer'");
-      assertThat(r.out)
-          .containsPattern(
-              "(?m)^ 1  holder frozen \\(SIGSTOP\\) past its lease,\\s+F\\s+F\\s+F\\s+agrees$");
-      assertThat(r.out)
-          .containsPattern(
-              "(?m)^ 2  holder killed \\(SIGKILL\\) while holding\\s+S\\s+S\\s+S\\s+agrees$");
-      // Redis declares SEMAPHORES, so its quick comparison holds the semaphore pause row too (the
-      // semaphore crash row runs in the full comparison only)
-      assertThat(r.out)
-          .containsPattern(
-              "(?m)^ 1  semaphore \\(N=2\\): a permit holder frozen\\s+F\\s+F \\(row 1 for"
-                  + " a\\s+F\\s+agrees$");
-      assertThat(r.out)
-          .doesNotContainPattern("(?m)^ 2  semaphore \\(N=2\\): a permit holder killed.*agrees$");
-      assertThat(r.out.lines().filter(l -> l.length() > CompareTable.WIDTH))
-          .as("lines wider than 100 columns")
-          .isEmpty();
-      assertThat(scenarioNumbers(r.out))
-          .as("rows by scenario number")
-          .isSorted()
-          .contains(1, 2, 4, 5, 9, 11);
+    String uri = REDIS.uri();
+    Lockctl.Result r =
+        Lockctl.start(
+                work, tmp, Map.of(), "compare", "--backend", uri, "--quick", "--contenders", "2")
+            .finish(Duration.ofSeconds(120));
+    assertThat(r.exit).as("%s", r).isZero();
+    assertThat(r.out)
+        .contains(
+            "\n" + uri + "\n",
+            "5 agree with the declared guarantee, 0 disagree",
+            "not run: 5: no fault hook 'pauseServer'");
+    assertThat(r.out)
+        .containsPattern(
+            "(?m)^ 1  holder frozen \\(SIGSTOP\\) past its lease,\\s+F\\s+F\\s+F\\s+agrees$");
+    assertThat(r.out)
+        .containsPattern(
+            "(?m)^ 2  holder killed \\(SIGKILL\\) while holding\\s+S\\s+S\\s+S\\s+agrees$");
+    // Redis declares SEMAPHORES, so its quick comparison holds the semaphore pause row too (the
+    // semaphore crash row runs in the full comparison only)
+    assertThat(r.out)
+        .containsPattern(
+            "(?m)^ 1  semaphore \\(N=2\\): a permit holder frozen\\s+F\\s+F \\(row 1 for"
+                + " a\\s+F\\s+agrees$");
+    assertThat(r.out)
+        .doesNotContainPattern("(?m)^ 2  semaphore \\(N=2\\): a permit holder killed.*agrees$");
+    assertThat(r.out.lines().filter(l -> l.length() > CompareTable.WIDTH))
+        .as("lines wider than 100 columns")
+        .isEmpty();
+    assertThat(scenarioNumbers(r.out))
+        .as("rows by scenario number")
+        .isSorted()
+        .contains(1, 2, 4, 5, 9, 11);
 
-      assertThat(Lockctl.filesIn(work)).as("nothing written into the working directory").isEmpty();
-      Matcher written = Pattern.compile("(?m)^  (\\S+fault-comparison\\.html)$").matcher(r.out);
-      assertThat(written.find()).as("where the report went, in %s", r.out).isTrue();
-      Path html = Path.of(written.group(1));
-      assertThat(html).startsWith(tmp).exists();
-      assertThat(Files.readString(html)).contains("<svg");
-      assertThat(html.resolveSibling("fault-comparison.md")).exists();
+    assertThat(Lockctl.filesIn(work)).as("nothing written into the working directory").isEmpty();
+    Matcher written = Pattern.compile("(?m)^  (\\S+fault-comparison\\.html)$").matcher(r.out);
+    assertThat(written.find()).as("where the report went, in %s", r.out).isTrue();
+    Path html = Path.of(written.group(1));
+    assertThat(html).startsWith(tmp).exists();
+    assertThat(Files.readString(html)).contains("<svg");
+    assertThat(html.resolveSibling("fault-comparison.md")).exists();
 
-      Lockctl.Result named =
-          Lockctl.start(
-                  work,
-                  tmp,
-                  Map.of(),
-                  "compare",
-                  "--backend",
-                  uri,
-                  "--quick",
-                  "--contenders",
-                  "2",
-                  "--out",
-                  out.toString())
-              .finish(Duration.ofSeconds(120));
-      assertThat(named.exit).as("%s", named).isZero();
-      assertThat(named.out).contains(out.resolve("fault-comparison.md").toString());
-      assertThat(out.resolve("fault-comparison.html")).exists();
-      assertThat(Lockctl.filesIn(work)).isEmpty();
-    }
+    Lockctl.Result named =
+        Lockctl.start(
+                work,
+                tmp,
+                Map.of(),
+                "compare",
+                "--backend",
+                uri,
+                "--quick",
+                "--contenders",
+                "2",
+                "--out",
+                out.toString())
+            .finish(Duration.ofSeconds(120));
+    assertThat(named.exit).as("%s", named).isZero();
+    assertThat(named.out).contains(out.resolve("fault-comparison.md").toString());
+    assertThat(out.resolve("fault-comparison.html")).exists();
+    assertThat(Lockctl.filesIn(work)).isEmpty();
   }
 
   /**

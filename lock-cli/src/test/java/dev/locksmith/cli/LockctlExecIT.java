@@ -6,6 +6,7 @@ import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockOptions;
 import dev.locksmith.Locks;
+import dev.locksmith.redis.RedisServerExtension;
 import dev.locksmith.tck.ServerProcess;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,19 +31,22 @@ import org.junit.jupiter.api.io.TempDir;
 class LockctlExecIT {
   private static final Duration SOON = Duration.ofSeconds(20);
 
+  @RegisterExtension
+  static final RedisServerExtension REDIS = RedisServerExtension.single("lockctl");
+
   static RedisFixture redis;
   static LockClient probe;
 
   @TempDir Path dir;
 
   @BeforeAll
-  static void startRedis() {
-    redis = RedisFixture.start();
+  static void connect() {
+    redis = RedisFixture.on(REDIS);
     probe = Locks.connect(redis.uri());
   }
 
   @AfterAll
-  static void stopRedis() {
+  static void disconnect() {
     if (probe != null) {
       probe.close();
     }

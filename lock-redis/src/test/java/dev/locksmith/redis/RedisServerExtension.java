@@ -15,7 +15,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * @RegisterExtension static final RedisServerExtension REDIS = RedisServerExtension.single("kit");
  * }</pre>
  *
- * Without redis-server the class fails; it is never skipped.
+ * Registered on a class with {@code @Nested} classes, it is started once for the outer class and
+ * serves the nested ones too (JUnit calls it again for each nested class; those calls find it
+ * running and leave it). Without redis-server the class fails; it is never skipped.
  */
 public final class RedisServerExtension implements BeforeAllCallback, AfterAllCallback {
   /** The servers shared by the test JVM, by name; each stopped when the JVM exits. */
@@ -25,6 +27,11 @@ public final class RedisServerExtension implements BeforeAllCallback, AfterAllCa
   private final String password;
   private final boolean perJvm;
   private RedisServer server;
+
+  /**
+   * The unique id of the class context that started {@link #server}: only its AfterAll stops it.
+   */
+  private String startedBy;
 
   private RedisServerExtension(String name, String password, boolean perJvm) {
     this.name = name;
@@ -60,6 +67,10 @@ public final class RedisServerExtension implements BeforeAllCallback, AfterAllCa
 
   @Override
   public void beforeAll(ExtensionContext context) {
+    if (server != null) {
+      return; // a @Nested class of the class that started it
+    }
+    startedBy = context.getUniqueId();
     server =
         perJvm
             ? SHARED.computeIfAbsent(name, RedisServerExtension::startShared)
@@ -74,12 +85,16 @@ public final class RedisServerExtension implements BeforeAllCallback, AfterAllCa
 
   @Override
   public void afterAll(ExtensionContext context) {
+    if (!context.getUniqueId().equals(startedBy)) {
+      return; // a @Nested class's end: the outer class still runs
+    }
     try {
       if (server != null && !perJvm) {
         server.close();
       }
     } finally {
       server = null;
+      startedBy = null;
     }
   }
 
