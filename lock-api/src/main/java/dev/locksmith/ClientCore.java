@@ -327,6 +327,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     LockAttempt attempt = null;
     boolean granted = false;
     LockEvents.GiveUpReason reason = LockEvents.GiveUpReason.TIMEOUT;
+    LockException closedSignal = null; // thrown by the loop itself when it sees the client closed
     try {
       attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
       while (true) {
@@ -334,8 +335,10 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
           throw new CancellationException("acquiring " + what + " was cancelled");
         }
         if (closed.get()) {
-          throw new LockException(
-              "lock client for " + config.uri() + " was closed while waiting for " + what);
+          closedSignal =
+              new LockException(
+                  "lock client for " + config.uri() + " was closed while waiting for " + what);
+          throw closedSignal;
         }
         waiter.clear();
         long pollStart = System.nanoTime();
@@ -382,7 +385,17 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     } catch (CancellationException e) {
       reason = LockEvents.GiveUpReason.CANCELLED;
       throw e;
-    } catch (RuntimeException | Error e) {
+    } catch (RuntimeException e) {
+      reason = LockEvents.GiveUpReason.ERROR;
+      if (closed.get() && e != closedSignal) {
+        // close() shut the backend's connections under this poll, and the backend reported that
+        // (for example gRPC's "Channel shutdownNow invoked"): the waiter ends because its client
+        // was closed, and says so, with what the backend reported as the cause
+        throw new LockException(
+            "lock client for " + config.uri() + " was closed while waiting for " + what, e);
+      }
+      throw e;
+    } catch (Error e) {
       reason = LockEvents.GiveUpReason.ERROR;
       throw e;
     } finally {

@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,6 +35,15 @@ class ClientCoreTest {
     final AtomicInteger leasesRenewed = new AtomicInteger();
     final AtomicInteger polls = new AtomicInteger();
     final AtomicInteger pollsWithoutWaiting = new AtomicInteger();
+
+    /**
+     * When set, a poll blocks until the backend is closed and then fails as a gRPC channel shut
+     * down under it does: the poll a client's close() interrupts.
+     */
+    volatile boolean pollsFailOnClose;
+
+    final java.util.concurrent.CountDownLatch backendClosed =
+        new java.util.concurrent.CountDownLatch(1);
 
     @Override
     public Set<String> schemes() {
@@ -61,6 +71,10 @@ class ClientCoreTest {
             @Override
             public dev.locksmith.spi.Poll poll() throws InterruptedException {
               polls.incrementAndGet();
+              if (pollsFailOnClose) {
+                backendClosed.await();
+                throw new BackendUnavailableException("UNAVAILABLE: Channel shutdownNow invoked");
+              }
               return a.poll();
             }
 
@@ -91,6 +105,7 @@ class ClientCoreTest {
 
         @Override
         public void close() {
+          backendClosed.countDown();
           local.close();
         }
       };
@@ -301,6 +316,41 @@ class ClientCoreTest {
           .isNegative();
       Thread.sleep(2);
     }
+  }
+
+  /**
+   * A waiter whose poll is cut off by close() fails saying its client was closed, whatever the
+   * backend reported as its connections went (etcd's gRPC said "Channel shutdownNow invoked" under
+   * load, and kit rule 15.2 failed): the backend's report is the cause.
+   */
+  @Test
+  void aWaiterWhosePollTheCloseCutOffSaysTheClientWasClosed() throws Exception {
+    Counting counting = new Counting();
+    LockClient c = Locks.connect(LockConfig.builder().uri("local:closing-poll").build(), counting);
+    AtomicReference<Throwable> outcome = new AtomicReference<>();
+    counting.pollsFailOnClose = true;
+    Thread waiter =
+        new Thread(
+            () -> {
+              try {
+                c.lock("w").acquire(Duration.ofSeconds(30));
+              } catch (Throwable e) {
+                outcome.set(e);
+              }
+            });
+    waiter.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (counting.polls.get() == 0) {
+      assertThat(System.nanoTime() - deadline).as("the waiter polls within 5 s").isNegative();
+      Thread.sleep(2);
+    }
+    c.close();
+    waiter.join(5_000);
+    assertThat(waiter.isAlive()).as("waiter still blocked after its client closed").isFalse();
+    assertThat(outcome.get())
+        .isExactlyInstanceOf(LockException.class)
+        .hasMessageContaining("was closed while waiting for lock 'w'")
+        .hasRootCauseMessage("UNAVAILABLE: Channel shutdownNow invoked");
   }
 
   @Test
