@@ -30,6 +30,32 @@ public interface Lease extends AutoCloseable {
   long fencingToken();
 
   /**
+   * @return the names this lease holds: the one lock's name, or a set's names in the order they
+   *     were taken ({@link LockClient#locks(java.util.Collection)})
+   */
+  default java.util.List<String> lockNames() {
+    return java.util.List.of(lockName());
+  }
+
+  /**
+   * @param name one of {@link #lockNames()}
+   * @return that name's fencing token, as {@link #fencingToken()} is for a single lock: pass each
+   *     resource the token of its own name
+   * @throws IllegalArgumentException if this lease does not hold {@code name}
+   */
+  default long fencingToken(String name) {
+    if (!lockName().equals(name)) {
+      throw new IllegalArgumentException(
+          "`name` was "
+              + (name == null ? "null" : "'" + Names.show(name) + "'")
+              + " but this lease holds only lock '"
+              + Names.show(lockName())
+              + "'");
+    }
+    return fencingToken();
+  }
+
+  /**
    * @return whether this lease is still held as far as the client can tell: not released, not known
    *     lost, and within its lease time since the last successful renewal. A paused process cannot
    *     know; that is what the fencing token is for.

@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import java.util.Collection;
+
 /**
  * A connection to one lock backend, made by {@link Locks#connect(String)}. Thread-safe; share one
  * per application and backend. The semaphore and read-write lock methods have defaults that throw
@@ -36,6 +38,53 @@ public interface LockClient extends AutoCloseable {
    * @throws IllegalStateException if the client is closed
    */
   DistributedLock lock(String name, LockOptions options);
+
+  /** The most distinct names one {@link #locks(Collection)} set may hold. */
+  int MAX_NAMES_PER_SET = 10_000;
+
+  /**
+   * Several locks taken all or none: the returned lock's lease holds every name, and a call that
+   * does not get them all (busy, timeout, interrupt, cancel, error) has released every name it took
+   * before it returns. The names are taken in one global order (their natural {@link String}
+   * order), so sets that share names, taken by any clients in any order, and single locks of those
+   * names never wait for each other in a cycle. Each name is the same lock as {@link #lock(String)}
+   * of it: a set excludes every single holder of its names and the other way round.
+   *
+   * <p>The lease gives each name's token ({@link Lease#fencingToken(String)}); its {@link
+   * Lease#fencingToken()} is the first name's in that order. Losing any name is losing the lease:
+   * {@link Lease#lost()} completes with that name's loss. {@link Lease#release()} releases every
+   * name. {@link DistributedLock#state()} is {@link LockState#unknown()}: read each name's state on
+   * its own lock. The core takes the names one after another, each with what is left of the wait,
+   * on every backend.
+   *
+   * @param names 1 to {@link #MAX_NAMES_PER_SET} lock names, each as for {@link #lock(String)}; a
+   *     name given twice is one name
+   * @return the set, held with the client's default options
+   * @throws NullPointerException if {@code names} or one of its names is null
+   * @throws IllegalArgumentException if {@code names} is empty, has more distinct names than the
+   *     limit, or has a name that is not valid
+   * @throws IllegalStateException if the client is closed
+   */
+  default DistributedLock locks(Collection<String> names) {
+    return MultiLock.of(this, names, null);
+  }
+
+  /**
+   * @param names as for {@link #locks(Collection)}
+   * @param options how every name is held
+   * @return the set
+   * @throws NullPointerException if an argument or one of the names is null
+   * @throws IllegalArgumentException if {@code names} is not valid, as for {@link
+   *     #locks(Collection)}
+   * @throws IllegalStateException if the client is closed
+   */
+  default DistributedLock locks(Collection<String> names, LockOptions options) {
+    if (options == null) {
+      throw new NullPointerException(
+          "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    }
+    return MultiLock.of(this, names, options);
+  }
 
   /**
    * A counting semaphore: at most {@code permits} leases at once across every client, each lease

@@ -1,0 +1,159 @@
+package dev.locksmith;
+
+import dev.locksmith.spi.Durations;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The lease of a set of names: one lease per name, in the set's order, held and given up as one.
+ */
+final class MultiLease implements Lease {
+  private final String description;
+  private final List<String> names;
+  private final List<Lease> leases;
+  private final CompletableFuture<LeaseLostException> lost = new CompletableFuture<>();
+
+  MultiLease(String description, List<String> names, List<Lease> leases) {
+    this.description = description;
+    this.names = names;
+    this.leases = leases;
+    for (Lease lease : leases) {
+      // the first name lost is the set's loss, and it names that name
+      lease.lost().thenAccept(lost::complete);
+    }
+  }
+
+  @Override
+  public String lockName() {
+    return description;
+  }
+
+  @Override
+  public List<String> lockNames() {
+    return names;
+  }
+
+  /**
+   * @return the token of the set's first name in its order ({@code lockNames().get(0)}); each
+   *     name's own token is {@link #fencingToken(String)}
+   */
+  @Override
+  public long fencingToken() {
+    return leases.get(0).fencingToken();
+  }
+
+  @Override
+  public long fencingToken(String name) {
+    int i = names.indexOf(name);
+    if (i < 0) {
+      throw new IllegalArgumentException(
+          "`name` was "
+              + (name == null ? "null" : "'" + Names.show(name) + "'")
+              + " but this lease holds only "
+              + description);
+    }
+    return leases.get(i).fencingToken();
+  }
+
+  @Override
+  public boolean isValid() {
+    for (Lease lease : leases) {
+      if (!lease.isValid()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public CompletionStage<LeaseLostException> lost() {
+    return lost.minimalCompletionStage();
+  }
+
+  /**
+   * Releases every name, last first.
+   *
+   * @return true if every name was still held up to this release
+   * @throws BackendUnavailableException the first a release threw, after every other name was
+   *     released; the names it could not release expire with their lease
+   */
+  @Override
+  public boolean release() {
+    boolean all = true;
+    RuntimeException first = null;
+    for (int i = leases.size() - 1; i >= 0; i--) {
+      try {
+        all &= leases.get(i).release();
+      } catch (RuntimeException e) {
+        all = false;
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return all;
+  }
+
+  /**
+   * Moves every name's expiry; see {@link Lease#extend(Duration)}.
+   *
+   * @return true if every name is now kept until then; false if any was no longer ours (the others
+   *     are moved all the same)
+   */
+  @Override
+  public boolean extend(Duration lease) {
+    if (lease == null) {
+      throw new NullPointerException("`lease` was null but it must be a duration from 1ms to 7d");
+    }
+    LockOptions.checkLease(lease); // checked once, before any name is touched
+    boolean all = true;
+    for (Lease one : leases) {
+      all &= one.extend(lease);
+    }
+    return all;
+  }
+
+  /**
+   * Gives every name up with the server keeping it for {@code keep}; see {@link
+   * Lease#releaseAfter(Duration)}.
+   *
+   * @return true if every name was still held up to this call
+   */
+  @Override
+  public boolean releaseAfter(Duration keep) {
+    if (keep == null) {
+      throw new NullPointerException(
+          "`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
+    }
+    if (keep.compareTo(LockOptions.MAX_LEASE) > 0) {
+      throw new IllegalArgumentException(
+          "`keep` was '"
+              + Durations.format(keep)
+              + "' but it must be a duration up to 7d (zero or less releases at once)");
+    }
+    boolean all = true;
+    for (int i = leases.size() - 1; i >= 0; i--) {
+      all &= leases.get(i).releaseAfter(keep);
+    }
+    return all;
+  }
+
+  @Override
+  public void close() {
+    for (int i = leases.size() - 1; i >= 0; i--) {
+      leases.get(i).close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Lease{" + description + ", valid=" + isValid() + "}";
+  }
+}
