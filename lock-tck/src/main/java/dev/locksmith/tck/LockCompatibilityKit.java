@@ -335,4 +335,8 @@ public abstract class LockCompatibilityKit {
   @Nested
   @DisplayName("Rule 19: read-write locks")
   class ReadWriteLocks extends RuleGroup implements ReadWriteLockRules, ReadWriteLockReleaseRules {}
+
+  @Nested
+  @DisplayName("Rule 20: lock sets")
+  class LockSets extends RuleGroup implements LockSetRules {}
 }

@@ -8,6 +8,7 @@ import dev.locksmith.tck.LockCompatibilityKit.Expiry;
 import dev.locksmith.tck.LockCompatibilityKit.Fairness;
 import dev.locksmith.tck.LockCompatibilityKit.Fencing;
 import dev.locksmith.tck.LockCompatibilityKit.LeaseControl;
+import dev.locksmith.tck.LockCompatibilityKit.LockSets;
 import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
 import dev.locksmith.tck.LockCompatibilityKit.MutualExclusion;
 import dev.locksmith.tck.LockCompatibilityKit.Ownership;
@@ -412,7 +413,30 @@ class KitCatchesBrokenBackendsTest {
             Defect.STATE_FREE_EARLY,
             StateReads.class,
             "rule16_6_stateAgreesWithAnAcquireAtTheLeasesEnd",
-            "but a tryAcquire() right after that read was refused"));
+            "but a tryAcquire() right after that read was refused"),
+        // 20. lock sets
+        Arguments.of(
+            Defect.TWO_HOLDERS,
+            LockSets.class,
+            "rule20_1_setsExcludePerName",
+            "was granted to a single lock while a set held it"),
+        Arguments.of(
+            Defect.TWO_HOLDERS,
+            LockSets.class,
+            "rule20_2_oppositeOrdersNeverDeadlock",
+            "held by two holders at once"),
+        Arguments.of(
+            Defect.RELEASE_LATE,
+            LockSets.class,
+            "rule20_3_nothingHeldAfterGivingUp",
+            "was still held when the timed-out acquire of the set returned"),
+        Arguments.of(
+            Defect.TOKENS_GO_BACK, LockSets.class, "rule20_4_tokensPerName", "lock sets broken: "),
+        Arguments.of(
+            Defect.RENEW_REVIVES_FORGOTTEN,
+            LockSets.class,
+            "rule20_5_losingOneNameLosesTheSet",
+            "was not reported lost"));
   }
 
   @org.junit.jupiter.api.Test

@@ -26,6 +26,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -38,6 +41,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * which {@link KitCatchesBrokenBackendsTest} requires the kit to catch by the rule meant for it.
  */
 final class MemoryBackends {
+  /** Runs the deletes that {@link Defect#RELEASE_LATE} queues. */
+  private static final ScheduledExecutorService LATER =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "memory-backend-late-release");
+            t.setDaemon(true);
+            return t;
+          });
+
   private MemoryBackends() {}
 
   /** One bug each; {@link #NONE} is the correct backend. */
@@ -48,6 +60,11 @@ final class MemoryBackends {
     NO_OWNER_CHECK,
     /** Release of a lock nobody holds any more answers true. */
     RELEASE_TRUE_WHEN_FREE,
+    /**
+     * Release answers true at once and frees the lock half a second later (a delete queued behind
+     * other writes).
+     */
+    RELEASE_LATE,
     /** Release compares the owner's client, not the lease. */
     OWNER_PER_CLIENT,
     /** Release reads the owner, then deletes in a second round trip. */
@@ -76,6 +93,10 @@ final class MemoryBackends {
     RENEW_UNITS,
     /** Renew of a lock another owner holds answers "retry" instead of "lost". */
     RENEW_RETRY_WHEN_TAKEN,
+    /**
+     * Renew of a lock nobody holds any more takes it again for the renewer (no existence check).
+     */
+    RENEW_REVIVES_FORGOTTEN,
     /** Renew answers a batch's outcomes shifted by one lease. */
     RENEW_BATCH_MISATTRIBUTED,
     // wake-up
@@ -587,6 +608,11 @@ final class MemoryBackends {
         if (defect == Defect.RENEW_NO_OWNER_CHECK && e.owner != null) {
           mine = true;
         }
+        if (defect == Defect.RENEW_REVIVES_FORGOTTEN && e.owner == null) {
+          e.owner = ownerId;
+          e.expiresAt = now + leaseOnServer(leaseNanos);
+          return null;
+        }
         if (!mine) {
           if (defect == Defect.RENEW_RETRY_WHEN_TAKEN && e.owner != null) {
             return "retry";
@@ -711,11 +737,30 @@ final class MemoryBackends {
           return false;
         }
         boolean inTime = !expired(e, System.nanoTime());
+        if (defect == Defect.RELEASE_LATE) {
+          LATER.schedule(() -> releaseLater(e, ownerId), 500, TimeUnit.MILLISECONDS);
+          return inTime;
+        }
         e.owner = null;
         if (head(e) != null) {
           head(e).wake();
         }
         return inTime;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** The delete a {@link Defect#RELEASE_LATE} release queued. */
+    private void releaseLater(Entry e, String ownerId) {
+      mutex.lock();
+      try {
+        if (ownerId.equals(e.owner)) {
+          e.owner = null;
+          if (head(e) != null) {
+            head(e).wake();
+          }
+        }
       } finally {
         mutex.unlock();
       }

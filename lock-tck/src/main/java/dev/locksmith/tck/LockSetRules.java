@@ -1,0 +1,285 @@
+package dev.locksmith.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Lease;
+import dev.locksmith.LeaseLostException;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rule 20: lock sets ({@code client.locks(names)}), as tests: the rules of this group in {@code
+ * RULES.md}. The kit's {@code @Nested} class {@link LockCompatibilityKit.LockSets} runs them
+ * against the backend under test. A set is each of its names' own lock, so every backend has them.
+ */
+interface LockSetRules extends KitRules {
+  @Test
+  @DisplayName(
+      "20.1 MUST: a set excludes every single holder and every other set of its names, and they"
+          + " exclude it; a set of one is that lock")
+  default void rule20_1_setsExcludePerName() throws Exception {
+    String a = name("set-a");
+    String b = name("set-b");
+    String c = name("set-c");
+    LockClient one = client(longLease());
+    LockClient other = client(longLease());
+    try (Lease set = one.locks(List.of(a, b)).acquire(Duration.ofSeconds(10))) {
+      for (String n : List.of(a, b)) {
+        if (other.lock(n).tryAcquire().map(Lease::release).isPresent()) {
+          fail("lock sets broken: '" + n + "' was granted to a single lock while a set held it");
+        }
+      }
+      if (other.locks(List.of(b, c)).tryAcquire().map(Lease::release).isPresent()) {
+        fail("lock sets broken: a set sharing '" + b + "' was granted while another set held it");
+      }
+      try (Lease disjoint = other.lock(c).acquire(Duration.ofSeconds(10))) {
+        assertThat(disjoint.isValid())
+            .as("lock sets broken: a name outside the set was blocked")
+            .isTrue();
+      }
+    }
+    try (Lease single = other.lock(a).acquire(Duration.ofSeconds(10))) {
+      if (one.locks(List.of(a, c)).tryAcquire().map(Lease::release).isPresent()) {
+        fail("lock sets broken: a set was granted '" + a + "' while a single lock held it");
+      }
+      if (one.locks(List.of(a)).tryAcquire().map(Lease::release).isPresent()) {
+        fail("lock sets broken: a set of one was granted '" + a + "' while its lock was held");
+      }
+    }
+    try (Lease solo = one.locks(List.of(a)).acquire(Duration.ofSeconds(10))) {
+      if (other.lock(a).tryAcquire().map(Lease::release).isPresent()) {
+        fail("lock sets broken: '" + a + "' was granted to its lock while a set of one held it");
+      }
+      assertThat(solo.release()).as("lock sets broken: release() of a set of one").isTrue();
+    }
+    assertThat(other.lock(a).tryAcquire().map(Lease::release))
+        .as("lock sets broken: '%s' after the set of one was released", a)
+        .isPresent();
+  }
+
+  @Test
+  @DisplayName(
+      "20.2 MUST: sets taken in opposite orders, mixed with single locks of their names, never"
+          + " deadlock and never hold a name twice")
+  default void rule20_2_oppositeOrdersNeverDeadlock() throws Exception {
+    String a = name("order-a");
+    String b = name("order-b");
+    Map<String, AtomicInteger> inside = new ConcurrentHashMap<>();
+    inside.put(a, new AtomicInteger());
+    inside.put(b, new AtomicInteger());
+    AtomicInteger overlaps = new AtomicInteger();
+    AtomicInteger unavailable = new AtomicInteger();
+    List<String> errors = new CopyOnWriteArrayList<>();
+    int rounds = 20;
+    List<List<String>> shapes = List.of(List.of(a, b), List.of(b, a), List.of(a), List.of(b));
+    List<Thread> workers = new ArrayList<>();
+    for (List<String> shape : shapes) {
+      LockClient c = client(longLease());
+      DistributedLock lock = shape.size() == 1 ? c.lock(shape.get(0)) : c.locks(shape);
+      workers.add(
+          background(
+              "set " + shape.size(),
+              () -> {
+                for (int i = 0; i < rounds; i++) {
+                  try (Lease lease = lock.acquire(Duration.ofSeconds(30))) {
+                    for (String n : lease.lockNames()) {
+                      if (inside.get(n).incrementAndGet() > 1) {
+                        overlaps.incrementAndGet();
+                      }
+                    }
+                    spin(TimeUnit.MICROSECONDS.toNanos(200));
+                    for (String n : lease.lockNames()) {
+                      inside.get(n).decrementAndGet();
+                    }
+                  } catch (BackendUnavailableException e) {
+                    unavailable.incrementAndGet(); // a loaded server: not a deadlock or overlap
+                  } catch (LockTimeoutException e) {
+                    errors.add(
+                        "a "
+                            + (shape.size() == 1 ? "single lock" : "set")
+                            + " waited 30 s: "
+                            + e.getMessage());
+                    return;
+                  }
+                }
+              }));
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    for (Thread w : workers) {
+      w.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+      if (w.isAlive()) {
+        fail("lock sets broken: a contender was still waiting after 60 s (a deadlock)");
+      }
+    }
+    assertThat(errors).as("lock sets broken: contenders that never got their locks").isEmpty();
+    assertThat(overlaps.get())
+        .withFailMessage(
+            "lock sets broken: a name was held by two holders at once %d time(s) under opposite"
+                + " orders",
+            overlaps.get())
+        .isZero();
+    assertThat(unavailable.get())
+        .as("every acquire failed with BackendUnavailableException")
+        .isLessThan(rounds * shapes.size());
+  }
+
+  @Test
+  @DisplayName(
+      "20.3 MUST: a set that times out, is interrupted or is cancelled holds none of its names"
+          + " when the call returns")
+  default void rule20_3_nothingHeldAfterGivingUp() throws Exception {
+    String a = name("give-up-a");
+    String b = name("give-up-b");
+    String z = name("give-up-z"); // taken last: every attempt below waits for it
+    LockClient holder = client(longLease());
+    LockClient c = client(longLease());
+    LockClient probe = client(longLease());
+    Lease blocker = holder.lock(z).acquire(Duration.ofSeconds(10));
+    List<String> names = List.of(a, b, z);
+
+    try {
+      c.locks(names).acquire(Duration.ofMillis(300));
+      fail("lock sets broken: a set was granted while another client held '" + z + "'");
+    } catch (LockTimeoutException expected) {
+      assertFree(probe, List.of(a, b), "the timed-out acquire of the set returned");
+    }
+
+    AtomicReference<Throwable> outcome = new AtomicReference<>();
+    Thread waiter =
+        background(
+            "set waiter",
+            () -> {
+              try {
+                c.locks(names).acquire();
+              } catch (InterruptedException e) {
+                outcome.set(e);
+              }
+            });
+    // the set holds its first names and waits for the last before the interrupt
+    await(Duration.ofSeconds(10), "the set to take its first names", () -> held(probe, b));
+    waiter.interrupt();
+    waiter.join(TimeUnit.SECONDS.toMillis(10));
+    assertThat(outcome.get())
+        .as("lock sets broken: what an interrupted set acquire threw")
+        .isInstanceOf(InterruptedException.class);
+    assertFree(probe, List.of(a, b), "the interrupted acquire of the set returned");
+
+    CompletableFuture<Lease> future = c.locks(names).acquireAsync(Duration.ofSeconds(30));
+    // the set holds its first names and waits for the last before the cancel
+    await(Duration.ofSeconds(10), "the async set to take its first names", () -> held(probe, b));
+    future.cancel(true);
+    assertFree(probe, List.of(a, b), "cancel() of the async set returned");
+    try {
+      future.join();
+      fail("lock sets broken: a cancelled set completed with a lease");
+    } catch (CancellationException expected) {
+      // as cancelled
+    }
+    blocker.release();
+  }
+
+  @Test
+  @DisplayName(
+      "20.4 MUST: each name's token in a set is above every earlier holder's of that name, single"
+          + " or set, and below every later one's")
+  default void rule20_4_tokensPerName() throws Exception {
+    requireFeature(Feature.FENCING, "20.4");
+    String a = name("tokens-a");
+    String b = name("tokens-b");
+    LockClient[] cs = {client(), client(), client()};
+    Map<String, Long> last = new ConcurrentHashMap<>(Map.of(a, 0L, b, 0L));
+    for (int i = 0; i < 12; i++) {
+      LockClient c = cs[i % cs.length];
+      boolean set = i % 2 == 0;
+      try (Lease lease =
+          set
+              ? c.locks(List.of(a, b)).acquire(Duration.ofSeconds(10))
+              : c.lock(i % 4 == 1 ? a : b).acquire(Duration.ofSeconds(10))) {
+        for (String n : lease.lockNames()) {
+          long token = lease.fencingToken(n);
+          long before = last.get(n);
+          if (token <= before) {
+            fail(
+                "lock sets broken: '"
+                    + n
+                    + "' got token "
+                    + token
+                    + (set ? " in a set" : " as a single lock")
+                    + " after token "
+                    + before);
+          }
+          last.put(n, token);
+        }
+      }
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "20.5 MUST: losing one name of a set is losing the set: lost() names it and release()"
+          + " frees the rest")
+  default void rule20_5_losingOneNameLosesTheSet() throws Exception {
+    requireFeature(Feature.LOSS_DETECTION, "20.5");
+    String a = name("lose-a");
+    String b = name("lose-b");
+    Lease set = client().locks(List.of(a, b)).acquire(Duration.ofSeconds(10));
+    hook("20.5", () -> faults().revoke(b));
+    LeaseLostException loss;
+    try {
+      loss =
+          set.lost()
+              .toCompletableFuture()
+              .get(
+                  limits()
+                      .lease()
+                      .plus(limits().expirySlack())
+                      .plus(limits().tolerance())
+                      .toMillis(),
+                  TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError(
+          "lock sets broken: a set whose name '"
+              + b
+              + "' was revoked was not reported lost within lease + expiry slack + tolerance");
+    }
+    // a backend whose revoke ends the holder's session loses both names: either may come first
+    assertThat(loss.lockName()).as("lock sets broken: the name the set's loss gives").isIn(a, b);
+    assertThat(set.isValid()).as("lock sets broken: isValid() of a set that lost a name").isFalse();
+    set.release();
+    LockClient probe = client();
+    assertFree(probe, List.of(a), "the release of the set that lost '" + b + "' returned");
+  }
+
+  private static boolean held(LockClient probe, String name) {
+    Optional<Lease> taken = probe.lock(name).tryAcquire();
+    taken.ifPresent(Lease::release);
+    return taken.isEmpty();
+  }
+
+  private static void assertFree(LockClient probe, List<String> names, String when) {
+    for (String n : names) {
+      if (held(probe, n)) {
+        fail("lock sets broken: '" + n + "' was still held when " + when);
+      }
+    }
+  }
+}
