@@ -17,6 +17,16 @@ import java.lang.annotation.Target;
  * public void pay(long orderId) { ... }     // lock "pay:42" held until after the commit
  * }</pre>
  *
+ * <p>A key that evaluates to a {@code Collection} or an array locks every element, all or none
+ * ({@code LockClient.locks}): each element is a key of its own, named {@code name:element}, and the
+ * names are taken in one global order, so calls with overlapping keys in any order do not deadlock.
+ * The lease is the set's: {@code lease.fencingToken("account:7")} is each name's token.
+ *
+ * <pre>{@code
+ * @Locked(name = "account", key = "#transfer.accountIds()", waitFor = "5s")
+ * public void transfer(Transfer transfer) { ... }   // locks "account:7" and "account:42", or neither
+ * }</pre>
+ *
  * <p>The advice runs outside {@code @Transactional} by default ({@link
  * LocksmithProperties.Annotation#getOrder()}), so the lock is released after the commit. Everything
  * is checked when the bean is created: a bad expression, an unknown argument name, a bad duration,
@@ -43,7 +53,9 @@ public @interface Locked {
    * @return a SpEL expression over the method's arguments by name ({@code #orderId}, {@code
    *     #req.userId + ':' + #req.orderId}), {@code #root.method}, {@code #root.args}, {@code
    *     #root.target} and beans ({@code @tenant.id()}); a literal key is a SpEL string, {@code
-   *     "'room#5'"}. Empty for no key. A key that evaluates to null or empty fails the call.
+   *     "'room#5'"}. Empty for no key. A key that evaluates to null or empty fails the call. A
+   *     {@code Collection} or array locks each element ({@code name:element}) all or none; one that
+   *     is empty, or holds a null or empty element, fails the call.
    */
   String key() default "";
 

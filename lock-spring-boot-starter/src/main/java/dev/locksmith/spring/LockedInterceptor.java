@@ -4,6 +4,7 @@ import dev.locksmith.DistributedLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
+import dev.locksmith.LockOptions;
 import dev.locksmith.LockTimeoutException;
 import java.lang.reflect.InvocationTargetException;
 import java.util.Map;
@@ -19,7 +20,10 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.expression.BeanResolver;
 
-/** The advice of {@link Locked} methods: acquire, run, release; or what onBusy says. */
+/**
+ * The advice of {@link Locked} methods: acquire, run, release; or what onBusy says. A key that is a
+ * collection or an array holds one lock per element, all or none ({@code LockClient.locks}).
+ */
 final class LockedInterceptor implements MethodInterceptor {
   private final LockedOperations operations;
   private final ObjectProvider<LockClient> clients;
@@ -70,11 +74,15 @@ final class LockedInterceptor implements MethodInterceptor {
       return invocation.proceed();
     }
     Object[] args = invocation.getArguments();
-    String name = op.lockName(target, args, beans);
+    LockedOperation.Names names = op.lockNames(target, args, beans);
     Using u = using(op.client);
     LockClient c = u.client();
     LockObserver observer = u.observer();
-    DistributedLock lock = c.lock(name, op.options(c.config().defaults()));
+    LockOptions options = op.options(c.config().defaults());
+    // a collection key: every name all or none, in the client's one global order
+    DistributedLock lock =
+        names.set() ? c.locks(names.names(), options) : c.lock(names.single(), options);
+    String name = lock.name();
     if (op.returns == LockedOperation.Returns.FUTURE) {
       return invokeAsync(invocation, op, lock, observer, target, args);
     }

@@ -1,13 +1,17 @@
 package dev.locksmith.spring;
 
 import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
 import dev.locksmith.LockOptions;
 import dev.locksmith.spi.Durations;
+import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -315,13 +319,31 @@ final class LockedOperation {
   }
 
   /**
-   * @return the lock name for this call
-   * @throws IllegalArgumentException if the key is null or empty, or its expression fails for these
-   *     arguments (naming the method and the expression)
+   * The lock names of one call: {@code name:key}, or {@code name} without a key; one name per
+   * element when the key is a collection or an array.
+   *
+   * @param names the names, in the key's order (at least one)
+   * @param set whether the key was a collection or an array, locked through {@code
+   *     LockClient.locks}
    */
-  String lockName(Object target, Object[] args, BeanResolver beans) {
+  record Names(List<String> names, boolean set) {
+    /**
+     * @return the one lock name of a key that is no collection
+     */
+    String single() {
+      return names.get(0);
+    }
+  }
+
+  /**
+   * @return the lock names for this call: one, or one per element of a collection or array key
+   * @throws IllegalArgumentException if the key (or an element of it) is null or empty, a
+   *     collection key is empty or holds more than {@link LockClient#MAX_NAMES_PER_SET} names, or
+   *     the expression fails for these arguments (naming the method and the expression)
+   */
+  Names lockNames(Object target, Object[] args, BeanResolver beans) {
     if (key == null) {
-      return name;
+      return new Names(List.of(name), false);
     }
     LockedRoot root = new LockedRoot(method, args, target, targetClass);
     MethodBasedEvaluationContext ctx = new MethodBasedEvaluationContext(root, method, args, NAMES);
@@ -346,6 +368,65 @@ final class LockedOperation {
               + "; check the expression and the arguments of this call",
           e);
     }
+    List<Object> elements = elements(value);
+    if (elements == null) {
+      return new Names(List.of(name + ":" + keyText(value, -1)), false);
+    }
+    if (elements.isEmpty()) {
+      throw new IllegalArgumentException(
+          "@Locked key '"
+              + keySource
+              + "' of "
+              + where
+              + " evaluated to an empty "
+              + (value.getClass().isArray() ? "array" : "collection")
+              + " but a collection key must hold 1 to "
+              + LockClient.MAX_NAMES_PER_SET
+              + " keys, one lock each; check the arguments of this call");
+    }
+    Set<String> distinct = new LinkedHashSet<>();
+    for (int i = 0; i < elements.size(); i++) {
+      distinct.add(name + ":" + keyText(elements.get(i), i));
+    }
+    if (distinct.size() > LockClient.MAX_NAMES_PER_SET) {
+      throw new IllegalArgumentException(
+          "@Locked key '"
+              + keySource
+              + "' of "
+              + where
+              + " evaluated to "
+              + distinct.size()
+              + " distinct keys but a collection key must hold 1 to "
+              + LockClient.MAX_NAMES_PER_SET
+              + " keys, one lock each; lock fewer at once");
+    }
+    return new Names(List.copyOf(distinct), true);
+  }
+
+  /**
+   * @return the elements of a collection or array key, in its order; null for any other value
+   */
+  private static List<Object> elements(Object value) {
+    if (value instanceof Collection<?> c) {
+      return new ArrayList<>(c);
+    }
+    if (value != null && value.getClass().isArray()) {
+      int n = Array.getLength(value);
+      List<Object> all = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        all.add(Array.get(value, i));
+      }
+      return all;
+    }
+    return null;
+  }
+
+  /**
+   * @param index the element's index in a collection key, or -1 for the key itself
+   * @return the key's text
+   * @throws IllegalArgumentException if it is null or empty
+   */
+  private String keyText(Object value, int index) {
     String text = value == null ? null : value.toString();
     if (text == null || text.isEmpty()) {
       throw new IllegalArgumentException(
@@ -353,11 +434,15 @@ final class LockedOperation {
               + keySource
               + "' of "
               + where
-              + " evaluated to "
+              + (index < 0
+                  ? " evaluated to "
+                  : " evaluated to a collection whose element " + index + " is ")
               + (text == null ? "null" : "''")
-              + " but it must be a non-empty lock key; check the arguments of this call");
+              + " but "
+              + (index < 0 ? "it" : "each element")
+              + " must be a non-empty lock key; check the arguments of this call");
     }
-    return name + ":" + text;
+    return text;
   }
 
   LockOptions options(LockOptions defaults) {
