@@ -1,9 +1,11 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.DistributedLock;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
@@ -16,6 +18,8 @@ import java.util.function.Supplier;
  * <pre>{@code
  * long total = locks.locked("stock:" + sku, Duration.ofSeconds(5), lease -> inventory.take(sku, 1, lease.fencingToken()));
  * }</pre>
+ *
+ * <p>The forms taking a {@code Collection} of names hold every name, all or none.
  */
 public final class LockTemplate {
   private final LockClient client;
@@ -71,16 +75,77 @@ public final class LockTemplate {
     return Optional.ofNullable(run(name, wait, work, () -> null));
   }
 
+  /**
+   * Waits up to {@code wait} for every lock of {@code names}, all or none ({@link
+   * LockClient#locks(Collection)}: taken in one global order, so calls with overlapping names in
+   * any order do not deadlock), runs {@code work} with the set's lease, and releases them all.
+   *
+   * <pre>{@code
+   * locks.locked(List.of("account:7", "account:42"), Duration.ofSeconds(5),
+   *     lease -> ledger.move(7, 42, amount, lease.fencingToken("account:7"), lease.fencingToken("account:42")));
+   * }</pre>
+   *
+   * @param names 1 to {@link LockClient#MAX_NAMES_PER_SET} lock names; a name given twice is one
+   * @param wait how long to wait for the whole set; zero tries once
+   * @param work what to run while holding them; it gets the set's lease ({@link
+   *     Lease#fencingToken(String)} gives each name's token)
+   * @param <T> what {@code work} returns
+   * @return what {@code work} returned
+   * @throws NullPointerException if an argument or one of the names is null
+   * @throws IllegalArgumentException if {@code names} is empty, too large or has a name that is not
+   *     valid
+   * @throws LockBusyException if not every lock was acquired in time (none is then held)
+   * @throws LockException if the thread was interrupted while waiting (the interrupt flag is set
+   *     again), or the backend failed
+   */
+  public <T> T locked(Collection<String> names, Duration wait, Function<Lease, T> work) {
+    DistributedLock lock = set(names);
+    return run(
+        lock,
+        wait,
+        work,
+        () -> {
+          throw new LockBusyException(lock.name(), wait, "LockTemplate.locked");
+        });
+  }
+
+  /**
+   * Like {@link #locked(Collection, Duration, Function)}, but a set that is not all acquired in
+   * time is an empty result instead of an exception.
+   *
+   * @param names 1 to {@link LockClient#MAX_NAMES_PER_SET} lock names; a name given twice is one
+   * @param wait how long to wait for the whole set; zero tries once
+   * @param work what to run while holding them
+   * @param <T> what {@code work} returns
+   * @return what {@code work} returned; empty if a lock was busy (or {@code work} returned null)
+   * @throws NullPointerException if an argument or one of the names is null
+   * @throws IllegalArgumentException if {@code names} is empty, too large or has a name that is not
+   *     valid
+   */
+  public <T> Optional<T> tryLocked(
+      Collection<String> names, Duration wait, Function<Lease, T> work) {
+    return Optional.ofNullable(run(set(names), wait, work, () -> null));
+  }
+
+  private DistributedLock set(Collection<String> names) {
+    return client.locks(names); // checks the names, naming the parameter and the element
+  }
+
   private <T> T run(String name, Duration wait, Function<Lease, T> work, Supplier<T> busy) {
     Objects.requireNonNull(name, "`name` was null but it must be a lock name");
+    return run(client.lock(name), wait, work, busy);
+  }
+
+  private <T> T run(
+      DistributedLock lock, Duration wait, Function<Lease, T> work, Supplier<T> busy) {
     Objects.requireNonNull(wait, "`wait` was null but it must be a duration, zero to try once");
     Objects.requireNonNull(work, "`work` was null but it must be the code to run under the lock");
     Optional<Lease> lease;
     try {
-      lease = observer.tryAcquire(client.lock(name), wait);
+      lease = observer.tryAcquire(lock, wait);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new LockException("interrupted while waiting for lock '" + name + "'", e);
+      throw new LockException("interrupted while waiting for lock '" + lock.name() + "'", e);
     }
     if (lease.isEmpty()) {
       return busy.get();
