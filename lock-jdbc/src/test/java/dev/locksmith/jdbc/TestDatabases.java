@@ -167,9 +167,75 @@ final class TestDatabases {
         throw new UnsupportedOperationException(
             sig.equals("STOP") ? "pauseServer" : "resumeServer");
       }
-      List<String> cmd = new ArrayList<>(List.of("kill", "-" + sig, Long.toString(server.pid())));
-      ProcessHandle.of(server.pid())
-          .ifPresent(p -> p.descendants().forEach(d -> cmd.add(Long.toString(d.pid()))));
+      if (!sig.equals("STOP")) {
+        List<Long> all = new ArrayList<>(List.of(server.pid()));
+        ProcessHandle.of(server.pid())
+            .ifPresent(p -> p.descendants().forEach(d -> all.add(d.pid())));
+        kill(sig, all);
+        return;
+      }
+      // The server first, so that it forks no backend after the list below is read (PostgreSQL
+      // forks one per new connection: one forked between reading the list and stopping the server
+      // kept running and answered renewals through the "paused" server). Then its children, read
+      // again until no new one turns up.
+      kill(sig, List.of(server.pid()));
+      java.util.Set<Long> stopped = new java.util.HashSet<>();
+      for (int round = 0; round < 5; round++) {
+        List<Long> fresh = new ArrayList<>();
+        ProcessHandle.of(server.pid())
+            .ifPresent(
+                p ->
+                    p.descendants()
+                        .map(ProcessHandle::pid)
+                        .filter(stopped::add)
+                        .forEach(fresh::add));
+        if (fresh.isEmpty()) {
+          break;
+        }
+        kill(sig, fresh);
+      }
+      awaitStopped(stopped);
+    }
+
+    /** Waits up to a second until the server and each of {@code children} is stopped (or gone). */
+    private void awaitStopped(java.util.Set<Long> children) {
+      List<Long> all = new ArrayList<>(children);
+      all.add(server.pid());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+      List<Long> running = all;
+      while (!running.isEmpty()) {
+        running = all.stream().filter(pid -> "RSD".indexOf(procState(pid)) >= 0).toList();
+        if (running.isEmpty()) {
+          return;
+        }
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException(
+              "pausing " + name + ": processes " + running + " still run after SIGSTOP");
+        }
+        try {
+          Thread.sleep(5);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted", e);
+        }
+      }
+    }
+
+    /**
+     * The state letter of /proc/PID/stat (T stopped, Z zombie, ...); 'X' if the process is gone.
+     */
+    private static char procState(long pid) {
+      try {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        return stat.charAt(stat.lastIndexOf(')') + 2);
+      } catch (IOException | RuntimeException e) {
+        return 'X';
+      }
+    }
+
+    private static void kill(String sig, List<Long> pids) {
+      List<String> cmd = new ArrayList<>(List.of("kill", "-" + sig));
+      pids.forEach(pid -> cmd.add(Long.toString(pid)));
       try {
         Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         if (!kill.waitFor(10, TimeUnit.SECONDS)) {
