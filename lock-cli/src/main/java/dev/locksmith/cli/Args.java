@@ -14,6 +14,7 @@ import java.util.Set;
  */
 final class Args {
   private final Map<String, String> options = new LinkedHashMap<>();
+  private final Map<String, List<String>> every = new LinkedHashMap<>();
   private final List<String> positional = new ArrayList<>();
   private final List<String> rest = new ArrayList<>();
 
@@ -60,6 +61,7 @@ final class Args {
             value = argv.get(++i);
           }
           a.options.put(key, value);
+          a.every.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
         } else {
           List<String> known = new ArrayList<>();
           valued.stream().sorted().forEach(k -> known.add("--" + k + " VALUE"));
@@ -76,6 +78,13 @@ final class Args {
 
   String get(String key) {
     return options.get(key);
+  }
+
+  /**
+   * @return every value the option was given, in the order given; empty when not given
+   */
+  List<String> all(String key) {
+    return every.getOrDefault(key, List.of());
   }
 
   boolean flag(String key) {

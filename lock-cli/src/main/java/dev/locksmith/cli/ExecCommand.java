@@ -11,8 +11,10 @@ import dev.locksmith.spi.Durations;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -27,20 +29,32 @@ final class ExecCommand {
   static final String USAGE =
       String.join(
           "\n",
-          "usage: lockctl exec [--backend URI | --config FILE] --name NAME [--wait D] [--lease D]",
-          "                    [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD [ARGS...]",
+          "usage: lockctl exec [--backend URI | --config FILE] --name NAME [--name NAME ...]",
+          "                    [--wait D] [--lease D] [--on-loss term|kill|none] [--grace D]"
+              + " [--verbose]",
+          "                    -- CMD [ARGS...]",
           "",
-          "Runs CMD while holding the lock NAME, like flock(1) across machines. The lease is"
-              + " renewed",
-          "while CMD runs. CMD inherits stdin, stdout and stderr, and gets in its environment:",
+          "Runs CMD while holding the lock NAME, like flock(1) across machines; with several"
+              + " --name,",
+          "while holding every one of them (all or none). The leases are renewed while CMD runs."
+              + " CMD",
+          "inherits stdin, stdout and stderr, and gets in its environment:",
           "  LOCKSMITH_FENCING_TOKEN   the lease's fencing token: pass it to what the lock"
               + " protects,",
           "                            which should refuse tokens lower than it has seen",
           "  LOCKSMITH_LOCK_NAME       NAME",
+          "and, for each --name in the order given (i = 1, 2, ...; also with one --name):",
+          "  LOCKSMITH_LOCK_NAME_i     the i-th NAME",
+          "  LOCKSMITH_FENCING_TOKEN_i its fencing token",
+          "  LOCKSMITH_LOCK_COUNT      how many names are held",
+          "With several names, LOCKSMITH_FENCING_TOKEN and LOCKSMITH_LOCK_NAME are the first"
+              + " --name's.",
           "",
           "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
           "  --config FILE   a properties file with locksmith.uri and other settings",
-          "  --name NAME     the lock's name (required)",
+          "  --name NAME     the lock's name (required); repeat it to hold several locks, all or"
+              + " none",
+          "                  (taken in one global order, so no two lockctl deadlock)",
           "  --wait D        how long to wait for the lock, at most 7d; 0 tries once (default 30s)",
           "  --lease D       the lease, renewed while CMD runs, 1ms to 7d (default: the backend's,"
               + " 30s)",
@@ -60,7 +74,9 @@ final class ExecCommand {
               + " N)",
           "  2              bad command line",
           "  69             the backend could not be reached (EX_UNAVAILABLE)",
-          "  75             the lock was not acquired within --wait; CMD did not run (EX_TEMPFAIL)",
+          "  75             the lock (or one of the locks) was not acquired within --wait; none is"
+              + " kept",
+          "                 and CMD did not run (EX_TEMPFAIL)",
           "  76             the lease was lost while CMD ran: another holder may have overlapped"
               + " it",
           "  78             bad backend configuration (EX_CONFIG)",
@@ -103,10 +119,28 @@ final class ExecCommand {
       out.println(USAGE);
       return Main.OK;
     }
-    String name = args.get("name");
-    if (name == null) {
+    List<String> names = args.all("name");
+    if (names.isEmpty()) {
       throw new Args.UsageException("--name is required: the lock to hold while CMD runs");
     }
+    Set<String> distinct = new HashSet<>();
+    for (String n : names) {
+      if (!distinct.add(n)) {
+        throw new Args.UsageException(
+            "--name was '"
+                + n
+                + "' twice but each lock is named once; give each --name a different lock");
+      }
+    }
+    if (names.size() > LockClient.MAX_NAMES_PER_SET) {
+      throw new Args.UsageException(
+          "--name was given "
+              + names.size()
+              + " times but at most "
+              + LockClient.MAX_NAMES_PER_SET
+              + " locks are held at once");
+    }
+    String name = names.get(0);
     if (!args.positional().isEmpty()) {
       throw new Args.UsageException(
           "unexpected argument '"
@@ -143,7 +177,7 @@ final class ExecCommand {
     Thread hook = new Thread(this::onShutdown, "lockctl-exec-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
-      return hold(backend, name, options, wait, onLoss, command);
+      return hold(backend, names, options, wait, onLoss, command);
     } finally {
       state.lock();
       try {
@@ -161,7 +195,7 @@ final class ExecCommand {
 
   private int hold(
       Backends.Backend backend,
-      String name,
+      List<String> names,
       LockOptions options,
       Duration wait,
       String onLoss,
@@ -176,7 +210,15 @@ final class ExecCommand {
     try (client) {
       DistributedLock lock;
       try {
-        lock = client.lock(name, options);
+        if (names.size() == 1) {
+          lock = client.lock(names.get(0), options);
+        } else {
+          for (String name : names) {
+            client.lock(name, options); // each name checked, and reported, as a single one is
+          }
+          // every name all or none, in the client's one global order
+          lock = client.locks(names, options);
+        }
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException("--name: " + e.getMessage());
       }
@@ -189,7 +231,7 @@ final class ExecCommand {
       }
       Lease lease;
       try {
-        lease = acquire(lock, wait);
+        lease = acquire(lock, names, wait);
       } catch (InterruptedException e) {
         return 128 + signalled();
       } catch (BackendUnavailableException e) {
@@ -203,19 +245,21 @@ final class ExecCommand {
           return 128 + signalled();
         }
         err.println(
-            "lockctl exec: lock '"
-                + name
-                + "' is held by someone else; "
+            "lockctl exec: "
+                + (names.size() == 1
+                    ? "lock '" + names.get(0) + "' is held by someone else; "
+                    : describe(names) + ": one or more is held by someone else, so none is kept; ")
                 + (wait.isZero()
                     ? "tried once, as --wait 0 asks"
                     : "not acquired within " + Durations.format(wait)));
         return Main.TEMPFAIL;
       }
-      return runHolding(lease, onLoss, command);
+      return runHolding(lease, names, onLoss, command);
     }
   }
 
-  private Lease acquire(DistributedLock lock, Duration wait) throws InterruptedException {
+  private Lease acquire(DistributedLock lock, List<String> names, Duration wait)
+      throws InterruptedException {
     if (signalled() != 0) {
       throw new InterruptedException();
     }
@@ -228,23 +272,41 @@ final class ExecCommand {
     }
     if (verbose) {
       err.println(
-          "lockctl exec: lock '"
-              + lock.name()
-              + "' is held; waiting up to "
+          "lockctl exec: "
+              + (names.size() == 1
+                  ? "lock '" + names.get(0) + "' is held"
+                  : describe(names) + ": one or more is held")
+              + "; waiting up to "
               + Durations.format(wait));
     }
     return lock.tryAcquire(wait).orElse(null);
   }
 
-  private int runHolding(Lease lease, String onLoss, List<String> command) {
-    String name = lease.lockName();
-    long token = lease.fencingToken();
+  private int runHolding(Lease lease, List<String> names, String onLoss, List<String> command) {
+    String what = describe(names);
+    long token = lease.fencingToken(names.get(0));
+    StringBuilder tokens = new StringBuilder();
+    for (String n : names) {
+      tokens.append(tokens.length() == 0 ? "" : ", ").append(lease.fencingToken(n));
+    }
     if (verbose) {
-      err.println("lockctl exec: acquired lock '" + name + "', fencing token " + token);
+      err.println(
+          "lockctl exec: acquired "
+              + what
+              + ", fencing token"
+              + (names.size() == 1 ? " " : "s ")
+              + tokens);
     }
     ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-    pb.environment().put("LOCKSMITH_FENCING_TOKEN", Long.toString(token));
-    pb.environment().put("LOCKSMITH_LOCK_NAME", name);
+    Map<String, String> env = pb.environment();
+    env.put("LOCKSMITH_FENCING_TOKEN", Long.toString(token));
+    env.put("LOCKSMITH_LOCK_NAME", names.get(0));
+    env.put("LOCKSMITH_LOCK_COUNT", Integer.toString(names.size()));
+    for (int i = 0; i < names.size(); i++) {
+      env.put("LOCKSMITH_LOCK_NAME_" + (i + 1), names.get(i));
+      env.put(
+          "LOCKSMITH_FENCING_TOKEN_" + (i + 1), Long.toString(lease.fencingToken(names.get(i))));
+    }
     Process p;
     state.lock();
     try {
@@ -283,9 +345,13 @@ final class ExecCommand {
       heldToTheEnd = lease.release();
     } catch (BackendUnavailableException e) {
       err.println(
-          "lockctl exec: releasing lock '"
-              + name
-              + "' failed; it frees itself when its lease runs out: "
+          "lockctl exec: releasing "
+              + what
+              + " failed; "
+              + (names.size() == 1
+                  ? "it frees itself when its lease"
+                  : "each frees itself when its lease")
+              + " runs out: "
               + e.getMessage());
       return lost ? Main.LEASE_LOST : status;
     }
@@ -295,18 +361,30 @@ final class ExecCommand {
     if (!heldToTheEnd) {
       // found only now; when it was lost cannot be told, so CMD may have overlapped another holder
       err.println(
-          "lockctl exec: the lease on lock '"
-              + name
-              + "' (fencing token "
-              + token
+          "lockctl exec: the lease on "
+              + what
+              + " (fencing token"
+              + (names.size() == 1 ? " " : "s ")
+              + tokens
               + ") was found lost when lockctl released it after CMD: another holder may have"
               + " overlapped CMD");
       return Main.LEASE_LOST;
     }
     if (verbose) {
-      err.println("lockctl exec: released lock '" + name + "'; CMD exited with " + status);
+      err.println("lockctl exec: released " + what + "; CMD exited with " + status);
     }
     return status;
+  }
+
+  /**
+   * @return {@code lock 'a'}, or {@code locks 'a', 'b'} in the order the names were given
+   */
+  private static String describe(List<String> names) {
+    StringBuilder b = new StringBuilder(names.size() == 1 ? "lock " : "locks ");
+    for (int i = 0; i < names.size(); i++) {
+      b.append(i == 0 ? "" : ", ").append('\'').append(names.get(i)).append('\'');
+    }
+    return b.toString();
   }
 
   /**

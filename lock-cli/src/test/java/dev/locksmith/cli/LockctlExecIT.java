@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -148,6 +150,94 @@ class LockctlExecIT {
       assertThat(r.out)
           .contains("usage: lockctl exec", "LOCKSMITH_FENCING_TOKEN", "75", "76", "69", "78");
       assertThat(Lockctl.run("--help").out).contains("exec", "status", "76");
+    }
+
+    @Test
+    void severalNamesGiveEachNamesTokenInTheOrderGiven() throws Exception {
+      Lockctl.Result r =
+          Lockctl.run(
+              "exec",
+              "--backend",
+              "local:",
+              "--name",
+              "jobs/b",
+              "--name",
+              "jobs/a",
+              "--verbose",
+              "--",
+              "sh",
+              "-c",
+              "echo \"$LOCKSMITH_LOCK_COUNT $LOCKSMITH_LOCK_NAME_1=$LOCKSMITH_FENCING_TOKEN_1"
+                  + " $LOCKSMITH_LOCK_NAME_2=$LOCKSMITH_FENCING_TOKEN_2"
+                  + " first=$LOCKSMITH_LOCK_NAME:$LOCKSMITH_FENCING_TOKEN\"");
+      assertThat(r.exit).as("%s", r).isZero();
+      Matcher m =
+          Pattern.compile("2 jobs/b=([1-9][0-9]*) jobs/a=([1-9][0-9]*) first=jobs/b:([0-9]+)\\n")
+              .matcher(r.out);
+      assertThat(m.matches()).as("%s", r).isTrue();
+      assertThat(m.group(3))
+          .as("LOCKSMITH_FENCING_TOKEN is the first --name's")
+          .isEqualTo(m.group(1));
+      assertThat(r.err)
+          .contains(
+              "acquired locks 'jobs/b', 'jobs/a', fencing tokens " + m.group(1) + ", " + m.group(2))
+          .contains("released locks 'jobs/b', 'jobs/a'; CMD exited with 0");
+    }
+
+    @Test
+    void oneNameAlsoGetsTheNumberedVariables() throws Exception {
+      Lockctl.Result r =
+          Lockctl.run(
+              "exec",
+              "--backend",
+              "local:",
+              "--name",
+              "solo",
+              "--",
+              "sh",
+              "-c",
+              "echo \"$LOCKSMITH_LOCK_COUNT $LOCKSMITH_LOCK_NAME_1 $LOCKSMITH_FENCING_TOKEN_1"
+                  + " $LOCKSMITH_LOCK_NAME $LOCKSMITH_FENCING_TOKEN\"");
+      assertThat(r.exit).as("%s", r).isZero();
+      assertThat(r.out).matches("1 solo ([1-9][0-9]*) solo \\1\\n");
+    }
+
+    @Test
+    void aNameGivenTwiceOrABadOneAmongSeveralIsABadCommandLine() throws Exception {
+      Lockctl.Result twice =
+          Lockctl.run(
+              "exec",
+              "--backend",
+              "local:",
+              "--name",
+              "a",
+              "--name",
+              "b",
+              "--name",
+              "a",
+              "--",
+              "true");
+      assertThat(twice.exit).as("%s", twice).isEqualTo(2);
+      assertThat(twice.err)
+          .startsWith("lockctl exec: --name was 'a' twice but each lock is named once")
+          .contains("usage: lockctl exec");
+      Lockctl.Result bad =
+          Lockctl.run("exec", "--backend", "local:", "--name", "a", "--name", "", "--", "true");
+      assertThat(bad.exit).as("%s", bad).isEqualTo(2);
+      assertThat(bad.err).startsWith("lockctl exec: --name: `name` was ''");
+    }
+
+    @Test
+    void helpSaysHowEachNamesTokenIsPassed() throws Exception {
+      Lockctl.Result r = Lockctl.run("exec", "--help");
+      assertThat(r.exit).isZero();
+      assertThat(r.out)
+          .contains(
+              "--name NAME [--name NAME ...]",
+              "LOCKSMITH_FENCING_TOKEN_i",
+              "LOCKSMITH_LOCK_NAME_i",
+              "LOCKSMITH_LOCK_COUNT",
+              "all or none");
     }
   }
 
@@ -433,6 +523,126 @@ class LockctlExecIT {
               "true");
       assertThat(bad.exit).as("%s", bad).isEqualTo(78);
       assertThat(bad.err).contains("`colour` was '****'");
+    }
+
+    @Test
+    void severalNamesAreAllHeldWhileTheCommandRunsAndAllReleasedAfter(TestInfo info)
+        throws Exception {
+      String b = lockName(info) + "/b";
+      String a = lockName(info) + "/a";
+      Lockctl lockctl =
+          Lockctl.start(
+              "exec",
+              "--backend",
+              redis.uri(),
+              "--name",
+              b,
+              "--name",
+              a,
+              "--",
+              "sh",
+              "-c",
+              "cd '"
+                  + dir
+                  + "'; echo $LOCKSMITH_FENCING_TOKEN_1 $LOCKSMITH_FENCING_TOKEN_2 > token.tmp"
+                  + " && mv token.tmp token; while [ ! -f go ]; do sleep 0.05; done");
+      Lockctl.await("the command has started", SOON, () -> exists("token"));
+      String[] tokens = read("token").trim().split(" ");
+      assertThat(probeToken(b)).as("'%s' while the command runs", b).isEmpty();
+      assertThat(probeToken(a)).as("'%s' while the command runs", a).isEmpty();
+      Files.createFile(dir.resolve("go"));
+      Lockctl.Result r = lockctl.finish(SOON);
+      assertThat(r.exit).as("%s", r).isZero();
+      assertThat(probeToken(b))
+          .as("'%s' released after the command", b)
+          .hasValueSatisfying(next -> assertThat(next).isGreaterThan(Long.parseLong(tokens[0])));
+      assertThat(probeToken(a))
+          .as("'%s' released after the command", a)
+          .hasValueSatisfying(next -> assertThat(next).isGreaterThan(Long.parseLong(tokens[1])));
+    }
+
+    @Test
+    void oneBusyNameIs75AndNoneOfTheOthersIsKept(TestInfo info) throws Exception {
+      String a = lockName(info) + "/a";
+      String c = lockName(info) + "/c";
+      try (Lease held = probe.lock(c).acquire(Duration.ofSeconds(5))) {
+        Lockctl.Result r =
+            Lockctl.run(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                a,
+                "--name",
+                c,
+                "--wait",
+                "300ms",
+                "--",
+                "touch",
+                dir.resolve("ran").toString());
+        assertThat(r.exit).as("%s", r).isEqualTo(75);
+        assertThat(r.err)
+            .contains(
+                "locks '"
+                    + a
+                    + "', '"
+                    + c
+                    + "': one or more is held by someone else, so none is kept; not acquired"
+                    + " within 300ms");
+        assertThat(exists("ran")).isFalse();
+        assertThat(probeToken(a)).as("'%s', taken first, was given back", a).isPresent();
+        assertThat(held.isValid()).isTrue();
+      }
+    }
+
+    @Test
+    void twoExecsWithTheSameNamesInReversedOrdersTakeTurns(TestInfo info) throws Exception {
+      String x = lockName(info) + "/x";
+      String y = lockName(info) + "/y";
+      String body =
+          "cd '"
+              + dir
+              + "'; mkdir inside 2>/dev/null || echo overlap >> overlaps; sleep 0.5;"
+              + " rmdir inside; echo done >> finished";
+      List<Lockctl> both = new ArrayList<>();
+      for (int round = 0; round < 3; round++) {
+        both.add(
+            Lockctl.start(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                x,
+                "--name",
+                y,
+                "--wait",
+                "30s",
+                "--",
+                "sh",
+                "-c",
+                body));
+        both.add(
+            Lockctl.start(
+                "exec",
+                "--backend",
+                redis.uri(),
+                "--name",
+                y,
+                "--name",
+                x,
+                "--wait",
+                "30s",
+                "--",
+                "sh",
+                "-c",
+                body));
+      }
+      for (Lockctl l : both) {
+        Lockctl.Result r = l.finish(Duration.ofSeconds(60));
+        assertThat(r.exit).as("%s", r).isZero();
+      }
+      assertThat(read("finished").lines()).hasSize(6);
+      assertThat(exists("overlaps")).as("two commands held the names at once").isFalse();
     }
   }
 
