@@ -51,10 +51,7 @@ final class LeaseHandle implements Lease {
   @Override
   public boolean extend(Duration lease) {
     if (released.get()) {
-      if (lease == null) {
-        throw new NullPointerException("`lease` was null but it must be a duration from 1ms to 7d");
-      }
-      LockOptions.checkLease(lease);
+      checkExtend(lease);
       return false;
     }
     return core.leaseControl.extend(held, lease);
@@ -62,6 +59,27 @@ final class LeaseHandle implements Lease {
 
   @Override
   public boolean releaseAfter(Duration keep) {
+    checkKeep(keep);
+    if (keep.isZero() || keep.isNegative()) {
+      return release();
+    }
+    core.leaseControl.checkHoldAfterRelease(held);
+    if (!released.compareAndSet(false, true)) {
+      return false;
+    }
+    return core.leaseControl.releaseHoldingAfter(held, keep);
+  }
+
+  /** The argument check of {@link Lease#extend(Duration)}. */
+  static void checkExtend(Duration lease) {
+    if (lease == null) {
+      throw new NullPointerException("`lease` was null but it must be a duration from 1ms to 7d");
+    }
+    LockOptions.checkLease(lease);
+  }
+
+  /** The argument check of {@link Lease#releaseAfter(Duration)}. */
+  static void checkKeep(Duration keep) {
     if (keep == null) {
       throw new NullPointerException(
           "`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
@@ -72,14 +90,6 @@ final class LeaseHandle implements Lease {
               + Durations.format(keep)
               + "' but it must be a duration up to 7d (zero or less releases at once)");
     }
-    if (keep.isZero() || keep.isNegative()) {
-      return release();
-    }
-    core.leaseControl.checkHoldAfterRelease(held);
-    if (!released.compareAndSet(false, true)) {
-      return false;
-    }
-    return core.leaseControl.releaseHoldingAfter(held, keep);
   }
 
   @Override

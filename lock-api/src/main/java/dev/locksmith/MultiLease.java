@@ -1,6 +1,5 @@
 package dev.locksmith;
 
-import dev.locksmith.spi.Durations;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -81,24 +80,7 @@ final class MultiLease implements Lease {
    */
   @Override
   public boolean release() {
-    boolean all = true;
-    RuntimeException first = null;
-    for (int i = leases.size() - 1; i >= 0; i--) {
-      try {
-        all &= leases.get(i).release();
-      } catch (RuntimeException e) {
-        all = false;
-        if (first == null) {
-          first = e;
-        } else {
-          first.addSuppressed(e);
-        }
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
-    return all;
+    return MultiLock.allLastFirst(leases, Lease::release);
   }
 
   /**
@@ -109,10 +91,7 @@ final class MultiLease implements Lease {
    */
   @Override
   public boolean extend(Duration lease) {
-    if (lease == null) {
-      throw new NullPointerException("`lease` was null but it must be a duration from 1ms to 7d");
-    }
-    LockOptions.checkLease(lease); // checked once, before any name is touched
+    LeaseHandle.checkExtend(lease); // checked once, before any name is touched
     boolean all = true;
     for (Lease one : leases) {
       all &= one.extend(lease);
@@ -128,16 +107,7 @@ final class MultiLease implements Lease {
    */
   @Override
   public boolean releaseAfter(Duration keep) {
-    if (keep == null) {
-      throw new NullPointerException(
-          "`keep` was null but it must be a duration up to 7d (zero or less releases at once)");
-    }
-    if (keep.compareTo(LockOptions.MAX_LEASE) > 0) {
-      throw new IllegalArgumentException(
-          "`keep` was '"
-              + Durations.format(keep)
-              + "' but it must be a duration up to 7d (zero or less releases at once)");
-    }
+    LeaseHandle.checkKeep(keep); // checked once, before any name is touched
     boolean all = true;
     for (int i = leases.size() - 1; i >= 0; i--) {
       all &= leases.get(i).releaseAfter(keep);

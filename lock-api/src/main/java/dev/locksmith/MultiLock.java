@@ -287,24 +287,43 @@ final class MultiLock implements DistributedLock {
    * there is none, after the rest are released): its name expires with its lease.
    */
   private static void releaseAll(List<Lease> held, Throwable cause) {
+    try {
+      allLastFirst(held, Lease::release);
+    } catch (RuntimeException e) {
+      if (cause == null) {
+        throw e;
+      }
+      cause.addSuppressed(e);
+    } finally {
+      held.clear();
+    }
+  }
+
+  /**
+   * Runs {@code action} on every item, last first, and on all of them even when one throws; then
+   * throws the first exception, with the later ones suppressed in it.
+   *
+   * @return whether {@code action} answered true for every item
+   */
+  static <T> boolean allLastFirst(List<T> items, java.util.function.Predicate<T> action) {
+    boolean all = true;
     RuntimeException first = null;
-    for (int i = held.size() - 1; i >= 0; i--) {
+    for (int i = items.size() - 1; i >= 0; i--) {
       try {
-        held.get(i).release();
+        all &= action.test(items.get(i));
       } catch (RuntimeException e) {
-        if (cause != null) {
-          cause.addSuppressed(e);
-        } else if (first == null) {
+        all = false;
+        if (first == null) {
           first = e;
         } else {
           first.addSuppressed(e);
         }
       }
     }
-    held.clear();
     if (first != null) {
       throw first;
     }
+    return all;
   }
 
   /**
@@ -399,21 +418,12 @@ final class MultiLock implements DistributedLock {
 
     @Override
     public void unlock() {
-      RuntimeException first = null;
-      for (int i = locks.size() - 1; i >= 0; i--) {
-        try {
-          locks.get(i).asLock().unlock();
-        } catch (RuntimeException e) {
-          if (first == null) {
-            first = e;
-          } else {
-            first.addSuppressed(e);
-          }
-        }
-      }
-      if (first != null) {
-        throw first;
-      }
+      allLastFirst(
+          locks,
+          lock -> {
+            lock.asLock().unlock();
+            return true;
+          });
     }
 
     @Override

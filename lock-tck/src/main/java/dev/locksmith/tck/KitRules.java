@@ -186,6 +186,27 @@ interface KitRules {
   }
 
   /**
+   * Waits for a lease whose lock the server forgot to be reported lost: within lease + expiry slack
+   * + tolerance, the renewal that finds it gone and the signal included.
+   *
+   * @param brokenIfNot the failure message if it is not reported in time
+   * @return the loss
+   */
+  default LeaseLostException awaitLossAfterRevoke(Lease lease, String brokenIfNot)
+      throws Exception {
+    try {
+      return lease
+          .lost()
+          .toCompletableFuture()
+          .get(
+              limits().lease().plus(limits().expirySlack()).plus(limits().tolerance()).toMillis(),
+              TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AssertionError(brokenIfNot);
+    }
+  }
+
+  /**
    * @return options holding a lock for a minute without renewal: the client believes it holds it
    *     throughout
    */

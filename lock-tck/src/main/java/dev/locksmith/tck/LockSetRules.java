@@ -20,7 +20,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.DisplayName;
@@ -243,24 +242,12 @@ interface LockSetRules extends KitRules {
     String b = name("lose-b");
     Lease set = client().locks(List.of(a, b)).acquire(Duration.ofSeconds(10));
     hook("20.5", () -> faults().revoke(b));
-    LeaseLostException loss;
-    try {
-      loss =
-          set.lost()
-              .toCompletableFuture()
-              .get(
-                  limits()
-                      .lease()
-                      .plus(limits().expirySlack())
-                      .plus(limits().tolerance())
-                      .toMillis(),
-                  TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new AssertionError(
-          "lock sets broken: a set whose name '"
-              + b
-              + "' was revoked was not reported lost within lease + expiry slack + tolerance");
-    }
+    LeaseLostException loss =
+        awaitLossAfterRevoke(
+            set,
+            "lock sets broken: a set whose name '"
+                + b
+                + "' was revoked was not reported lost within lease + expiry slack + tolerance");
     // a backend whose revoke ends the holder's session loses both names: either may come first
     assertThat(loss.lockName()).as("lock sets broken: the name the set's loss gives").isIn(a, b);
     assertThat(set.isValid()).as("lock sets broken: isValid() of a set that lost a name").isFalse();

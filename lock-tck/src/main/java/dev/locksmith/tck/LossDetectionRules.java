@@ -47,24 +47,11 @@ interface LossDetectionRules extends KitRules {
     String name = name("revoked");
     Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
     hook("14.2", () -> faults().revoke(name));
-    LeaseLostException loss;
-    try {
-      loss =
-          lease
-              .lost()
-              .toCompletableFuture()
-              .get(
-                  limits()
-                      .lease()
-                      .plus(limits().expirySlack())
-                      .plus(limits().tolerance())
-                      .toMillis(),
-                  TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      throw new AssertionError(
-          "loss detection broken: a revoked lock was not reported lost within lease + expiry"
-              + " slack + tolerance");
-    }
+    LeaseLostException loss =
+        awaitLossAfterRevoke(
+            lease,
+            "loss detection broken: a revoked lock was not reported lost within lease + expiry"
+                + " slack + tolerance");
     assertThat(loss.lockName())
         .as("loss detection broken: the lost lease's lock name")
         .isEqualTo(name);
