@@ -606,36 +606,23 @@ class LockctlExecIT {
               + " rmdir inside; echo done >> finished";
       List<Lockctl> both = new ArrayList<>();
       for (int round = 0; round < 3; round++) {
-        both.add(
-            Lockctl.start(
-                "exec",
-                "--backend",
-                redis.uri(),
-                "--name",
-                x,
-                "--name",
-                y,
-                "--wait",
-                "30s",
-                "--",
-                "sh",
-                "-c",
-                body));
-        both.add(
-            Lockctl.start(
-                "exec",
-                "--backend",
-                redis.uri(),
-                "--name",
-                y,
-                "--name",
-                x,
-                "--wait",
-                "30s",
-                "--",
-                "sh",
-                "-c",
-                body));
+        for (List<String> order : List.of(List.of(x, y), List.of(y, x))) {
+          both.add(
+              Lockctl.start(
+                  "exec",
+                  "--backend",
+                  redis.uri(),
+                  "--name",
+                  order.get(0),
+                  "--name",
+                  order.get(1),
+                  "--wait",
+                  "30s",
+                  "--",
+                  "sh",
+                  "-c",
+                  body));
+        }
       }
       for (Lockctl l : both) {
         Lockctl.Result r = l.finish(Duration.ofSeconds(60));
