@@ -39,12 +39,14 @@ public final class Main {
   static final String HELP =
       String.join(
           "\n",
-          "usage: lockctl <command> [options]   (lockctl <command> --help for its options)",
+          "usage: lockctl <command> [options]   (lockctl <command> --help, or lockctl help"
+              + " <command>, for its options)",
           "",
           "commands:",
           "  demo     worker processes contend for one lock; one is frozen past its lease and its"
               + " late write is refused by the fence",
-          "  exec     run a command while holding a lock, like flock(1) across machines:",
+          "  exec     run a command while holding a lock (or several: --name again), like flock(1)"
+              + " across machines:",
           "             lockctl exec --backend redis://host:6379 --name nightly -- ./backup.sh",
           "  status   is a lock held? (lockctl status --backend URI NAME)",
           "  compare  fault scenarios against backends: declared guarantee, published prediction,"
@@ -138,6 +140,10 @@ public final class Main {
   }
 
   static int run(List<String> args, PrintStream out, PrintStream err) {
+    if (args.size() == 2 && args.get(0).equals("help") && !args.get(1).equals("help")) {
+      // lockctl help exec: that command's own help (an unknown one gets the unknown-command error)
+      return run(List.of(args.get(1), "--help"), out, err);
+    }
     if (args.isEmpty()
         || args.get(0).equals("help")
         || args.get(0).equals("--help")

@@ -142,6 +142,9 @@ class LockctlDemoIT {
   void helpIsThere() throws Exception {
     assertThat(lockctl("--help").out).contains("usage: lockctl <command>");
     assertThat(lockctl("demo", "--help").out).contains("usage: lockctl demo");
+    assertThat(lockctl("help", "exec").out)
+        .as("lockctl help exec: exec's own help")
+        .contains("usage: lockctl exec", "--name NAME [--name NAME ...]");
     assertThat(lockctl().exit).isEqualTo(2);
   }
 }
