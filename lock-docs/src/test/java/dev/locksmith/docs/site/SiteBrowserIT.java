@@ -35,6 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  * an image that is missing, an empty code block, a page without navigation or content, and a built
  * page that no link reaches. A missing {@code chromium} is a failure, never a skip: {@code
  * .ci/install} installs it.
+ *
+ * <p>The API reference ({@code api/}, javadoc) is not crawled, only its entry points: the
+ * navigation must link to its index, and its index and one class page are opened, must have what
+ * javadoc writes there, and every link on them into the site must find its file.
  */
 class SiteBrowserIT {
   private static final Pattern HREF = Pattern.compile("<a\\s[^>]*?href=\"([^\"]*)\"");
@@ -53,11 +57,14 @@ class SiteBrowserIT {
     String chromium = findChromium();
     Path site = SiteBuildTest.moduleDir().resolve("target/site");
     if (!Files.isRegularFile(site.resolve("index.html"))) {
-      new SiteGenerator(SiteBuildTest.moduleDir()).build(); // run alone, without the unit tests
+      ApiReference.generate(SiteBuildTest.moduleDir()); // run alone, without the unit tests
+      new SiteGenerator(SiteBuildTest.moduleDir()).build();
     }
     Path root = site.toRealPath();
 
+    Path api = root.resolve("api");
     Map<Path, Dom> doms = new LinkedHashMap<>();
+    Set<Path> apiLinked = new HashSet<>();
     List<String> problems = new ArrayList<>();
     Deque<Path> queue = new ArrayDeque<>();
     Set<Path> seen = new HashSet<>();
@@ -79,7 +86,9 @@ class SiteBrowserIT {
           doms.put(page, dom);
           for (String href : matches(HREF, dom.html())) {
             Path target = internalTarget(root, page, href, problems);
-            if (target != null && Files.isRegularFile(target) && seen.add(target)) {
+            if (target != null && target.startsWith(api)) {
+              apiLinked.add(target); // the javadoc: its entry points are checked below
+            } else if (target != null && Files.isRegularFile(target) && seen.add(target)) {
               queue.add(target);
             }
           }
@@ -98,6 +107,7 @@ class SiteBrowserIT {
           .filter(f -> !doms.containsKey(f))
           .forEach(f -> problems.add(f.getFileName() + ": built but no link reaches it"));
     }
+    checkApiReference(chromium, root, api, apiLinked, profiles, problems);
     System.out.println("browser check: " + doms.size() + " pages opened in " + chromium);
     assertThat(doms).hasSizeGreaterThan(20);
     if (!problems.isEmpty()) {
@@ -106,6 +116,66 @@ class SiteBrowserIT {
               + problems.size()
               + " problem(s):\n  - "
               + String.join("\n  - ", new TreeSet<>(problems)));
+    }
+  }
+
+  /**
+   * The javadoc's entry points: the navigation links to its index; the index and the page of {@code
+   * LockClient} open with what javadoc puts there, and their links into the site land.
+   */
+  private static void checkApiReference(
+      String chromium,
+      Path root,
+      Path api,
+      Set<Path> apiLinked,
+      Path profiles,
+      List<String> problems)
+      throws IOException, InterruptedException {
+    Path index = api.resolve("index.html");
+    Path classPage = api.resolve("dev/locksmith/LockClient.html");
+    if (!apiLinked.contains(index)) {
+      problems.add("api/index.html: the navigation does not link to the API reference");
+    }
+    for (Path page : List.of(index, classPage)) {
+      String name = root.relativize(page).toString();
+      if (!Files.isRegularFile(page)) {
+        problems.add(name + ": the API reference has no such page");
+        continue;
+      }
+      String html = open(chromium, page, profiles).html();
+      List<String> titles = matches(TITLE, html);
+      if (titles.isEmpty() || !titles.get(0).contains("Locksmith API reference")) {
+        problems.add(name + ": not a page of the API reference (title " + titles + ")");
+      }
+      List<String> links = new ArrayList<>();
+      for (String href : matches(HREF, html)) {
+        if (href.startsWith("javascript:")) {
+          continue;
+        }
+        Path target = internalTarget(root, page, href, problems);
+        if (target == null) {
+          continue;
+        }
+        links.add(root.relativize(target).toString());
+        if (!Files.isRegularFile(target)) {
+          problems.add(name + ": link to '" + href + "': no such file");
+        }
+      }
+      List<String> want =
+          page.equals(index)
+              ? List.of(
+                  "api/dev/locksmith/package-summary.html",
+                  "api/dev/locksmith/spi/package-summary.html",
+                  "index.html")
+              : List.of("api/dev/locksmith/package-summary.html", "index.html");
+      for (String w : want) {
+        if (!links.contains(w)) {
+          problems.add(name + ": no link to " + w);
+        }
+      }
+      if (page.equals(classPage) && !html.contains("Interface LockClient")) {
+        problems.add(name + ": does not document interface LockClient");
+      }
     }
   }
 

@@ -36,7 +36,9 @@ import org.commonmark.renderer.html.HtmlRenderer;
  * target/site/*.html}, each with the same navigation.
  *
  * <p>A page's source is a Markdown file of {@code src/site-md}, or a file of the repository ({@code
- * repo:lock-tck/RULES.md}) shown as it is. In a page of {@code src/site-md}, a paragraph that is
+ * repo:lock-tck/RULES.md}) shown as it is, or {@code built:PATH}: a file another step wrote into
+ * the site before it (the API reference, {@code built:api/index.html}, by {@link ApiReference}),
+ * which must be there and is linked as it is. In a page of {@code src/site-md}, a paragraph that is
  * only {@code {{sample:File#tag}}} becomes the Java code between {@code // tag::tag[]} and {@code
  * // end::tag[]} in {@code src/test/java/dev/locksmith/docs/samples/File.java} (a test that runs in
  * the build), and one that is only {@code {{include:path}}} becomes that repository file, its
@@ -44,10 +46,10 @@ import org.commonmark.renderer.html.HtmlRenderer;
  *
  * <p>Links are rewritten to the pages: a link to a file that is a page's source (or included in
  * one) points at that page; a link to a heading must find that heading. In the pages of {@code
- * src/site-md} any other relative link fails the build; in files of the repository shown as they
- * are, a link to a file that is no page (a source file, a script) is left as plain text, and a
- * heading link that finds no heading points at the page. Images referred to by a relative path are
- * copied next to the pages.
+ * src/site-md} any other relative link fails the build, but one to a file of the API reference; in
+ * files of the repository shown as they are, a link to a file that is no page (a source file, a
+ * script) is left as plain text, and a heading link that finds no heading points at the page.
+ * Images referred to by a relative path are copied next to the pages.
  */
 public final class SiteGenerator {
   private static final Pattern SAMPLE =
@@ -58,9 +60,16 @@ public final class SiteGenerator {
   /** One entry of the navigation. */
   record Page(String group, String slug, String title, String source) {
     String file() {
-      return slug + ".html";
+      return built() ? source.substring(BUILT.length()) : slug + ".html";
+    }
+
+    /** A file another step writes into the site (the API reference), linked as it is. */
+    boolean built() {
+      return source.startsWith(BUILT);
     }
   }
+
+  private static final String BUILT = "built:";
 
   private final Path moduleDir;
   private final Path repoRoot;
@@ -111,12 +120,18 @@ public final class SiteGenerator {
   public List<Page> build() {
     List<Page> pages = readNav();
     for (Page page : pages) {
-      pageOfSource.put(sourcePath(page), page);
+      if (page.built()) {
+        checkBuilt(page);
+      } else {
+        pageOfSource.put(sourcePath(page), page);
+      }
     }
     for (Page page : pages) {
-      documents.put(page, parsePage(page));
+      if (!page.built()) {
+        documents.put(page, parsePage(page));
+      }
     }
-    for (Page page : pages) {
+    for (Page page : documents.keySet()) {
       collectHeadingIds(page, documents.get(page));
     }
     for (Map.Entry<Page, Node> e : documents.entrySet()) {
@@ -157,6 +172,36 @@ public final class SiteGenerator {
       throw new IllegalStateException("nav.txt: the first page must be 'index'");
     }
     return pages;
+  }
+
+  /**
+   * A page written by another step must be there when the site is built: the API reference is
+   * written by {@link ApiReference} first.
+   */
+  private void checkBuilt(Page page) {
+    Path file = outDir.resolve(page.file()).normalize();
+    if (!file.startsWith(outDir) || page.file().isBlank()) {
+      problems.add(page.slug() + ": " + page.source() + " is not a file of the site");
+    } else if (!Files.isRegularFile(file)) {
+      problems.add(
+          page.slug()
+              + ": "
+              + page.file()
+              + " is missing from "
+              + outDir
+              + " (it is written before the site: ApiReference for api/)");
+    } else {
+      builtDirs.add(file.getParent());
+    }
+  }
+
+  /** The directories of the pages other steps write; links into them are left as they are. */
+  private final List<Path> builtDirs = new ArrayList<>();
+
+  /** A file of a part of the site another step wrote (a class page of the API reference). */
+  private boolean isBuiltFile(String path) {
+    Path file = outDir.resolve(path).normalize();
+    return builtDirs.stream().anyMatch(file::startsWith) && Files.isRegularFile(file);
   }
 
   private String sourcePath(Page page) {
@@ -398,6 +443,9 @@ public final class SiteGenerator {
             documents.keySet().stream().filter(p -> p.slug().equals(slug)).findFirst().orElse(null);
       }
     }
+    if (target == null && strict && !path.isEmpty() && isBuiltFile(path)) {
+      return; // into the API reference: the file is there, the link stays as written
+    }
     if (target == null) {
       if (strict) {
         problems.add(page.slug() + ": link to '" + dest + "' finds no page");
@@ -500,7 +548,7 @@ public final class SiteGenerator {
     try {
       Files.createDirectories(outDir);
       Files.writeString(outDir.resolve("style.css"), css(), StandardCharsets.UTF_8);
-      for (Page page : pages) {
+      for (Page page : documents.keySet()) {
         String body = renderer.render(documents.get(page));
         Files.writeString(
             outDir.resolve(page.file()), html(pages, page, body), StandardCharsets.UTF_8);
