@@ -284,7 +284,7 @@ class MultiLockTest {
   }
 
   @Test
-  void badInputIsRefusedNamingTheParameter() {
+  void badInputIsRefusedNamingTheParameter() throws Exception {
     try (LockClient c = Locks.connect("local:multi-bad")) {
       assertThatThrownBy(() -> c.locks(null))
           .isInstanceOf(NullPointerException.class)
@@ -307,6 +307,13 @@ class MultiLockTest {
       assertThatThrownBy(() -> c.locks(Collections.singleton("a")).acquire(Duration.ofSeconds(-1)))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("`timeout`");
+      try (Lease huge = c.locks(List.of("h1", "h2")).acquire(Duration.ofDays(999_999_999_999L))) {
+        assertThat(huge.lockNames()).as("a wait of 999999999999d, names free").hasSize(2);
+      }
+      assertThat(c.locks(List.of("h1", "h2")).acquireAsync(Duration.ofDays(999_999_999_999L)))
+          .as("the same wait, async")
+          .succeedsWithin(Duration.ofSeconds(5))
+          .satisfies(Lease::release);
       Optional<Lease> lease = c.locks(List.of("a", "b")).tryAcquire();
       assertThat(lease).isPresent();
       assertThatThrownBy(() -> lease.get().extend(null))
