@@ -103,14 +103,16 @@ abstract class ReactiveLocksContract {
                 .acquire(name, LONG)
                 .subscribeOn(Schedulers.parallel())
                 .flatMap(lease -> locks.release(lease).thenReturn(where())))
-        .assertNext(thread -> assertThat(thread).startsWith("boundedElastic").endsWith("|false"))
+        .assertNext(
+            thread -> assertThat(thread).containsIgnoringCase("boundedElastic").endsWith("|false"))
         .expectComplete()
         .verify(VERIFY);
     StepVerifier.create(
             locks
                 .withLockMono(name, LONG, lease -> Mono.fromCallable(ReactiveLocksContract::where))
                 .subscribeOn(Schedulers.parallel()))
-        .assertNext(thread -> assertThat(thread).startsWith("boundedElastic").endsWith("|false"))
+        .assertNext(
+            thread -> assertThat(thread).containsIgnoringCase("boundedElastic").endsWith("|false"))
         .expectComplete()
         .verify(VERIFY);
     assertFreeNow(name);
@@ -177,7 +179,9 @@ abstract class ReactiveLocksContract {
     assertThat(next).as("the lock, once its holder released it").isPresent();
     next.get().release();
     assertThat(delivered.get()).as("a lease delivered after the cancel").isNull();
-    assertFreeNow(name);
+    // The client may still grant the withdrawn waiter for a moment as it leaves, and then releases
+    // that grant itself (acquireAsync's contract): free soon, and not held for the 300 s lease.
+    assertFree(name);
   }
 
   @Test
