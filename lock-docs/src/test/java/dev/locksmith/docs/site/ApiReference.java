@@ -58,6 +58,7 @@ public final class ApiReference {
     m.put("lock-zookeeper", "ZooKeeper (lock-zookeeper)");
     m.put("lock-etcd", "etcd (lock-etcd)");
     m.put("lock-micrometer", "Micrometer (lock-micrometer)");
+    m.put("lock-reactor", "Reactor (lock-reactor)");
     m.put("lock-spring-boot-starter", "Spring Boot starter (lock-spring-boot-starter)");
     m.put("lock-shedlock", "ShedLock provider (lock-shedlock)");
     m.put("lock-spring-integration", "Spring Integration (lock-spring-integration)");
