@@ -261,10 +261,21 @@ final class MultiLock implements DistributedLock {
           (error instanceof CompletionException && error.getCause() != null)
               ? error.getCause()
               : error;
-      result.completeExceptionally(
+      Throwable failure =
           cause instanceof LockTimeoutException
               ? new LockTimeoutException(description, timeout)
-              : cause);
+              : cause;
+      // Give the names back before the failure is signalled: a caller woken by it (get(), join())
+      // must find none of them held, and completing first would run this release concurrently
+      // with that caller (dependents of a future are not run in the order they were added).
+      List<Lease> back;
+      synchronized (held) {
+        back = new ArrayList<>(held);
+        held.clear();
+        current[0] = null;
+      }
+      releaseAll(back, failure);
+      result.completeExceptionally(failure);
       return false;
     }
     boolean kept;

@@ -42,6 +42,9 @@ class ClientCoreTest {
      */
     volatile boolean pollsFailOnClose;
 
+    /** How long each release takes before it reaches local:, as a slow server's would. */
+    volatile long releaseDelayMillis;
+
     final java.util.concurrent.CountDownLatch backendClosed =
         new java.util.concurrent.CountDownLatch(1);
 
@@ -100,6 +103,13 @@ class ClientCoreTest {
 
         @Override
         public boolean release(BackendLease lease) {
+          if (releaseDelayMillis > 0) {
+            try {
+              Thread.sleep(releaseDelayMillis);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
           return local.release(lease);
         }
 
