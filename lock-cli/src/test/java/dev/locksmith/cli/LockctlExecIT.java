@@ -57,6 +57,15 @@ class LockctlExecIT {
     }
   }
 
+  /**
+   * The redis URI each lockctl JVM is given: a JVM started on a loaded machine (two builds on two
+   * cores) can take longer than the default connect timeout of 2 s to connect, which is not what
+   * these tests are about.
+   */
+  static String backendUri() {
+    return redis.uri() + "?connect-timeout=15s";
+  }
+
   static String lockName(TestInfo info) {
     return "lockctl-it/" + info.getTestMethod().orElseThrow().getName();
   }
@@ -250,7 +259,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--lease",
@@ -281,7 +290,7 @@ class LockctlExecIT {
             Lockctl.run(
                 "exec",
                 "--backend",
-                redis.uri(),
+                backendUri(),
                 "--name",
                 name,
                 "--wait",
@@ -296,7 +305,7 @@ class LockctlExecIT {
             Lockctl.run(
                 "exec",
                 "--backend",
-                redis.uri(),
+                backendUri(),
                 "--name",
                 name,
                 "--wait",
@@ -318,7 +327,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--wait",
@@ -346,7 +355,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--lease",
@@ -374,7 +383,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--lease",
@@ -407,7 +416,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--lease",
@@ -449,7 +458,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               name,
               "--lease",
@@ -483,7 +492,7 @@ class LockctlExecIT {
             Lockctl.start(
                 "exec",
                 "--backend",
-                redis.uri(),
+                backendUri(),
                 "--name",
                 name,
                 "--wait",
@@ -534,7 +543,7 @@ class LockctlExecIT {
           Lockctl.start(
               "exec",
               "--backend",
-              redis.uri(),
+              backendUri(),
               "--name",
               b,
               "--name",
@@ -570,7 +579,7 @@ class LockctlExecIT {
             Lockctl.run(
                 "exec",
                 "--backend",
-                redis.uri(),
+                backendUri(),
                 "--name",
                 a,
                 "--name",
@@ -611,9 +620,7 @@ class LockctlExecIT {
               Lockctl.start(
                   "exec",
                   "--backend",
-                  // four JVMs start at once: on a loaded machine connecting can take longer
-                  // than the default 2 s, which is not what this test is about
-                  redis.uri() + "?connect-timeout=15s",
+                  backendUri(),
                   "--name",
                   order.get(0),
                   "--name",
