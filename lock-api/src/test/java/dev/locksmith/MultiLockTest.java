@@ -322,32 +322,12 @@ class MultiLockTest {
       try (LockClient blocker = Locks.connect("local:multi-bad")) {
         Lease h2 = blocker.lock("h2").acquire(Duration.ofSeconds(1));
         CompletableFuture<Lease> async = c.locks(List.of("h1", "h2")).acquireAsync(forever);
-        Thread releaser =
-            new Thread(
-                () -> {
-                  try {
-                    Thread.sleep(300);
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                  h2.release();
-                });
-        releaser.start();
+        releaseLater(h2);
         Lease got = async.get(10, TimeUnit.SECONDS);
         assertThat(got.lockNames()).as("granted once 'h2' was released").hasSize(2);
         got.release();
         Lease h2again = blocker.lock("h2").acquire(Duration.ofSeconds(1));
-        Thread releaser2 =
-            new Thread(
-                () -> {
-                  try {
-                    Thread.sleep(300);
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                  h2again.release();
-                });
-        releaser2.start();
+        releaseLater(h2again);
         try (Lease sync = c.locks(List.of("h1", "h2")).acquire(forever)) {
           assertThat(sync.lockNames()).as("sync, granted once 'h2' was released").hasSize(2);
         }
@@ -369,6 +349,20 @@ class MultiLockTest {
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("closed");
     }
+  }
+
+  /** Releases {@code lease} from another thread 300 ms from now. */
+  private static void releaseLater(Lease lease) {
+    new Thread(
+            () -> {
+              try {
+                Thread.sleep(300);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              lease.release();
+            })
+        .start();
   }
 
   private static void awaitHeld(String space, String name) throws InterruptedException {
