@@ -51,6 +51,11 @@ class KitCatchesBrokenBackendsTest {
             "rule1_1_atMostOneHolderUnderContention",
             "increments were lost"),
         Arguments.of(
+            Defect.WEDGES_UNDER_CONTENTION,
+            MutualExclusion.class,
+            "rule1_1_atMostOneHolderUnderContention",
+            "while contenders waited"),
+        Arguments.of(
             Defect.CHECK_THEN_SET,
             MutualExclusion.class,
             "rule1_2_simultaneousRaceHasOneWinner",

@@ -76,6 +76,11 @@ final class MemoryBackends {
     TWO_HOLDERS_FLAKY,
     /** Acquire checks that the lock is free, then takes it in a second round trip. */
     CHECK_THEN_SET,
+    /**
+     * The 300th release of a name that finds a waiter queued leaves the name held by no lease and
+     * never expiring (a row written with no expiry): every later acquisition waits forever.
+     */
+    WEDGES_UNDER_CONTENTION,
     // fencing
     /** Every third grant gets token 1. */
     TOKENS_GO_BACK,
@@ -348,6 +353,7 @@ final class MemoryBackends {
     long grantedAt;
     long fence;
     long tickets;
+    int contendedReleases;
     final List<Ticket> queue = new ArrayList<>();
   }
 
@@ -737,6 +743,13 @@ final class MemoryBackends {
           return false;
         }
         boolean inTime = !expired(e, System.nanoTime());
+        if (defect == Defect.WEDGES_UNDER_CONTENTION
+            && head(e) != null
+            && ++e.contendedReleases == 300) {
+          e.owner = "wedged";
+          e.expiresAt = System.nanoTime() + (Long.MAX_VALUE >> 2);
+          return inTime;
+        }
         if (defect == Defect.RELEASE_LATE) {
           LATER.schedule(() -> releaseLater(e, ownerId), 500, TimeUnit.MILLISECONDS);
           return inTime;
