@@ -22,11 +22,11 @@ import java.util.Optional;
  * counters of the {@link ResourceServer}, says {@code HELD}, works for the hold time, then writes
  * both back plus one (the fenced one with its token) and releases. It reports on stdout, one event
  * a line, timed with {@link System#nanoTime()} (one clock for every process of a Linux machine):
- * {@code HELD <token> <nanos>}, {@code WROTE <OK|REJECTED> <token>}, {@code RELEASING <token>
- * <nanos>} (as the release starts: the turn's use of the resource is over, even if the release
- * never returns), {@code RELEASED <stillHeld> <nanos>}, {@code LOST <reason> <nanos>}, {@code ERROR
- * acquire <millis the failed acquire took> <exception>: <message>}, {@code ERROR release
- * <exception>: <message>}. It stops when its stdin closes. The URI comes from {@code
+ * {@code HELD <token> <nanos> <nanos the acquire began>}, {@code WROTE <OK|REJECTED> <token>},
+ * {@code RELEASING <token> <nanos>} (as the release starts: the turn's use of the resource is over,
+ * even if the release never returns), {@code RELEASED <stillHeld> <nanos>}, {@code LOST <reason>
+ * <nanos>}, {@code ERROR acquire <millis the failed acquire took> <exception>: <message>}, {@code
+ * ERROR release <exception>: <message>}. It stops when its stdin closes. The URI comes from {@code
  * LOCKSMITH_URI}.
  *
  * <p>Given a fifth argument above 0, it contends for one permit of a semaphore of that many
@@ -107,7 +107,7 @@ public final class ContenderProcess {
         if (permits > 0) {
           req.println("ENTER " + token + " " + permits);
           res.readLine();
-          out.println("HELD " + token + " " + System.nanoTime());
+          out.println("HELD " + token + " " + System.nanoTime() + " " + asked);
           Thread.sleep(holdMillis);
           req.println("LEAVE " + token);
           String verdict = res.readLine();
@@ -117,7 +117,7 @@ public final class ContenderProcess {
         }
         req.println("GET");
         String[] values = res.readLine().split(" ");
-        out.println("HELD " + token + " " + System.nanoTime());
+        out.println("HELD " + token + " " + System.nanoTime() + " " + asked);
         Thread.sleep(holdMillis);
         req.println("PUT " + (Long.parseLong(values[0]) + 1));
         res.readLine();

@@ -242,11 +242,13 @@ public final class Result {
     Map<Integer, long[]> open = new HashMap<>();
     Map<Integer, Long> releasing = new HashMap<>();
     java.util.Set<Integer> releaseFailed = new java.util.HashSet<>();
-    List<long[]> holdsList = new ArrayList<>(); // contender, token, start, end, stillHeld(1/0/-1)
+    // contender, token, start, end, stillHeld(1/0/-1), when its acquire began
+    List<long[]> holdsList = new ArrayList<>();
     for (Comparison.Event e : events) {
       switch (e.kind) {
         case "HELD":
-          open.put(e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at});
+          open.put(
+              e.contender, new long[] {e.contender, Long.parseLong(e.fields[1]), e.at, askedAt(e)});
           releasing.remove(e.contender);
           break;
         case "RELEASING":
@@ -265,7 +267,8 @@ public final class Result {
                     e.at,
                     releaseFailed.remove(e.contender)
                         ? 2
-                        : Boolean.parseBoolean(e.fields[1]) ? 1 : 0
+                        : Boolean.parseBoolean(e.fields[1]) ? 1 : 0,
+                    h[3]
                   });
             }
             break;
@@ -313,7 +316,7 @@ public final class Result {
               ? faultStart
               : releasing.getOrDefault((int) h[0], stop);
       releasesUnfinished += releasing.containsKey((int) h[0]) ? 1 : 0;
-      holdsList.add(new long[] {h[0], h[1], h[2], end, -1});
+      holdsList.add(new long[] {h[0], h[1], h[2], end, -1, h[3]});
     }
     if (releasesUnfinished > 0) {
       note =
@@ -323,13 +326,9 @@ public final class Result {
     }
     holdsList.sort((a, b) -> Long.compare(a[2], b[2]));
     holds = holdsList.size();
-    long maxToken = Long.MIN_VALUE;
+    tokenRegressions = tokenRegressions(holdsList);
     for (int i = 0; i < holdsList.size(); i++) {
       long[] h = holdsList.get(i);
-      if (h[1] <= maxToken) {
-        tokenRegressions++;
-      }
-      maxToken = Math.max(maxToken, h[1]);
       for (int j = i + 1; j < holdsList.size() && holdsList.get(j)[2] - h[3] < 0; j++) {
         overlaps++;
         if (h[0] == victim && h[4] == 1 && h[2] - faultStart <= 0 && h[3] - faultStart > 0) {
@@ -668,5 +667,58 @@ public final class Result {
         unguardedLost,
         fencedLost,
         staleRejected);
+  }
+
+  /**
+   * When the turn's acquire began, from the fourth field of its {@code HELD} line; a contender that
+   * does not say it gives its {@code HELD} time, the latest the acquire can have begun.
+   */
+  private static long askedAt(Comparison.Event held) {
+    if (held.fields.length >= 4) {
+      try {
+        return Long.parseLong(held.fields[3]);
+      } catch (NumberFormatException e) {
+        // fall through: no time
+      }
+    }
+    return held.at;
+  }
+
+  /**
+   * Counts the holds granted a token no larger than that of a hold already reported before their
+   * acquire even began. Order by the {@code HELD} lines alone would count a holder paused between
+   * its grant and its report (its older token then shows up after newer ones) although the server
+   * granted in order; a hold whose acquire began after another was reported was granted after it,
+   * whatever the scheduler did to either process.
+   *
+   * @param byStart the holds, each {contender, token, start, end, stillHeld, asked}, sorted by
+   *     start
+   */
+  static int tokenRegressions(List<long[]> byStart) {
+    int n = byStart.size();
+    long[] maxTokenUpTo = new long[n]; // the largest token among the first i + 1 holds
+    long max = Long.MIN_VALUE;
+    for (int i = 0; i < n; i++) {
+      max = Math.max(max, byStart.get(i)[1]);
+      maxTokenUpTo[i] = max;
+    }
+    int regressions = 0;
+    for (long[] h : byStart) {
+      // the holds reported strictly before this one's acquire began: a prefix of byStart
+      int lo = 0;
+      int hi = n;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        if (byStart.get(mid)[2] - h[5] < 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      if (lo > 0 && h[1] <= maxTokenUpTo[lo - 1]) {
+        regressions++;
+      }
+    }
+    return regressions;
   }
 }

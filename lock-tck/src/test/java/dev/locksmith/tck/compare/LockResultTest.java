@@ -76,4 +76,42 @@ class LockResultTest extends HandWrittenEvents {
         .contains("-- fault ends")
         .contains("0 RELEASING 1");
   }
+
+  /** A turn whose acquire began at {@code askedMs} and was reported held at {@code fromMs}. */
+  private void hold(int contender, long token, long askedMs, long fromMs, long toMs) {
+    event(contender, "HELD", Long.toString(token), at(fromMs), at(askedMs));
+    event(contender, "WROTE", "OK", Long.toString(token));
+    event(contender, "RELEASING", Long.toString(token), at(toMs));
+    event(contender, "RELEASED", "true", at(toMs));
+  }
+
+  @Test
+  void aHolderPausedBetweenItsGrantAndItsReportIsNoTokenRegression() throws Exception {
+    // contender 0 is granted token 1 at about 10 ms but reports it only at 3,300 ms (frozen in
+    // between), after contender 1 reported token 2: the server granted in order
+    hold(0, 1, 0, 3_300, 3_350);
+    hold(1, 2, 3_100, 3_150, 3_200);
+    hold(2, 3, 3_360, 3_400, 3_450);
+    Result r = measure();
+    assertThat(r.tokenRegressions).as("token regressions").isZero();
+  }
+
+  @Test
+  void aLowerTokenGrantedToAnAcquireBegunAfterAHigherOneWasHeldIsATokenRegression()
+      throws Exception {
+    hold(0, 5, 3_000, 3_050, 3_100);
+    hold(1, 4, 3_150, 3_200, 3_250); // asked after token 5 was held, and got 4
+    hold(2, 6, 3_260, 3_300, 3_350);
+    Result r = measure();
+    assertThat(r.tokenRegressions).as("token regressions").isEqualTo(1);
+    assertThat(r.observed()).isEqualTo("U");
+  }
+
+  @Test
+  void aContenderThatDoesNotSayWhenItAskedIsOrderedByItsReport() throws Exception {
+    hold(0, 5, 3_050, 3_100);
+    hold(1, 4, 3_200, 3_250);
+    Result r = measure();
+    assertThat(r.tokenRegressions).as("token regressions").isEqualTo(1);
+  }
 }
