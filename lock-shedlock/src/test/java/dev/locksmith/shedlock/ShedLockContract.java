@@ -36,10 +36,11 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /**
- * ShedLock's own published provider kit (its 15 tests, inherited) plus this adapter's rules, for
- * one backend set-up on its real server. A subclass names the URI and, for session backends, the
- * expiry slack. assertLocked / assertUnlocked look through a second client: a lock is held when
- * that client cannot take it, free when it can.
+ * ShedLock's own published provider kit (its 15 tests, inherited) plus this adapter's rules,
+ * including what ShedLock's newer, unpublished provider suite adds, for one backend set-up on its
+ * real server. A subclass names the URI and, for session backends, the expiry slack. assertLocked /
+ * assertUnlocked look through a second client: a lock is held when that client cannot take it, free
+ * when it can.
  */
 abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegrationTest {
   static final TckTimeouts TIMES = TckTimeouts.fromEnvironment();
@@ -386,5 +387,96 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
     assertThat(seen).hasSize(3);
     assertThat(seen.get(0)).isPositive();
     assertThat(seen).isSortedAccordingTo(Long::compare).doesNotHaveDuplicates();
+  }
+
+  // What ShedLock's provider suite on its main branch checks beyond the published 6.6.1 kit (see
+  // README, Tests), each as a rule of this adapter on every backend.
+
+  /** A lock taken again after an earlier one of the same name expired, and when its take began. */
+  private record Retaken(SimpleLock lock, long startNanos) {}
+
+  /**
+   * Tries {@code provider.lock(name)} every 10 ms, each time with a fresh configuration of {@code
+   * atMost}, until it answers a lock; fails after {@code within}.
+   */
+  private static Retaken retake(
+      LocksmithLockProvider provider, String name, Duration atMost, Duration within) {
+    List<Retaken> got = new ArrayList<>();
+    boolean taken =
+        await(
+            within,
+            () -> {
+              long start = System.nanoTime();
+              provider
+                  .lock(config(name, atMost, Duration.ZERO))
+                  .ifPresent(l -> got.add(new Retaken(l, start)));
+              return !got.isEmpty();
+            });
+    assertThat(taken)
+        .as("lock '" + name + "' must be free again within " + within.toMillis() + " ms")
+        .isTrue();
+    return got.get(0);
+  }
+
+  @Test
+  @DisplayName(
+      "unlock of a lock that expired and was taken again through the same provider neither throws"
+          + " nor frees the new holder")
+  void staleUnlockLeavesTheNewHolderAlone() {
+    String name = name("stale-unlock");
+    LocksmithLockProvider provider = getLockProvider();
+    Duration shortLease = Duration.ofMillis(300);
+    SimpleLock stale = provider.lock(config(name, shortLease, Duration.ZERO)).orElseThrow();
+    long staleToken = ((ShedLockLease) stale).fencingToken();
+    SimpleLock current =
+        retake(
+                provider,
+                name,
+                Duration.ofSeconds(10),
+                shortLease.plus(expirySlack()).plus(TIMES.tolerance()))
+            .lock();
+    long currentToken = ((ShedLockLease) current).fencingToken();
+    assertThat(currentToken).as("the new holder's token").isGreaterThan(staleToken);
+
+    stale.unlock(); // logs that it had expired
+
+    assertLocked(name);
+    assertThat(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)))
+        .as("still held by the new holder")
+        .isEmpty();
+    assertThat(LocksmithLockProvider.fencingToken(name))
+        .as("the task's token on this thread is still the new holder's")
+        .isEqualTo(OptionalLong.of(currentToken));
+    current.unlock();
+    assertUnlocked(name);
+    assertThat(LocksmithLockProvider.fencingToken(name)).isEmpty();
+  }
+
+  @Test
+  @DisplayName(
+      "extend of a lock that expired and was taken again through the same provider answers empty"
+          + " and leaves the new holder's expiry where it was")
+  void staleExtendLeavesTheNewHoldersExpiry() {
+    String name = name("stale-extend");
+    LocksmithLockProvider provider = getLockProvider();
+    Duration shortLease = Duration.ofMillis(300);
+    SimpleLock stale = provider.lock(config(name, shortLease, Duration.ZERO)).orElseThrow();
+    Duration currentLease = Duration.ofMillis(1500);
+    Retaken current =
+        retake(
+            provider, name, currentLease, shortLease.plus(expirySlack()).plus(TIMES.tolerance()));
+
+    assertThat(stale.extend(Duration.ofSeconds(30), Duration.ZERO))
+        .as("the stale lock cannot be extended")
+        .isEmpty();
+
+    // the new holder never unlocks: the server frees the lock at the end of its own lease, neither
+    // sooner (the stale extend freed it) nor 30 s later (the stale extend lengthened it)
+    long freeAt =
+        millisUntilFree(
+            name, current.startNanos(), currentLease.plus(expirySlack()).plus(TIMES.tolerance()));
+    assertThat(freeAt)
+        .as("free at the end of the new holder's lease")
+        .isGreaterThanOrEqualTo(currentLease.minus(EARLY).toMillis());
   }
 }
