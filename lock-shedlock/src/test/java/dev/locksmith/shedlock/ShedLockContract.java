@@ -420,6 +420,43 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
 
   @Test
   @DisplayName(
+      "after unlock, a provider on a client that never held the lock takes it at once; while it is"
+          + " held, that provider answers empty rather than an error")
+  void providerThatNeverHeldTheLockTakesItAfterUnlock() {
+    String name = name("never-held");
+    LocksmithLockProvider provider = getLockProvider();
+    SimpleLock first =
+        provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+    try (LockClient sawItHeld = Locks.connect(uriOrFail())) {
+      LocksmithLockProvider other = new LocksmithLockProvider(sawItHeld);
+      assertThat(other.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)))
+          .as("held through the first client")
+          .isEmpty();
+      first.unlock();
+      Optional<SimpleLock> second = other.lock(config(name, Duration.ofSeconds(10), Duration.ZERO));
+      assertThat(second)
+          .as("free at once after unlock, for a client that saw it held")
+          .isNotEmpty();
+      assertLocked(name);
+      assertThat(provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)))
+          .as("now held through the second client")
+          .isEmpty();
+      second.get().unlock();
+    }
+    try (LockClient neverSawIt = Locks.connect(uriOrFail())) {
+      Optional<SimpleLock> third =
+          new LocksmithLockProvider(neverSawIt)
+              .lock(config(name, Duration.ofSeconds(10), Duration.ZERO));
+      assertThat(third)
+          .as("free after unlock, for a client connected after the lock was last used")
+          .isNotEmpty();
+      third.get().unlock();
+    }
+    provider.lock(config(name, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow().unlock();
+  }
+
+  @Test
+  @DisplayName(
       "unlock of a lock that expired and was taken again through the same provider neither throws"
           + " nor frees the new holder")
   void staleUnlockLeavesTheNewHolderAlone() {
