@@ -457,6 +457,49 @@ abstract class ShedLockContract extends AbstractExtensibleLockProviderIntegratio
 
   @Test
   @DisplayName(
+      "a name of 255 characters locks and unlocks; a name no store may hold throws instead of"
+          + " answering that the lock is held")
+  void longNamesLockOrThrow() {
+    String base = name("long") + "-ключ-鍵-";
+    String longest = base + "n".repeat(255 - base.length());
+    LocksmithLockProvider provider = getLockProvider();
+    SimpleLock lock =
+        provider.lock(config(longest, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+    assertLocked(longest);
+    assertThat(provider.lock(config(longest, Duration.ofSeconds(10), Duration.ZERO))).isEmpty();
+    String cousin = longest.substring(0, 254) + "m";
+    provider.lock(config(cousin, Duration.ofSeconds(10), Duration.ZERO)).orElseThrow().unlock();
+    lock.unlock();
+    assertUnlocked(longest);
+
+    assertThatThrownBy(
+            () -> provider.lock(config(longest + "n", Duration.ofSeconds(10), Duration.ZERO)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("256 characters");
+    assertThatThrownBy(
+            () ->
+                provider.lock(
+                    config(name("control") + "\n", Duration.ofSeconds(10), Duration.ZERO)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("control character");
+  }
+
+  @Test
+  @DisplayName(
+      "a provider whose client can no longer lock throws, instead of answering that the lock is"
+          + " held")
+  void closedClientThrows() {
+    LockClient closing = Locks.connect(uriOrFail());
+    LocksmithLockProvider provider = new LocksmithLockProvider(closing);
+    closing.close();
+    assertThatThrownBy(
+            () -> provider.lock(config(name("closed"), Duration.ofSeconds(10), Duration.ZERO)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("closed");
+  }
+
+  @Test
+  @DisplayName(
       "unlock of a lock that expired and was taken again through the same provider neither throws"
           + " nor frees the new holder")
   void staleUnlockLeavesTheNewHolderAlone() {
