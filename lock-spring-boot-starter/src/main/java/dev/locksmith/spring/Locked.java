@@ -31,12 +31,18 @@ import java.lang.annotation.Target;
  * LocksmithProperties.Annotation#getOrder()}), so the lock is released after the commit. Everything
  * is checked when the bean is created: a bad expression, an unknown argument name, a bad duration,
  * a missing fallback, a private, final or static method, or a return type that cannot be held until
- * the work ends (Reactor publishers) fails the application's start naming the method.
+ * the work ends (a plain {@code Future}, a publisher other than Reactor's {@code Mono} and {@code
+ * Flux}, or those two without lock-reactor on the classpath) fails the application's start naming
+ * the method.
  *
  * <p>Inside the method the lease is reachable through {@link CurrentLease#get()}, or as a parameter
  * of type {@code dev.locksmith.Lease}, which the advice fills (callers pass null). A method
  * returning {@code CompletableFuture} or {@code CompletionStage} keeps the lock until the returned
- * stage completes; such a lease is not reentrant (it belongs to no thread).
+ * stage completes; such a lease is not reentrant (it belongs to no thread). A method returning
+ * Reactor's {@code Mono} or {@code Flux} (with {@code dev.locksmith:lock-reactor} on the classpath)
+ * does nothing until the publisher is subscribed to, then acquires the lock without blocking, calls
+ * the method, and keeps the lock until its publisher completes, fails or is cancelled; its
+ * operators find the lease in the Reactor context under {@link CurrentLease#CONTEXT_KEY}.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -86,6 +86,10 @@ final class LockedInterceptor implements MethodInterceptor {
     if (op.returns == LockedOperation.Returns.FUTURE) {
       return invokeAsync(invocation, op, lock, observer, target, args);
     }
+    if (op.returns == LockedOperation.Returns.MONO || op.returns == LockedOperation.Returns.FLUX) {
+      // only here is Reactor needed: the class is loaded on the first such call
+      return ReactiveLocked.invoke(invocation, op, c, lock, observer, target);
+    }
     Optional<Lease> acquired;
     try {
       acquired = observer.tryAcquire(lock, op.wait);
@@ -161,7 +165,7 @@ final class LockedInterceptor implements MethodInterceptor {
             });
   }
 
-  private static void fillLease(LockedOperation op, Object[] args, Lease lease) {
+  static void fillLease(LockedOperation op, Object[] args, Lease lease) {
     for (int i : op.leaseParams) {
       args[i] = lease;
     }

@@ -34,10 +34,16 @@ final class LockedOperation {
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
+  private static final String MONO = "reactor.core.publisher.Mono";
+  private static final String FLUX = "reactor.core.publisher.Flux";
+  private static final String REACTIVE_LOCKS = "dev.locksmith.reactor.ReactiveLocks";
+
   enum Returns {
     VOID,
     OPTIONAL,
     FUTURE,
+    MONO,
+    FLUX,
     PRIMITIVE,
     OTHER
   }
@@ -229,12 +235,25 @@ final class LockedOperation {
     if (r == Optional.class) {
       return Returns.OPTIONAL;
     }
+    if (r.getName().equals(MONO) || r.getName().equals(FLUX)) {
+      if (!ClassUtils.isPresent(REACTIVE_LOCKS, method.getDeclaringClass().getClassLoader())) {
+        problems.add(
+            "it returns "
+                + r.getName()
+                + ", held from subscription until the publisher ends only with"
+                + " dev.locksmith:lock-reactor on the classpath; add it, or return"
+                + " CompletableFuture or a plain value");
+        return Returns.OTHER;
+      }
+      return r.getName().equals(MONO) ? Returns.MONO : Returns.FLUX;
+    }
     if (isReactive(r)) {
       problems.add(
           "it returns "
               + r.getName()
-              + ", a reactive type: the lock would be released when the publisher is returned,"
-              + " before its work runs; return CompletableFuture or a plain value");
+              + ", a reactive type other than Mono and Flux: the lock would be released when the"
+              + " publisher is returned, before its work runs; return Mono or Flux (with"
+              + " dev.locksmith:lock-reactor), CompletableFuture or a plain value");
       return Returns.OTHER;
     }
     if (CompletionStage.class.isAssignableFrom(r)) {

@@ -1,0 +1,133 @@
+package dev.locksmith.spring;
+
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Lease;
+import dev.locksmith.LockClient;
+import dev.locksmith.LockTimeoutException;
+import dev.locksmith.reactor.ReactiveLocks;
+import java.lang.reflect.InvocationTargetException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.aopalliance.intercept.MethodInvocation;
+import org.reactivestreams.Publisher;
+import org.springframework.aop.ProxyMethodInvocation;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@link Locked} methods that return {@code Mono} or {@code Flux}, through lock-reactor's {@link
+ * ReactiveLocks}: nothing happens until the returned publisher is subscribed to; then the lock is
+ * acquired without blocking, the method runs with the lease (a {@link Lease} parameter, {@link
+ * CurrentLease#get()} while it runs, {@link CurrentLease#CONTEXT_KEY} in the Reactor context), and
+ * its publisher is subscribed to; the lease is released when that publisher completes, fails or is
+ * cancelled, before the caller sees its end. Each subscription calls the method again and takes the
+ * lock again. Loaded only when such a method is called, so Reactor is needed only then.
+ */
+final class ReactiveLocked {
+  private ReactiveLocked() {}
+
+  /**
+   * A failure of the method's own publisher, carried past the busy handling so that a {@link
+   * LockTimeoutException} of the method's work is not taken for a busy lock.
+   */
+  private static final class BodyFailure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    BodyFailure(Throwable cause) {
+      super(null, cause, false, false);
+    }
+  }
+
+  static Object invoke(
+      MethodInvocation invocation,
+      LockedOperation op,
+      LockClient client,
+      DistributedLock lock,
+      LockObserver observer,
+      Object target) {
+    ReactiveLocks locks = ReactiveLocks.of(client);
+    Object[] args = invocation.getArguments().clone();
+    if (op.returns == LockedOperation.Returns.MONO) {
+      return locks
+          .withLockMono(
+              lock, op.wait, lease -> Mono.from(run(invocation, op, args, observer, lease)))
+          .onErrorResume(
+              LockTimeoutException.class, busy -> Mono.from(busy(op, lock.name(), target, args)))
+          .onErrorMap(BodyFailure.class, Throwable::getCause);
+    }
+    return locks
+        .withLock(lock, op.wait, lease -> run(invocation, op, args, observer, lease))
+        .onErrorResume(
+            LockTimeoutException.class, busy -> Flux.from(busy(op, lock.name(), target, args)))
+        .onErrorMap(BodyFailure.class, Throwable::getCause);
+  }
+
+  /** Calls the method with the lease and gives its publisher, observed as one hold. */
+  private static Publisher<Object> run(
+      MethodInvocation invocation,
+      LockedOperation op,
+      Object[] args,
+      LockObserver observer,
+      Lease lease) {
+    Object[] callArgs = args.clone();
+    LockedInterceptor.fillLease(op, callArgs, lease);
+    // a fresh invocation per subscription: a proxy's invocation can be proceeded once
+    MethodInvocation call =
+        invocation instanceof ProxyMethodInvocation proxied
+            ? proxied.invocableClone(callArgs)
+            : invocation;
+    LockObserver.Hold hold = observer.hold(lease);
+    AtomicBoolean stopped = new AtomicBoolean();
+    Object published;
+    CurrentLease.push(lease);
+    try {
+      published = call.proceed();
+    } catch (Throwable t) {
+      hold.stop(t);
+      return Flux.error(new BodyFailure(t));
+    } finally {
+      CurrentLease.pop();
+    }
+    if (published == null) { // a null publisher: nothing to wait for
+      hold.stop(null);
+      return Flux.empty();
+    }
+    return Flux.from((Publisher<?>) published)
+        .cast(Object.class)
+        .doOnError(
+            e -> {
+              if (stopped.compareAndSet(false, true)) {
+                hold.stop(e);
+              }
+            })
+        .doFinally(
+            signal -> {
+              if (stopped.compareAndSet(false, true)) {
+                hold.stop(null);
+              }
+            })
+        .onErrorMap(BodyFailure::new)
+        .contextWrite(ctx -> ctx.put(CurrentLease.CONTEXT_KEY, lease));
+  }
+
+  /** What onBusy says, as a publisher. */
+  private static Publisher<?> busy(LockedOperation op, String name, Object target, Object[] args) {
+    switch (op.onBusy) {
+      case SKIP:
+        return Mono.empty();
+      case FALLBACK:
+        return Flux.defer(
+            () -> {
+              try {
+                Object fallback = op.fallback.invoke(target, args);
+                return fallback == null ? Mono.empty() : (Publisher<?>) fallback;
+              } catch (InvocationTargetException e) {
+                return Mono.error(e.getCause());
+              } catch (IllegalAccessException e) {
+                return Mono.error(e);
+              }
+            });
+      default:
+        return Mono.error(new LockBusyException(name, op.wait, op.where));
+    }
+  }
+}
