@@ -167,6 +167,23 @@ public suspend fun <T> LockClient.withLock(
 }
 
 /**
+ * [LockClient.withLock] with a [kotlin.time.Duration]: `client.withLock("pay:42", 5.seconds) { ... }`.
+ *
+ * @param name the lock's name
+ * @param wait how long to wait for the lock; zero means one attempt
+ * @param block what to run while the lock is held, given the lease
+ * @return what [block] returns
+ * @throws LockTimeoutException if the lock was not acquired in time
+ * @throws IllegalArgumentException if [wait] is negative or [name] is not a valid lock name
+ * @throws IllegalStateException if the client is closed
+ */
+public suspend fun <T> LockClient.withLock(
+    name: String,
+    wait: kotlin.time.Duration,
+    block: suspend (Lease) -> T,
+): T = withLock(name, toJava(wait), block)
+
+/**
  * Releases this lease ([Lease.release]) on [Dispatchers.IO]. The release runs to the end even if
  * the calling coroutine is cancelled (it is `NonCancellable`), so a release in a `finally` block
  * of a cancelled coroutine is not skipped.

@@ -149,6 +149,8 @@ abstract class SuspendingLocksContract {
     val byName = client.withLock(name, LONG) { lease -> lease.lockName() }
     assertThat(byName).isEqualTo(name)
     assertFreeNow(name)
+    assertThat(client.withLock(name, 5.seconds) { 7 }).isEqualTo(7)
+    assertFreeNow(name)
   }
 
   @Test

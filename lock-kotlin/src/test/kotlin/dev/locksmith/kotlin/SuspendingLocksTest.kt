@@ -24,6 +24,7 @@ class SuspendingLocksTest : SuspendingLocksContract() {
             { lock.withLock(Duration.ofSeconds(-1)) { 1 } },
             { lock.withLock((-1).seconds) { 1 } },
             { client.withLock(name, Duration.ofSeconds(-1)) { 1 } },
+            { client.withLock(name, (-1).seconds) { 1 } },
         )) {
       val thrown = runCatching { call() }.exceptionOrNull()
       assertThat(thrown)
