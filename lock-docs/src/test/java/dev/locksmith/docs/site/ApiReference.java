@@ -46,6 +46,8 @@ public final class ApiReference {
       Map.of(
           "lock-cli", "the lockctl command-line tool, documented by its README page",
           "lock-bench", "the benchmarks, run by run-bench.sh",
+          "lock-kotlin",
+              "Kotlin only (the JDK's javadoc cannot read it): its KDoc and its README page",
           "examples/spring-boot-demo", "an example application, a page of its own");
 
   private static Map<String, String> libraries() {

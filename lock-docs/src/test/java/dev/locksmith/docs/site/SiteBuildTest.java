@@ -97,11 +97,13 @@ class SiteBuildTest {
     Matcher m = Pattern.compile("<module>([^<]+)</module>").matcher(pom);
     List<String> withSources = new ArrayList<>();
     while (m.find()) {
-      if (!ApiReference.packagesOf(root.resolve(m.group(1)).resolve("src/main/java")).isEmpty()) {
+      Path module = root.resolve(m.group(1));
+      if (!ApiReference.packagesOf(module.resolve("src/main/java")).isEmpty()
+          || Files.isDirectory(module.resolve("src/main/kotlin"))) {
         withSources.add(m.group(1));
       }
     }
-    assertThat(withSources).contains("lock-api", "lock-spring-boot-starter");
+    assertThat(withSources).contains("lock-api", "lock-spring-boot-starter", "lock-kotlin");
     for (String module : withSources) {
       assertThat(
               ApiReference.LIBRARIES.containsKey(module)
