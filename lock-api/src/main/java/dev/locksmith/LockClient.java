@@ -161,6 +161,20 @@ public interface LockClient extends AutoCloseable {
   }
 
   /**
+   * A leader latch: leader election over this client's exclusive lock {@code name}, for a service
+   * that just wants to be told when it leads ({@link LeaderLatch#onElected}) and when it stops
+   * ({@link LeaderLatch#onRevoked}). Nothing happens until {@link LeaderLatch#start()}.
+   *
+   * @param name the election's name: the name of the lock its leader holds
+   * @return a new latch, not started
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name
+   * @throws NullPointerException if {@code name} is null
+   */
+  default LeaderLatch leaderLatch(String name) {
+    return new LeaderLatch(this, name);
+  }
+
+  /**
    * @return what the backend promises, as data
    */
   Guarantees guarantees();

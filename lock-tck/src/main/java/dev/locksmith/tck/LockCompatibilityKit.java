@@ -339,4 +339,8 @@ public abstract class LockCompatibilityKit {
   @Nested
   @DisplayName("Rule 20: lock sets")
   class LockSets extends RuleGroup implements LockSetRules {}
+
+  @Nested
+  @DisplayName("Rule 21: leader latches")
+  class LeaderLatches extends RuleGroup implements LeaderLatchRules {}
 }

@@ -7,6 +7,7 @@ import dev.locksmith.tck.LockCompatibilityKit.BadInput;
 import dev.locksmith.tck.LockCompatibilityKit.Expiry;
 import dev.locksmith.tck.LockCompatibilityKit.Fairness;
 import dev.locksmith.tck.LockCompatibilityKit.Fencing;
+import dev.locksmith.tck.LockCompatibilityKit.LeaderLatches;
 import dev.locksmith.tck.LockCompatibilityKit.LeaseControl;
 import dev.locksmith.tck.LockCompatibilityKit.LockSets;
 import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
@@ -441,7 +442,23 @@ class KitCatchesBrokenBackendsTest {
             Defect.RENEW_REVIVES_FORGOTTEN,
             LockSets.class,
             "rule20_5_losingOneNameLosesTheSet",
-            "was not reported lost"));
+            "was not reported lost"),
+        // 21. leader latches
+        Arguments.of(
+            Defect.TWO_HOLDERS,
+            LeaderLatches.class,
+            "rule21_1_oneLeaderAtATimeAndCloseHandsOver",
+            "both lead at once"),
+        Arguments.of(
+            Defect.NEVER_WAKES,
+            LeaderLatches.class,
+            "rule21_1_oneLeaderAtATimeAndCloseHandsOver",
+            "the hand-over waited"),
+        Arguments.of(
+            Defect.RENEW_NO_OWNER_CHECK,
+            LeaderLatches.class,
+            "rule21_2_aLostLeaseRevokesTheLeader",
+            "was not told (onRevoked)"));
   }
 
   @org.junit.jupiter.api.Test
