@@ -170,6 +170,12 @@ class LockedReactiveTest {
 
               var result = mono.toFuture();
               awaitHeld("mono:a");
+              // the method is called once the lease is handed over, a moment after the grant
+              long deadline = System.nanoTime() + BLOCK.toNanos();
+              while (jobs.calls().get() == 0) {
+                assertThat(System.nanoTime() - deadline).as("called within 10 s").isNegative();
+                Thread.sleep(2);
+              }
               assertThat(jobs.calls().get()).isEqualTo(1);
               assertThat(jobs.seen()).containsExactly("current mono:a");
 

@@ -175,7 +175,9 @@ interface LeaderLatchRules extends KitRules {
         }
         Thread.sleep(1);
       }
-      while (turns.stream().noneMatch(t -> t.kind().equals("elected") && t.term() != firstTerm)) {
+      // a second election, by either latch (a backend whose revoke deletes the lock's record may
+      // hand out the same term again: that is checked below, not taken for nobody leading)
+      while (turns.stream().filter(t -> t.kind().equals("elected")).count() < 2) {
         if (System.nanoTime() - revokedFrom > bound + TimeUnit.SECONDS.toNanos(10)) {
           fail("leader election broken: nobody led again after the leader was revoked; %s", turns);
         }
