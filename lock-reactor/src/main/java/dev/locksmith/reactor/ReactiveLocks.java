@@ -14,6 +14,7 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -226,12 +227,21 @@ public final class ReactiveLocks {
     checkLock(lock);
     checkWait(wait);
     checkBody(body);
-    return Flux.usingWhen(
-        acquire(lock, wait),
-        body,
-        this::closeLater,
-        (lease, error) -> closeLater(lease),
-        this::closeLater);
+    // A cancel that reaches usingWhen while the lease is on its way, before usingWhen has
+    // subscribed to the body, is not passed to the body it subscribes next: the body (say a
+    // Flux.never()) would run, and hold the lease, forever. The body also ends when this flux is
+    // cancelled, so that a body subscribed too late completes at once and the lease is released.
+    return Flux.defer(
+        () -> {
+          Sinks.One<Boolean> cancelled = Sinks.one();
+          return Flux.usingWhen(
+                  acquire(lock, wait),
+                  lease -> Flux.<T>from(body.apply(lease)).takeUntilOther(cancelled.asMono()),
+                  this::closeLater,
+                  (lease, error) -> closeLater(lease),
+                  this::closeLater)
+              .doOnCancel(() -> cancelled.tryEmitValue(Boolean.TRUE));
+        });
   }
 
   /**
@@ -277,12 +287,17 @@ public final class ReactiveLocks {
     checkLock(lock);
     checkWait(wait);
     checkBody(body);
-    return Mono.usingWhen(
-        acquire(lock, wait),
-        body,
-        this::closeLater,
-        (lease, error) -> closeLater(lease),
-        this::closeLater);
+    return Mono.defer(
+        () -> {
+          Sinks.One<Boolean> cancelled = Sinks.one();
+          return Mono.usingWhen(
+                  acquire(lock, wait),
+                  lease -> Mono.<T>from(body.apply(lease)).takeUntilOther(cancelled.asMono()),
+                  this::closeLater,
+                  (lease, error) -> closeLater(lease),
+                  this::closeLater)
+              .doOnCancel(() -> cancelled.tryEmitValue(Boolean.TRUE));
+        });
   }
 
   /**
