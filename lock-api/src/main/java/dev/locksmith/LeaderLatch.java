@@ -166,7 +166,8 @@ public final class LeaderLatch implements AutoCloseable {
   /**
    * Steps down if this instance leads: {@code onRevoked} runs, the lock is released at once (the
    * next instance does not wait for the lease), and the latch campaigns again, behind the instances
-   * already waiting. Returns once the lock is released. Nothing happens if it does not lead.
+   * already waiting. Returns once the lock is released; called from a callback, it returns at once
+   * and the latch steps down when the callback returns. Nothing happens if it does not lead.
    *
    * @throws InterruptedException if interrupted while waiting for the step-down
    */
@@ -176,6 +177,9 @@ public final class LeaderLatch implements AutoCloseable {
       return;
     }
     l.stepDown.complete("resigned");
+    if (Thread.currentThread() == campaigner) {
+      return; // called from a callback: the latch steps down once the callback returns
+    }
     try {
       l.released.get();
     } catch (java.util.concurrent.ExecutionException e) {
@@ -185,7 +189,8 @@ public final class LeaderLatch implements AutoCloseable {
 
   /**
    * Stops campaigning and steps down if this instance leads ({@code onRevoked}, then the lock is
-   * released at once). Idempotent; returns once the latch's thread has ended.
+   * released at once). Idempotent; returns once the latch's thread has ended (called from a
+   * callback, at once: the latch ends when the callback returns).
    */
   @Override
   public void close() {
@@ -204,8 +209,8 @@ public final class LeaderLatch implements AutoCloseable {
     if (l != null) {
       l.stepDown.complete("closed");
     }
-    if (t == null) {
-      return;
+    if (t == null || t == Thread.currentThread()) {
+      return; // not started, or called from a callback: the latch ends once it returns
     }
     try {
       t.join(TimeUnit.SECONDS.toMillis(30));

@@ -189,4 +189,42 @@ class LeaderLatchTest {
     closed.close();
     assertThatThrownBy(closed::start).hasMessageContaining("was closed");
   }
+
+  @Test
+  void resignAndCloseFromACallbackDoNotWaitForThemselves() throws Exception {
+    LockClient c = Locks.connect("local:" + space + "?lease=30s");
+    clients.add(c);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    LeaderLatch[] self = new LeaderLatch[1];
+    self[0] =
+        c.leaderLatch("self")
+            .onElected(
+                s -> {
+                  seen.add("elected " + s.term());
+                  if (seen.size() == 1) {
+                    try {
+                      self[0].resign(); // steps down once this returns
+                    } catch (InterruptedException e) {
+                      throw new IllegalStateException(e);
+                    }
+                  } else {
+                    self[0].close(); // ends once this returns
+                  }
+                })
+            .onRevoked(s -> seen.add("revoked " + s.term()));
+    latches.add(self[0]);
+    self[0].start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (seen.size() < 4) {
+      assertThat(System.nanoTime() - deadline).as("callbacks so far: %s", seen).isNegative();
+      Thread.sleep(2);
+    }
+    assertThat(seen).hasSize(4);
+    assertThat(seen.get(0)).startsWith("elected");
+    assertThat(seen.get(1)).startsWith("revoked");
+    assertThat(seen.get(2)).startsWith("elected");
+    assertThat(seen.get(3)).startsWith("revoked");
+    Thread.sleep(50);
+    assertThat(LocalLockProvider.isHeld(space, "self")).as("released after close").isFalse();
+  }
 }
