@@ -185,14 +185,32 @@ final class MultiLock implements DistributedLock {
               back = new ArrayList<>(held);
               held.clear();
             }
-            if (inFlight != null) {
-              inFlight.cancel(false);
+            if (inFlight != null && !inFlight.cancel(false)) {
+              // the name in flight was granted just now and its callback has not kept it yet:
+              // give it back here too, before this completion returns (the callback, finding the
+              // set done, releases it as well; a release is idempotent)
+              Lease granted = grantedOrNull(inFlight);
+              if (granted != null) {
+                back.add(granted);
+              }
             }
             releaseAll(back, null);
           }
         });
     next(0, deadline, timeout, held, current, result);
     return result;
+  }
+
+  /**
+   * @return the lease a completed future holds, or null if it failed or was cancelled
+   */
+  private static Lease grantedOrNull(CompletableFuture<?> done) {
+    try {
+      Object value = done.getNow(null);
+      return value instanceof Lease lease ? lease : null;
+    } catch (RuntimeException failedOrCancelled) {
+      return null;
+    }
   }
 
   /**
