@@ -145,16 +145,17 @@ public final class LeaderLatch implements AutoCloseable {
   /**
    * Waits until this instance leads.
    *
-   * @param timeout how long to wait; zero or less looks once
+   * @param timeout how long to wait: zero looks once; longer than 292 years waits for ever
    * @return whether it leads
    * @throws InterruptedException if interrupted while waiting
    * @throws NullPointerException if {@code timeout} is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
    */
   public boolean awaitLeadership(Duration timeout) throws InterruptedException {
-    Objects.requireNonNull(timeout, "`timeout` was null but it must be a duration");
-    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    long wait = Names.timeoutNanos(timeout);
+    long start = System.nanoTime();
     while (!isLeader()) {
-      long left = deadline - System.nanoTime();
+      long left = wait - (System.nanoTime() - start);
       if (left <= 0 || closed) {
         return isLeader();
       }

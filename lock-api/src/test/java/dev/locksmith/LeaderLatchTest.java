@@ -185,9 +185,23 @@ class LeaderLatchTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("after it started");
     assertThatThrownBy(() -> l.awaitLeadership(null)).hasMessageContaining("`timeout`");
+    assertThatThrownBy(() -> l.awaitLeadership(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`timeout` was '")
+        .hasMessageContaining("zero (one attempt) or a positive duration");
     LeaderLatch closed = c.leaderLatch("y");
     closed.close();
     assertThatThrownBy(closed::start).hasMessageContaining("was closed");
+  }
+
+  @Test
+  void anEnormousWaitIsForEverNotAnOverflow() throws Exception {
+    LeaderLatch a = latch(0).start();
+    assertThat(a.awaitLeadership(Duration.ofDays(999_999_999_999L))).isTrue();
+    LeaderLatch b = latch(1).start();
+    long start = System.nanoTime();
+    assertThat(b.awaitLeadership(Duration.ZERO)).as("zero looks once").isFalse();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1_000);
   }
 
   @Test
