@@ -9,12 +9,14 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
+import reactor.core.publisher.SynchronousSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -94,8 +96,13 @@ public final class ReactiveLocks {
    * The lease is the subscriber's to release: with {@link #release(Lease)}, or by using {@link
    * #withLock(DistributedLock, Duration, Function)} instead. Cancelling while waiting withdraws the
    * waiter (a set of locks gives back the names it took); a lease granted at the same moment is
-   * released, never left held. Leases acquired this way belong to no thread, so they are never
-   * reentrant.
+   * released, never left held, as long as it has not yet been signalled. Once {@code onNext} is
+   * called with the lease it is the subscriber's, even if the subscriber cancelled at that very
+   * moment: release a lease you are given after cancelling. {@code subscribe(Consumer)} cannot,
+   * since after {@code dispose()} it drops what it is given (Reactor's {@code onNextDropped}), and
+   * the lock then stays held to the end of its lease; {@link #withLock(DistributedLock, Duration,
+   * Function)} releases in every case. Leases acquired this way belong to no thread, so they are
+   * never reentrant.
    *
    * @param lock any lock of the client: a lock, a semaphore, a read-write lock's side or a set
    * @param wait how long to wait; zero means one attempt
@@ -108,42 +115,18 @@ public final class ReactiveLocks {
   public Mono<Lease> acquire(DistributedLock lock, Duration wait) {
     checkLock(lock);
     checkWait(wait);
-    return Mono.<Lease>create(
-            sink -> {
-              CompletableFuture<Lease> pending;
-              try {
-                pending = lock.acquireAsync(wait);
-              } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-              }
-              // Whoever settles first wins: the grant (or failure) signalled downstream, or the
-              // cancel. A grant that loses to a cancel is released here; a cancel that wins before
-              // the grant has the client withdraw the waiter and release a simultaneous grant.
-              AtomicBoolean settled = new AtomicBoolean();
-              sink.onCancel(
-                  () -> {
-                    if (settled.compareAndSet(false, true)) {
-                      offload(() -> pending.cancel(false));
+    return Mono.defer(
+        () -> {
+          Handoff handoff = new Handoff();
+          return Mono.<Lease>create(sink -> handoff.start(lock, wait, sink))
+              .handle(
+                  (Lease lease, SynchronousSink<Lease> out) -> {
+                    if (handoff.signalled(lease)) {
+                      out.next(lease);
                     }
-                  });
-              pending.whenComplete(
-                  (lease, error) ->
-                      offload(
-                          () -> {
-                            if (settled.compareAndSet(false, true)) {
-                              if (error == null) {
-                                sink.success(lease);
-                              } else {
-                                sink.error(unwrap(error));
-                              }
-                            } else if (lease != null) {
-                              closeQuietly(lease);
-                            }
-                          }));
-            })
-        // A lease signalled just as the subscriber cancelled is dropped by Reactor: release it.
-        .doOnDiscard(Lease.class, lease -> offload(() -> closeQuietly(lease)));
+                  })
+              .doOnCancel(handoff::cancel);
+        });
   }
 
   /**
@@ -316,6 +299,74 @@ public final class ReactiveLocks {
     Objects.requireNonNull(lease, "`lease` was null but it must be a Lease to release");
     return Mono.fromCallable(lease::release).subscribeOn(blocking);
   }
+
+  /**
+   * Who owns the lease of one subscription to {@link #acquire(DistributedLock, Duration)}: this
+   * hand-off until the lease is signalled downstream, the subscriber from then on. Reactor's own
+   * sink cannot be trusted with it: a value given to {@code Mono.create}'s sink at the moment the
+   * subscriber cancels is dropped (onNextDropped), neither delivered nor discarded, so a lock
+   * granted at that moment would stay held. Here the grant and the cancel race on one reference:
+   * whichever comes second gives the lease back.
+   */
+  private final class Handoff {
+    /** Not yet granted; then the granted lease, then SIGNALLED or CANCELLED. */
+    private final AtomicReference<Object> slot = new AtomicReference<>();
+
+    private volatile CompletableFuture<Lease> pending;
+
+    void start(DistributedLock lock, Duration wait, MonoSink<Lease> sink) {
+      if (slot.get() == CANCELLED) {
+        return; // cancelled before the acquire was asked for: ask nothing
+      }
+      CompletableFuture<Lease> future;
+      try {
+        future = lock.acquireAsync(wait);
+      } catch (RuntimeException e) {
+        sink.error(e);
+        return;
+      }
+      pending = future;
+      if (slot.get() == CANCELLED) {
+        // The cancel came while acquireAsync was being called and found no future to cancel.
+        offload(() -> future.cancel(false));
+      }
+      future.whenComplete((lease, error) -> offload(() -> granted(lease, error, sink)));
+    }
+
+    private void granted(Lease lease, Throwable error, MonoSink<Lease> sink) {
+      if (error != null) {
+        if (slot.get() != CANCELLED) {
+          sink.error(unwrap(error));
+        }
+      } else if (slot.compareAndSet(null, lease)) {
+        sink.success(lease);
+      } else {
+        closeQuietly(lease); // the subscriber cancelled first
+      }
+    }
+
+    /** On the way downstream: true if the subscriber takes the lease, false if it cancelled. */
+    boolean signalled(Lease lease) {
+      return slot.compareAndSet(lease, SIGNALLED);
+    }
+
+    void cancel() {
+      Object was = slot.getAndSet(CANCELLED);
+      if (was == null) {
+        // Still waiting: the client withdraws the waiter and gives back a grant racing this
+        // cancel; a grant that completed first finds CANCELLED and is given back above.
+        CompletableFuture<Lease> future = pending;
+        if (future != null) {
+          offload(() -> future.cancel(false));
+        }
+      } else if (was instanceof Lease lease) {
+        offload(() -> closeQuietly(lease)); // granted, not yet signalled: nobody else has it
+      }
+    }
+  }
+
+  private static final Object SIGNALLED = new Object();
+  private static final Object CANCELLED = new Object();
 
   /** The cleanup of withLock: close() on the blocking scheduler, completing after it. */
   private Mono<Void> closeLater(Lease lease) {

@@ -17,6 +17,11 @@ class ReactiveLocksTest extends ReactiveLocksContract {
     return "local:reactor-test";
   }
 
+  @Override
+  int raceRounds() {
+    return Integer.getInteger("rounds", 3000); // a round costs microseconds here
+  }
+
   @Test
   void nothingHappensBeforeSubscriptionAndEverySubscriptionAcquiresAgain() {
     CountingLock lock = new CountingLock(client.lock(name));
