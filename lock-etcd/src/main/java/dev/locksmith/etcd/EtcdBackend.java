@@ -815,6 +815,14 @@ final class EtcdBackend implements LockBackend {
     return queueWatches.isOpen(range);
   }
 
+  /**
+   * @return whether this client's queue watch on {@code range} is open and etcd registered it (for
+   *     tests)
+   */
+  boolean queueWatchRegistered(ByteSequence range) {
+    return queueWatches.isRegistered(range);
+  }
+
   boolean isClosed() {
     return closed.get();
   }

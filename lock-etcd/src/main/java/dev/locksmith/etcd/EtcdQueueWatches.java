@@ -214,6 +214,15 @@ final class EtcdQueueWatches {
     return q != null && !q.broken;
   }
 
+  /**
+   * @return whether this client has a queue watch open on {@code range} that etcd registered (for
+   *     tests)
+   */
+  boolean isRegistered(ByteSequence range) {
+    QueueWatch q = queueWatches.get(range);
+    return q != null && !q.broken && q.created;
+  }
+
   /** Closes every queue watch, on close and abandon: their listeners read again and fail. */
   void closeAll() {
     for (QueueWatch q : queueWatches.values()) {
