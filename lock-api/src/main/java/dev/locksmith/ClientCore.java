@@ -254,6 +254,11 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       throw new IllegalStateException(
           "the backend for " + config.uri() + " returned no state for lock '" + name + "'");
     }
+    long floor = config.fencingFloor();
+    if (floor != 0 && state.fencingToken().isPresent()) {
+      // the holder's token as this client's leases show it: above the floor
+      return state.withFencingToken(state.fencingToken().getAsLong() + floor);
+    }
     return state;
   }
 
@@ -444,7 +449,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
         new BackendLease(name, claim, ownerId, poll.fencingToken(), options.lease(), poll.state());
     HeldLease lease =
         new HeldLease(
-            bl, scheduled, session, sessionHeld, owner, pollStart, validUntil, leaseNanos);
+            bl,
+            config.fencingFloor(),
+            scheduled,
+            session,
+            sessionHeld,
+            owner,
+            pollStart,
+            validUntil,
+            leaseNanos);
     held.put(ownerId, lease);
     if (owner != null && (claim.kind() != Claim.Kind.PERMIT || options.reentrant())) {
       // reentrant or not: a nested acquire must find it (a semaphore without reentrancy takes a new

@@ -51,6 +51,7 @@ final class HeldLease {
 
   HeldLease(
       BackendLease backendLease,
+      long fencingFloor,
       boolean scheduledRenewal,
       boolean sessionGrant,
       boolean sessionHeld,
@@ -63,7 +64,8 @@ final class HeldLease {
     this.resourceKey = resourceKey(name, claim);
     this.threadKey = threadKey(name, claim);
     this.ownerId = backendLease.ownerId();
-    this.token = backendLease.fencingToken();
+    // what the lease shows; the backend is always given its own token, in backendLease
+    this.token = backendLease.fencingToken() + fencingFloor;
     this.backendLease = backendLease;
     this.scheduledRenewal = scheduledRenewal;
     this.sessionHeld = sessionHeld;

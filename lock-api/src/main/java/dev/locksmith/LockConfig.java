@@ -34,9 +34,11 @@ import java.util.TreeSet;
  * A separately given setting overrides the same one in the URI's query. Settings every client
  * understands: {@code lease} (duration), {@code renew} (true/false), {@code reentrant}
  * (true/false), {@code recheck} (duration: the longest a waiter sleeps when no release notification
- * arrives) and {@code provider} (a provider class name, when two providers claim a scheme).
- * Anything else is a backend option, checked by that backend. Every problem is reported at once in
- * one {@link LockConfigurationException}; secrets are redacted in messages and {@link #toString()}.
+ * arrives), {@code fencing-floor} (a whole number added to every fencing token the client hands
+ * out, so that tokens stay above those of a backend used before: see {@link #fencingFloor()}) and
+ * {@code provider} (a provider class name, when two providers claim a scheme). Anything else is a
+ * backend option, checked by that backend. Every problem is reported at once in one {@link
+ * LockConfigurationException}; secrets are redacted in messages and {@link #toString()}.
  */
 public final class LockConfig {
   static final String LEASE = "lease";
@@ -44,7 +46,12 @@ public final class LockConfig {
   static final String REENTRANT = "reentrant";
   static final String RECHECK = "recheck";
   static final String PROVIDER = "provider";
-  static final Set<String> CORE_KEYS = Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER);
+  static final String FENCING_FLOOR = "fencing-floor";
+  static final Set<String> CORE_KEYS =
+      Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER, FENCING_FLOOR);
+
+  /** The largest {@code fencing-floor}: 2^62, leaving room above it for any backend's tokens. */
+  static final long MAX_FENCING_FLOOR = 1L << 62;
 
   /**
    * @param key a setting that is not one every client understands
@@ -95,6 +102,7 @@ public final class LockConfig {
   private final LockOptions defaults;
   private final Duration recheck;
   private final String provider;
+  private final long fencingFloor;
   private final Map<String, String> backendOptions;
   private final Set<String> lenientKeys;
   private final LockEvents events;
@@ -104,6 +112,7 @@ public final class LockConfig {
       LockOptions defaults,
       Duration recheck,
       String provider,
+      long fencingFloor,
       Map<String, String> backendOptions,
       Set<String> lenientKeys,
       LockEvents events) {
@@ -111,6 +120,7 @@ public final class LockConfig {
     this.defaults = defaults;
     this.recheck = recheck;
     this.provider = provider;
+    this.fencingFloor = fencingFloor;
     this.backendOptions = backendOptions;
     this.lenientKeys = lenientKeys;
     this.events = events;
@@ -256,6 +266,22 @@ public final class LockConfig {
   }
 
   /**
+   * What {@code fencing-floor} sets: a number added to every fencing token the client hands out
+   * ({@link Lease#fencingToken()}, {@link LockState#fencingToken()}, lock events and {@link
+   * LeaseLostException}), 0 unless set. Each backend counts tokens from its own start, so a
+   * resource fenced with tokens of one backend would refuse every write after a move to another:
+   * start the new backend's clients with the highest token the resource has stored (or any number
+   * above it) as their floor, and every token they hand out is above it. Every client of a lock
+   * must use the same floor, or their tokens are not comparable; raise it only when moving to
+   * another backend (or another server whose counters started again).
+   *
+   * @return the floor, from 0 to 2^62
+   */
+  public long fencingFloor() {
+    return fencingFloor;
+  }
+
+  /**
    * @return the backend options: every setting that is not one every client understands
    */
   public Map<String, String> backendOptions() {
@@ -288,6 +314,7 @@ public final class LockConfig {
         + ", recheck="
         + Durations.format(recheck)
         + (provider == null ? "" : ", provider=" + provider)
+        + (fencingFloor == 0 ? "" : ", fencing-floor=" + fencingFloor)
         + ", options="
         + shown
         + "}";
@@ -305,6 +332,7 @@ public final class LockConfig {
     private Boolean autoRenew;
     private Boolean reentrant;
     private Duration recheck;
+    private Long fencingFloor;
     private LockEvents events = LockEvents.NONE;
 
     private Builder() {}
@@ -393,6 +421,17 @@ public final class LockConfig {
     }
 
     /**
+     * @param floor added to every fencing token the client hands out, from 0 to 2^62 (see {@link
+     *     LockConfig#fencingFloor()}); overrides {@code fencing-floor} given as a string
+     * @return this builder
+     * @throws IllegalArgumentException if {@code floor} is out of range
+     */
+    public Builder fencingFloor(long floor) {
+      this.fencingFloor = checkFencingFloor(floor);
+      return this;
+    }
+
+    /**
      * @param events the listener for lock events
      * @return this builder
      */
@@ -460,6 +499,20 @@ public final class LockConfig {
                   + "' but it must be a duration from 1ms to 1h, such as 1s");
         }
       }
+      Long floorValue = fencingFloor;
+      String floorText = merged.remove(FENCING_FLOOR);
+      if (floorText != null && floorValue == null) {
+        try {
+          floorValue = checkFencingFloor(Long.parseLong(floorText.trim()));
+        } catch (IllegalArgumentException e) {
+          problems.add(
+              "`fencing-floor` was '"
+                  + floorText
+                  + "' but it must be a whole number from 0 to "
+                  + MAX_FENCING_FLOOR
+                  + ": the highest fencing token a resource stored under the backend used before");
+        }
+      }
       String provider = merged.remove(PROVIDER);
       if (provider != null && provider.isBlank()) {
         problems.add("`provider` was '' but it must be the class name of a LockProvider");
@@ -485,6 +538,7 @@ public final class LockConfig {
           defaults,
           recheckValue == null ? Duration.ofSeconds(1) : recheckValue,
           provider,
+          floorValue == null ? 0 : floorValue,
           Collections.unmodifiableMap(merged),
           Collections.unmodifiableSet(lenientKeys),
           events);
@@ -503,6 +557,17 @@ public final class LockConfig {
       problems.add("`" + key + "` was '" + text + "' but it must be true or false");
       return null;
     }
+  }
+
+  static long checkFencingFloor(long floor) {
+    if (floor < 0 || floor > MAX_FENCING_FLOOR) {
+      throw new IllegalArgumentException(
+          "`fencing-floor` was "
+              + floor
+              + " but it must be a whole number from 0 to "
+              + MAX_FENCING_FLOOR);
+    }
+    return floor;
   }
 
   static Duration checkRecheck(Duration recheck) {

@@ -209,6 +209,7 @@ class ClientCoreTest {
             seen.add("lost " + name + " " + cause.reason());
           }
         };
+    long[] tokens = new long[2];
     try (LockClient c =
         Locks.connect(
             LockConfig.builder()
@@ -217,6 +218,7 @@ class ClientCoreTest {
                 .events(events)
                 .build())) {
       Lease lease = c.lock("e").acquire(Duration.ofSeconds(1));
+      tokens[0] = lease.fencingToken();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (!seen.contains("renewed e") && System.nanoTime() < deadline) {
         Thread.sleep(5);
@@ -226,6 +228,7 @@ class ClientCoreTest {
       lease.release();
       LocalLockProvider.revoke("events", "gone");
       Lease doomed = c.lock("gone").acquire(Duration.ofSeconds(1));
+      tokens[1] = doomed.fencingToken();
       LocalLockProvider.revoke("events", "gone");
       doomed.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
       deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -235,11 +238,11 @@ class ClientCoreTest {
     }
     assertThat(seen)
         .containsSubsequence(
-            "acquired e 1",
+            "acquired e " + tokens[0],
             "renewed e",
             "gave up e",
             "released e true",
-            "acquired gone 1",
+            "acquired gone " + tokens[1],
             "lost gone TAKEN");
   }
 

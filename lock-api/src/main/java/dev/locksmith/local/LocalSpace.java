@@ -15,7 +15,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lock table of one {@code local:} space, shared by every client of the JVM that names it. Time
- * is {@link System#nanoTime()}: no wall clock, so no clock jump can free a lock early.
+ * is {@link System#nanoTime()}: no wall clock, so no clock jump can free a lock early. The wall
+ * clock only seeds each lock's fence counter ({@link #fenceBase()}).
  */
 final class LocalSpace {
   private static final Map<String, LocalSpace> SPACES = new ConcurrentHashMap<>();
@@ -30,12 +31,24 @@ final class LocalSpace {
   private volatile boolean suspended;
 
   /**
+   * Where a lock's fence counter starts: the wall clock in microseconds when the lock is first used
+   * in this JVM. A space lives only as long as its JVM, so this is what keeps the tokens of an
+   * application restarted on {@code local:} above those of its previous run, which a resource
+   * fenced by them may have stored (unless that run granted one lock more than once per
+   * microsecond, or the clock was set back). Microseconds keep tokens below 2^53, exact as a
+   * JavaScript number, for centuries.
+   */
+  static long fenceBase() {
+    return Math.multiplyExact(System.currentTimeMillis(), 1000L);
+  }
+
+  /**
    * One lock: its holder, its fence counter (kept after release), and its FIFO queue of waiters.
    */
   private static final class Entry {
     String owner;
     long expiresAt;
-    long fence;
+    long fence = fenceBase();
     final ArrayDeque<Queued> queue = new ArrayDeque<>();
   }
 
@@ -48,7 +61,7 @@ final class LocalSpace {
    */
   private static final class Shared {
     int permits;
-    long fence;
+    long fence = fenceBase();
     final Map<String, Holding> holders = new LinkedHashMap<>();
     final Set<Queued> waiters = new LinkedHashSet<>();
     final Map<Queued, Long> writersWaiting = new LinkedHashMap<>();

@@ -52,7 +52,8 @@ import org.springframework.util.ClassUtils;
 @Import(LocksmithAutoConfiguration.ProxyRegistrar.class)
 public class LocksmithAutoConfiguration {
   private static final Logger LOG = LoggerFactory.getLogger(LocksmithAutoConfiguration.class);
-  private static final Set<String> CORE = Set.of("uri", "lease", "renew", "reentrant", "recheck");
+  private static final Set<String> CORE =
+      Set.of("uri", "lease", "renew", "reentrant", "recheck", "fencing-floor");
   private static final Pattern NAMED = Pattern.compile("`([A-Za-z0-9_.-]+)`");
 
   /** Creates the auto-configuration; Spring does. */
@@ -78,6 +79,7 @@ public class LocksmithAutoConfiguration {
             properties.getRenew(),
             properties.getReentrant(),
             properties.getRecheck(),
+            properties.getFencingFloor(),
             properties.getOptions(),
             properties.getClientName());
     HeldLeaseTracker tracker = beans.getBeanProvider(HeldLeaseTracker.class).getIfUnique();
@@ -175,6 +177,9 @@ public class LocksmithAutoConfiguration {
     if (s.recheck() != null) {
       settings.put("recheck", Durations.format(s.recheck()));
     }
+    if (s.fencingFloor() != null) {
+      settings.put("fencing-floor", s.fencingFloor().toString());
+    }
     LockClient client;
     try {
       client =
@@ -224,6 +229,7 @@ public class LocksmithAutoConfiguration {
                 c.getRenew(),
                 c.getReentrant(),
                 c.getRecheck(),
+                c.getFencingFloor(),
                 c.getOptions(),
                 e.getKey());
         clients.put(
@@ -245,6 +251,7 @@ public class LocksmithAutoConfiguration {
       Boolean renew,
       Boolean reentrant,
       java.time.Duration recheck,
+      Long fencingFloor,
       Map<String, String> options,
       String clientName) {}
 
@@ -339,6 +346,9 @@ public class LocksmithAutoConfiguration {
     }
     if (s.recheck() != null) {
       b.option("recheck", Durations.format(s.recheck()));
+    }
+    if (s.fencingFloor() != null) {
+      b.option("fencing-floor", s.fencingFloor().toString());
     }
     LockConfig plain;
     try {

@@ -36,6 +36,12 @@ public class LocksmithProperties {
   /** Longest a waiter sleeps when no release notification reaches it, from 1ms to 1h. */
   private Duration recheck;
 
+  /**
+   * Added to every fencing token the client hands out, from 0 to 2^62; set it to the highest token
+   * a fenced resource stored when moving the application to another backend.
+   */
+  private Long fencingFloor;
+
   /** Name of the client, the "client" tag of its metrics. */
   private String clientName = "default";
 
@@ -46,8 +52,8 @@ public class LocksmithProperties {
   private Map<String, String> options = new LinkedHashMap<>();
 
   /**
-   * Further clients by name, each with its own uri, lease, renew, reentrant, recheck and
-   * options; @Locked(client = "name") uses one.
+   * Further clients by name, each with its own uri, lease, renew, reentrant, recheck, fencing-floor
+   * and options; @Locked(client = "name") uses one.
    */
   private Map<String, Client> clients = new LinkedHashMap<>();
 
@@ -128,6 +134,20 @@ public class LocksmithProperties {
    */
   public void setRecheck(Duration recheck) {
     this.recheck = recheck;
+  }
+
+  /**
+   * @return the fencing floor, or null for the URI's or 0
+   */
+  public Long getFencingFloor() {
+    return fencingFloor;
+  }
+
+  /**
+   * @param fencingFloor added to every fencing token the client hands out
+   */
+  public void setFencingFloor(Long fencingFloor) {
+    this.fencingFloor = fencingFloor;
   }
 
   /**
@@ -212,6 +232,9 @@ public class LocksmithProperties {
     /** Longest a waiter of this client sleeps without a release notification. */
     private Duration recheck;
 
+    /** Added to every fencing token this client hands out, from 0 to 2^62. */
+    private Long fencingFloor;
+
     /** Backend options of this client. */
     private Map<String, String> options = new LinkedHashMap<>();
 
@@ -283,6 +306,20 @@ public class LocksmithProperties {
      */
     public void setRecheck(Duration recheck) {
       this.recheck = recheck;
+    }
+
+    /**
+     * @return the fencing floor, or null for the URI's or 0
+     */
+    public Long getFencingFloor() {
+      return fencingFloor;
+    }
+
+    /**
+     * @param fencingFloor added to every fencing token this client hands out
+     */
+    public void setFencingFloor(Long fencingFloor) {
+      this.fencingFloor = fencingFloor;
     }
 
     /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.locksmith.BackendUnavailableException;
+import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfig;
 import dev.locksmith.LockConfigurationException;
@@ -147,6 +148,42 @@ class LocksmithStartupCheckTest {
   }
 
   @Test
+  void theFencingFloorIsAddedToEveryTokenOfTheClientAndOfANamedOne() {
+    long floor = 1L << 61;
+    String space = "local:starter-floor-" + System.nanoTime();
+    runner
+        .withPropertyValues(
+            "locksmith.uri=" + space,
+            "locksmith.fencing-floor=" + floor,
+            "locksmith.clients.plain.uri=" + space,
+            "locksmith.clients.floored.uri=" + space,
+            "locksmith.clients.floored.fencing-floor=" + floor)
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              LockClients named = ctx.getBean(LockClients.class);
+              long raw = token(named.get("plain"));
+              assertThat(token(ctx.getBean(LockClient.class))).isEqualTo(raw + 1 + floor);
+              assertThat(token(named.get("floored"))).isEqualTo(raw + 2 + floor);
+              assertThat(token(named.get("plain"))).isEqualTo(raw + 3);
+            });
+  }
+
+  private static long token(LockClient client) {
+    Lease lease = client.lock("floored").tryAcquire().orElseThrow();
+    lease.release();
+    return lease.fencingToken();
+  }
+
+  @Test
+  void aFencingFloorOutOfRangeFailsTheStartNamingTheProperty() {
+    LockConfigurationException e = refused(runner, "locksmith.fencing-floor=-1");
+    assertThat(e.getMessage())
+        .contains("`locksmith.fencing-floor` was '-1'")
+        .contains("from 0 to 4611686018427387904");
+  }
+
+  @Test
   void theApplicationsOwnClientDoesNotExcuseAnUnknownProperty() {
     refused(runner.withUserConfiguration(OwnClient.class), "locksmith.lese=10s");
   }
@@ -287,6 +324,7 @@ class LocksmithStartupCheckTest {
     return switch (last) {
       case "uri" -> "local:readme";
       case "lease", "recheck" -> "5s";
+      case "fencing-floor" -> "1000";
       case "renew", "reentrant", "enabled", "lock-name-tag" -> "true";
       case "client-name" -> "readme";
       case "order" -> "10";
@@ -322,7 +360,7 @@ class LocksmithStartupCheckTest {
     String line =
         LocksmithAutoConfiguration.connected(
             new LocksmithAutoConfiguration.Settings(
-                "locksmith.", null, null, null, null, null, Map.of(), "default"),
+                "locksmith.", null, null, null, null, null, null, Map.of(), "default"),
             config);
     assertThat(line)
         .contains("the redis backend at redis://admin:****@cache.example:6379 (locksmith.uri)")
