@@ -21,7 +21,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * {@code lockctl exec}: a distributed flock(1). Holds a lock, renewing it, while a command runs;
+ * {@code lockctl exec}: a distributed flock(1); and {@code lockctl elect}, the same for a leader:
+ * it campaigns until elected (waits for the lock with no end), runs the command as leader with its
+ * term, and stops it if the leadership is lost.
+ *
+ * <p>{@code lockctl exec}: a distributed flock(1). Holds a lock, renewing it, while a command runs;
  * hands the command its fencing token; signals the command if the lease is lost; forwards SIGINT,
  * SIGTERM and SIGHUP to it and releases the lock before exiting.
  */
@@ -84,6 +88,58 @@ final class ExecCommand {
           "  128+N          lockctl got signal N before CMD started",
           "  1              any other failure");
 
+  static final String ELECT_USAGE =
+      String.join(
+          "\n",
+          "usage: lockctl elect [--backend URI | --config FILE] --name NAME [--lease D]",
+          "                     [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD"
+              + " [ARGS...]",
+          "",
+          "Campaigns for the leadership of the election NAME, waiting as long as it takes, and runs"
+              + " CMD",
+          "while this process leads: the leader's lock is held and renewed while CMD runs, and"
+              + " released",
+          "(handing over to the next candidate at once) when CMD exits. Run the same line on every"
+              + " instance:",
+          "one runs CMD, the others wait to take over. CMD gets in its environment:",
+          "  LOCKSMITH_LEADER_TERM     this leadership's term, above every earlier leader's: pass"
+              + " it to",
+          "                            what the leader writes, which should refuse lower terms (a"
+              + " deposed",
+          "                            leader's late writes)",
+          "  LOCKSMITH_FENCING_TOKEN   the same number, as lockctl exec names it",
+          "  LOCKSMITH_LOCK_NAME       NAME",
+          "",
+          "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
+          "  --config FILE   a properties file with locksmith.uri and other settings",
+          "  --name NAME     the election's name (required, once)",
+          "  --lease D       the leader's lease, renewed while CMD runs, 1ms to 7d (default: the"
+              + " backend's,",
+          "                  30s); a leader that dies is replaced within about one lease",
+          "  --on-loss P     if the leadership is lost while CMD runs: term = SIGTERM, then SIGKILL"
+              + " after",
+          "                  --grace (default); kill = SIGKILL at once; none = let CMD finish",
+          "  --grace D       how long CMD may take to exit after SIGTERM, at most 1h (default 10s)",
+          "  --verbose       report campaigning, election and stepping down on stderr",
+          "",
+          "SIGINT, SIGTERM and SIGHUP sent to lockctl withdraw the campaign, or are forwarded to"
+              + " CMD and its",
+          "child processes; lockctl waits for CMD (SIGKILL after --grace, or at a second signal),"
+              + " then steps",
+          "down. 'lockctl leader NAME' prints who leads.",
+          "",
+          "exit status:",
+          "  CMD's own      CMD ran while this process led throughout (128+N if CMD died of signal"
+              + " N)",
+          "  2              bad command line",
+          "  69             the backend could not be reached (EX_UNAVAILABLE)",
+          "  76             the leadership was lost while CMD ran: another leader may have"
+              + " overlapped it",
+          "  78             bad backend configuration (EX_CONFIG)",
+          "  126, 127       CMD could not be run, or was not found",
+          "  128+N          lockctl got signal N before CMD started (while campaigning)",
+          "  1              any other failure");
+
   private static final Set<String> ON_LOSS = Set.of("term", "kill", "none");
 
   /** The library's bounds of a lease. */
@@ -95,6 +151,13 @@ final class ExecCommand {
 
   private final PrintStream out;
   private final PrintStream err;
+
+  /** Whether this is {@code lockctl elect}: one name, campaigning with no end, a leader's term. */
+  private final boolean elect;
+
+  /** How messages start: {@code lockctl exec} or {@code lockctl elect}. */
+  private final String prog;
+
   private final ReentrantLock state = new ReentrantLock();
   private Thread main;
   private Process child;
@@ -105,23 +168,47 @@ final class ExecCommand {
   private Duration grace;
 
   ExecCommand(PrintStream out, PrintStream err) {
+    this(out, err, false);
+  }
+
+  private ExecCommand(PrintStream out, PrintStream err, boolean elect) {
     this.out = out;
     this.err = err;
+    this.elect = elect;
+    this.prog = elect ? "lockctl elect" : "lockctl exec";
+  }
+
+  /**
+   * @return {@code lockctl elect}
+   */
+  static ExecCommand elect(PrintStream out, PrintStream err) {
+    return new ExecCommand(out, err, true);
   }
 
   int run(List<String> argv) {
     Args args =
         Args.parse(
             argv,
-            Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"),
+            elect
+                ? Set.of("backend", "config", "name", "lease", "on-loss", "grace")
+                : Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"),
             Set.of("help", "verbose"));
     if (args.flag("help")) {
-      out.println(USAGE);
+      out.println(elect ? ELECT_USAGE : USAGE);
       return Main.OK;
     }
     List<String> names = args.all("name");
     if (names.isEmpty()) {
-      throw new Args.UsageException("--name is required: the lock to hold while CMD runs");
+      throw new Args.UsageException(
+          elect
+              ? "--name is required: the election to campaign in"
+              : "--name is required: the lock to hold while CMD runs");
+    }
+    if (elect && names.size() > 1) {
+      throw new Args.UsageException(
+          "--name was given "
+              + names.size()
+              + " times but a process campaigns in one election; run one lockctl elect for each");
     }
     Set<String> distinct = new HashSet<>();
     for (String n : names) {
@@ -146,7 +233,8 @@ final class ExecCommand {
           "unexpected argument '"
               + args.positional().get(0)
               + "'; put the command after --, as in: "
-              + "lockctl exec --name "
+              + prog
+              + " --name "
               + name
               + " -- "
               + args.positional().get(0));
@@ -155,7 +243,9 @@ final class ExecCommand {
     if (command.isEmpty()) {
       throw new Args.UsageException("no command: give CMD [ARGS...] after --");
     }
-    Duration wait = args.duration("wait", Duration.ofSeconds(30), Duration.ZERO, MAX_WAIT);
+    // elect campaigns with no end: in steps of the longest wait, until elected or signalled
+    Duration wait =
+        elect ? MAX_WAIT : args.duration("wait", Duration.ofSeconds(30), Duration.ZERO, MAX_WAIT);
     grace = args.duration("grace", Duration.ofSeconds(10), Duration.ofMillis(1), MAX_GRACE);
     String onLoss = args.get("on-loss") == null ? "term" : args.get("on-loss");
     if (!ON_LOSS.contains(onLoss)) {
@@ -204,7 +294,7 @@ final class ExecCommand {
     try {
       client = backend.connect();
     } catch (BackendUnavailableException e) {
-      err.println("lockctl exec: " + e.getMessage());
+      err.println(prog + ": " + e.getMessage());
       return Main.UNAVAILABLE;
     }
     try (client) {
@@ -225,7 +315,8 @@ final class ExecCommand {
       Guarantees g = client.guarantees();
       if (!g.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
         err.println(
-            "lockctl exec: warning: "
+            prog
+                + ": warning: "
                 + backend.config().uri().scheme()
                 + ": locks are in-process; this lock excludes nothing outside this lockctl");
       }
@@ -235,7 +326,7 @@ final class ExecCommand {
       } catch (InterruptedException e) {
         return 128 + signalled();
       } catch (BackendUnavailableException e) {
-        err.println("lockctl exec: " + e.getMessage());
+        err.println(prog + ": " + e.getMessage());
         return Main.UNAVAILABLE;
       }
       if (lease == null) {
@@ -245,7 +336,8 @@ final class ExecCommand {
           return 128 + signalled();
         }
         err.println(
-            "lockctl exec: "
+            prog
+                + ": "
                 + (names.size() == 1
                     ? "lock '" + names.get(0) + "' is held by someone else; "
                     : describe(names) + ": one or more is held by someone else, so none is kept; ")
@@ -270,9 +362,22 @@ final class ExecCommand {
     if (wait.isZero()) {
       return null;
     }
+    if (elect) {
+      if (verbose) {
+        err.println(
+            prog + ": '" + names.get(0) + "' has a leader; campaigning until it steps down");
+      }
+      while (true) {
+        Optional<Lease> got = lock.tryAcquire(wait);
+        if (got.isPresent()) {
+          return got.get();
+        }
+      }
+    }
     if (verbose) {
       err.println(
-          "lockctl exec: "
+          prog
+              + ": "
               + (names.size() == 1
                   ? "lock '" + names.get(0) + "' is held"
                   : describe(names) + ": one or more is held")
@@ -289,9 +394,12 @@ final class ExecCommand {
     for (String n : names) {
       tokens.append(tokens.length() == 0 ? "" : ", ").append(lease.fencingToken(n));
     }
-    if (verbose) {
+    if (verbose && elect) {
+      err.println(prog + ": elected leader of '" + names.get(0) + "', term " + token);
+    } else if (verbose) {
       err.println(
-          "lockctl exec: acquired "
+          prog
+              + ": acquired "
               + what
               + ", fencing token"
               + (names.size() == 1 ? " " : "s ")
@@ -302,6 +410,9 @@ final class ExecCommand {
     env.put("LOCKSMITH_FENCING_TOKEN", Long.toString(token));
     env.put("LOCKSMITH_LOCK_NAME", names.get(0));
     env.put("LOCKSMITH_LOCK_COUNT", Integer.toString(names.size()));
+    if (elect) {
+      env.put("LOCKSMITH_LEADER_TERM", Long.toString(token));
+    }
     for (int i = 0; i < names.size(); i++) {
       env.put("LOCKSMITH_LOCK_NAME_" + (i + 1), names.get(i));
       env.put(
@@ -321,7 +432,8 @@ final class ExecCommand {
         lease.close();
         boolean missing = String.valueOf(e.getMessage()).contains("error=2,");
         err.println(
-            "lockctl exec: cannot run '"
+            prog
+                + ": cannot run '"
                 + command.get(0)
                 + "': "
                 + (missing ? "no such file or command" : e.getMessage()));
@@ -345,7 +457,8 @@ final class ExecCommand {
       heldToTheEnd = lease.release();
     } catch (BackendUnavailableException e) {
       err.println(
-          "lockctl exec: releasing "
+          prog
+              + ": releasing "
               + what
               + " failed; "
               + (names.size() == 1
@@ -361,7 +474,8 @@ final class ExecCommand {
     if (!heldToTheEnd) {
       // found only now; when it was lost cannot be told, so CMD may have overlapped another holder
       err.println(
-          "lockctl exec: the lease on "
+          prog
+              + ": the lease on "
               + what
               + " (fencing token"
               + (names.size() == 1 ? " " : "s ")
@@ -371,7 +485,7 @@ final class ExecCommand {
       return Main.LEASE_LOST;
     }
     if (verbose) {
-      err.println("lockctl exec: released " + what + "; CMD exited with " + status);
+      err.println(prog + ": released " + what + "; CMD exited with " + status);
     }
     return status;
   }
@@ -423,16 +537,13 @@ final class ExecCommand {
     switch (policy) {
       case "kill":
         err.println(
-            "lockctl exec: "
-                + loss.getMessage()
-                + "; sending SIGKILL to CMD (pid "
-                + p.pid()
-                + ")");
+            prog + ": " + loss.getMessage() + "; sending SIGKILL to CMD (pid " + p.pid() + ")");
         Signals.sendToTree(p, Signals.SIGKILL);
         break;
       case "term":
         err.println(
-            "lockctl exec: "
+            prog
+                + ": "
                 + loss.getMessage()
                 + "; sent SIGTERM to CMD (pid "
                 + p.pid()
@@ -444,7 +555,8 @@ final class ExecCommand {
         break;
       default:
         err.println(
-            "lockctl exec: "
+            prog
+                + ": "
                 + loss.getMessage()
                 + "; CMD (pid "
                 + p.pid()
@@ -472,7 +584,8 @@ final class ExecCommand {
     if (again) {
       if (p.isAlive()) {
         err.println(
-            "lockctl exec: "
+            prog
+                + ": "
                 + Signals.name(signal)
                 + " again: sending SIGKILL to CMD (pid "
                 + p.pid()
@@ -484,7 +597,8 @@ final class ExecCommand {
     if (Signals.sendToTree(p, signal)) {
       if (verbose) {
         err.println(
-            "lockctl exec: forwarded "
+            prog
+                + ": forwarded "
                 + Signals.name(signal)
                 + " to CMD (pid "
                 + p.pid()
@@ -540,7 +654,7 @@ final class ExecCommand {
                   err.println(
                       String.format(
                           Locale.ROOT,
-                          "lockctl exec: CMD (pid %d) still ran %s after SIGTERM: sending SIGKILL",
+                          prog + ": CMD (pid %d) still ran %s after SIGTERM: sending SIGKILL",
                           p.pid(),
                           Durations.format(grace)));
                   Signals.sendToTree(p, Signals.SIGKILL);

@@ -48,6 +48,10 @@ public final class Main {
           "  exec     run a command while holding a lock (or several: --name again), like flock(1)"
               + " across machines:",
           "             lockctl exec --backend redis://host:6379 --name nightly -- ./backup.sh",
+          "  elect    campaign for leadership and run a command while this process leads:",
+          "             lockctl elect --backend redis://host:6379 --name scheduler --"
+              + " ./scheduler.sh",
+          "  leader   who leads an election, with its term? (lockctl leader --backend URI NAME)",
           "  status   is a lock held? (lockctl status --backend URI NAME)",
           "  compare  fault scenarios against backends: declared guarantee, published prediction,"
               + " observed",
@@ -63,21 +67,21 @@ public final class Main {
           "Schemes in this build: " + String.join(", ", schemes()) + ".",
           "",
           "exit status:",
-          "  0        done (status: the lock is free)",
+          "  0        done (status: the lock is free; leader: a leader leads)",
           "  1        failed (demo: the demo did not go as expected; compare: a result disagrees"
-              + " with the declared guarantee)",
+              + " with the declared guarantee; leader: not readable on this backend)",
           "  2        bad command line",
           "  69       the backend could not be reached (EX_UNAVAILABLE)",
-          "  75       exec: the lock was not acquired within --wait; status: the lock is held"
-              + " (EX_TEMPFAIL)",
-          "  76       exec: the lease was lost while the command ran",
+          "  75       exec: the lock was not acquired within --wait; status: the lock is held;"
+              + " leader: no leader (EX_TEMPFAIL)",
+          "  76       exec, elect: the lease (the leadership) was lost while the command ran",
           "  78       bad backend configuration (EX_CONFIG)",
-          "  126/127  exec: the command could not be run / was not found",
-          "  other    exec: the command's own exit status (128+N if it died of signal N)");
+          "  126/127  exec, elect: the command could not be run / was not found",
+          "  other    exec, elect: the command's own exit status (128+N if it died of signal N)");
 
   /** The commands a user runs ({@code demo-worker} is the demo's own). */
   static final List<String> COMMANDS =
-      List.of("demo", "exec", "status", "compare", "bench", "help");
+      List.of("demo", "exec", "elect", "leader", "status", "compare", "bench", "help");
 
   private Main() {}
 
@@ -165,6 +169,12 @@ public final class Main {
         case "exec":
           usage = ExecCommand.USAGE;
           return new ExecCommand(out, err).run(rest);
+        case "elect":
+          usage = ExecCommand.ELECT_USAGE;
+          return ExecCommand.elect(out, err).run(rest);
+        case "leader":
+          usage = LeaderCommand.USAGE;
+          return new LeaderCommand(out).run(rest);
         case "status":
           usage = StatusCommand.USAGE;
           return new StatusCommand(out).run(rest);
