@@ -472,6 +472,53 @@ public class LocksmithAutoConfiguration {
     return ObservationSupport.observer(beans, client.config().uri().scheme(), clientName);
   }
 
+  /**
+   * @param properties {@code locksmith.elections}
+   * @param client the main client
+   * @param clients the named clients
+   * @param publisher where leadership events go
+   * @return the elections, campaigning while the context runs
+   * @throws LockConfigurationException if an election names a client that is not configured
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public LocksmithElections locksmithElections(
+      LocksmithProperties properties,
+      LockClient client,
+      ObjectProvider<LockClients> clients,
+      org.springframework.context.ApplicationEventPublisher publisher) {
+    Map<String, LockClient> byElection = new java.util.LinkedHashMap<>();
+    List<String> problems = new java.util.ArrayList<>();
+    for (Map.Entry<String, LocksmithProperties.Election> e : properties.getElections().entrySet()) {
+      LocksmithProperties.Election election = e.getValue();
+      if (!election.isEnabled()) {
+        continue;
+      }
+      String named = election.getClient();
+      if (named == null || named.isBlank()) {
+        byElection.put(e.getKey(), client);
+        continue;
+      }
+      LockClients all = clients.getIfAvailable();
+      if (all == null || !all.names().contains(named)) {
+        problems.add(
+            "`locksmith.elections."
+                + e.getKey()
+                + ".client` was '"
+                + named
+                + "' but it must name a client of locksmith.clients: "
+                + (all == null ? "[]" : all.names())
+                + " (leave it unset for the main client)");
+        continue;
+      }
+      byElection.put(e.getKey(), all.get(named));
+    }
+    if (!problems.isEmpty()) {
+      throw new LockConfigurationException(problems);
+    }
+    return new LocksmithElections(byElection, publisher);
+  }
+
   /** The actuator endpoint listing held leases, when Spring Boot's actuator is present. */
   @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
@@ -484,8 +531,9 @@ public class LocksmithAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    LocksmithEndpoint locksmithEndpoint(LockClient client, HeldLeaseTracker tracker) {
-      return new LocksmithEndpoint(client, tracker);
+    LocksmithEndpoint locksmithEndpoint(
+        LockClient client, HeldLeaseTracker tracker, ObjectProvider<LocksmithElections> elections) {
+      return new LocksmithEndpoint(client, tracker, elections.getIfAvailable());
     }
   }
 

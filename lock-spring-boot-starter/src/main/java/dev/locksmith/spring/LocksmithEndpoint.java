@@ -15,16 +15,23 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 /**
  * Actuator endpoint {@code locksmith}: the client's URI (redacted) and the leases it holds now,
  * each with its name, fencing token, since when it is held and, where the backend reads lock state,
- * the rest of its lease on the server.
+ * the rest of its lease on the server; and, for each election of {@code locksmith.elections},
+ * whether this instance leads it and with which term.
  */
 @Endpoint(id = "locksmith")
 public class LocksmithEndpoint {
   private final LockClient client;
   private final HeldLeaseTracker tracker;
+  private final LocksmithElections elections;
 
   LocksmithEndpoint(LockClient client, HeldLeaseTracker tracker) {
+    this(client, tracker, null);
+  }
+
+  LocksmithEndpoint(LockClient client, HeldLeaseTracker tracker, LocksmithElections elections) {
     this.client = client;
     this.tracker = tracker;
+    this.elections = elections;
   }
 
   /**
@@ -55,6 +62,9 @@ public class LocksmithEndpoint {
       }
     }
     out.put("leases", leases);
+    if (elections != null && !elections.names().isEmpty()) {
+      out.put("elections", elections.describe());
+    }
     return out;
   }
 

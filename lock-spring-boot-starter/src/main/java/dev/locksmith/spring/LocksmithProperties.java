@@ -57,6 +57,12 @@ public class LocksmithProperties {
    */
   private Map<String, Client> clients = new LinkedHashMap<>();
 
+  /**
+   * Leader elections by name, each campaigning while the application runs and publishing
+   * LeadershipGrantedEvent / LeadershipRevokedEvent: locksmith.elections.<name>.enabled=true.
+   */
+  private Map<String, Election> elections = new LinkedHashMap<>();
+
   /** Metrics settings. */
   private final Metrics metrics = new Metrics();
 
@@ -190,6 +196,20 @@ public class LocksmithProperties {
    */
   public void setClients(Map<String, Client> clients) {
     this.clients = clients;
+  }
+
+  /**
+   * @return the leader elections by name
+   */
+  public Map<String, Election> getElections() {
+    return elections;
+  }
+
+  /**
+   * @param elections the leader elections by name
+   */
+  public void setElections(Map<String, Election> elections) {
+    this.elections = elections;
   }
 
   /**
@@ -334,6 +354,43 @@ public class LocksmithProperties {
      */
     public void setOptions(Map<String, String> options) {
       this.options = options;
+    }
+  }
+
+  /** {@code locksmith.elections.<name>.*}. */
+  public static class Election {
+    /** Whether this election campaigns while the application runs. */
+    private boolean enabled = true;
+
+    /** The named client (locksmith.clients.<name>) to campaign on; unset for the main client. */
+    private String client;
+
+    /**
+     * @return whether the election campaigns
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * @param enabled whether the election campaigns
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * @return the named client's name, or null for the main client
+     */
+    public String getClient() {
+      return client;
+    }
+
+    /**
+     * @param client the named client's name
+     */
+    public void setClient(String client) {
+      this.client = client;
     }
   }
 

@@ -325,6 +325,7 @@ class LocksmithStartupCheckTest {
       case "uri" -> "local:readme";
       case "lease", "recheck" -> "5s";
       case "fencing-floor" -> "1000";
+      case "client" -> "orders"; // locksmith.elections.<name>.client: the named client above
       case "renew", "reentrant", "enabled", "lock-name-tag" -> "true";
       case "client-name" -> "readme";
       case "order" -> "10";
