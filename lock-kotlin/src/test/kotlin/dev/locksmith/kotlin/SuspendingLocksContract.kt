@@ -43,48 +43,7 @@ import org.junit.jupiter.api.TestInfo
  * tests use runBlocking and real dispatchers, not kotlinx-coroutines-test's virtual time: the
  * backends wait in real time on their own threads.
  */
-abstract class SuspendingLocksContract {
-  companion object {
-    /** Long enough to never run out on a loaded CI machine; a lock left held makes it run out. */
-    val LONG: Duration = Duration.ofSeconds(30)
-
-    /** A wait nobody sits through: a waiter left behind would hold up the next acquirer so long. */
-    val FOREVER: Duration = Duration.ofMinutes(10)
-  }
-
-  lateinit var client: LockClient
-  lateinit var other: LockClient
-  lateinit var name: String
-
-  /** The dispatcher's only thread: anything that parks it stops every coroutine on it. */
-  private lateinit var onlyThread: ExecutorService
-  lateinit var single: CoroutineDispatcher
-
-  /** The backend's URI. */
-  abstract fun uri(): String
-
-  @BeforeEach
-  fun open(test: TestInfo) {
-    // Leases far longer than LONG: a lock left held is found held, never freed by its expiry.
-    val leased = uri() + (if (uri().contains("?")) "&" else "?") + "lease=300s"
-    client = Locks.connect(leased)
-    other = Locks.connect(leased)
-    name = "kotlin-" + test.testMethod.orElseThrow().name + "-" + System.nanoTime()
-    onlyThread = Executors.newSingleThreadExecutor { r -> Thread(r, "only-thread") }
-    single = onlyThread.asCoroutineDispatcher()
-  }
-
-  @AfterEach
-  fun close() {
-    try {
-      client.close()
-      other.close()
-    } finally {
-      onlyThread.shutdownNow()
-      onlyThread.awaitTermination(10, TimeUnit.SECONDS)
-    }
-  }
-
+abstract class SuspendingLocksContract : LockFixture() {
   @Test
   fun acquireSuspendingGivesALeaseOnTheCallersDispatcherThatReleaseSuspendingGivesBack() =
       runBlocking<Unit> {
@@ -302,40 +261,5 @@ abstract class SuspendingLocksContract {
       }
     }
     assertFree(name)
-  }
-
-  /** Whether another client finds [lock] held now (one attempt, released at once). */
-  fun isHeld(lock: String): Boolean {
-    val lease = other.lock(lock).tryAcquire()
-    lease.ifPresent { it.release() }
-    return lease.isEmpty
-  }
-
-  fun assertHeld(lock: String) {
-    assertThat(isHeld(lock)).`as`("lock %s held", lock).isTrue()
-  }
-
-  /** Free at once: for releases that complete before the call returns. */
-  fun assertFreeNow(lock: String) {
-    assertThat(isHeld(lock)).`as`("lock %s free at once", lock).isFalse()
-  }
-
-  /** Free within [LONG]: for releases made in the background after a cancel. */
-  fun assertFree(lock: String) {
-    val lease = other.lock(lock).tryAcquire(LONG)
-    assertThat(lease).`as`("lock %s free within %s", lock, LONG).isPresent()
-    lease.get().release()
-  }
-
-  suspend fun awaitUntil(what: String, condition: () -> Boolean) {
-    val found = withTimeoutOrNull(LONG.toMillis()) {
-      while (!condition()) {
-        delay(2)
-      }
-      true
-    }
-    if (found == null) {
-      fail<Unit>("waited $LONG for $what")
-    }
   }
 }
