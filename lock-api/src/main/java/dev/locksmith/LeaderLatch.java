@@ -44,11 +44,25 @@ public final class LeaderLatch implements AutoCloseable {
   /** The longest one wait for the lock lasts before the latch looks at whether it was closed. */
   private static final Duration CAMPAIGN_SLICE = Duration.ofSeconds(30);
 
+  /** How long a resigned latch stands back at most where the backend wakes waiters. */
+  static final Duration STAND_BACK_WOKEN = Duration.ofSeconds(1);
+
   /** A pause after a failed campaign (the server could not be reached), before trying again. */
   private static final long RETRY_MILLIS = 500;
 
   private final DistributedLock lock;
   private final String name;
+
+  /** Whether the backend reads a lock's state: after a resignation, to see another take over. */
+  private final boolean stateReads;
+
+  /**
+   * How long a resigned latch stands back at most for another to take over: a second where the
+   * backend wakes waiters on a release, else the client's recheck interval (in which a waiter
+   * polls) and a little.
+   */
+  private final long standBackNanos;
+
   private final Object guard = new Object();
   private Consumer<? super Leadership> elected = l -> {};
   private Consumer<? super Leadership> revoked = l -> {};
@@ -62,6 +76,11 @@ public final class LeaderLatch implements AutoCloseable {
 
   LeaderLatch(LockClient client, String name) {
     this.name = name;
+    this.stateReads = client.guarantees().has(Guarantees.Feature.STATE_READS);
+    this.standBackNanos =
+        client.guarantees().has(Guarantees.Feature.NOTIFIED_WAKEUP)
+            ? STAND_BACK_WOKEN.toNanos()
+            : client.config().recheck().toNanos() + TimeUnit.MILLISECONDS.toNanos(50);
     // not reentrant: leadership belongs to the latch, not to a thread; renewed while it leads
     this.lock =
         client.lock(
@@ -166,9 +185,13 @@ public final class LeaderLatch implements AutoCloseable {
 
   /**
    * Steps down if this instance leads: {@code onRevoked} runs, the lock is released at once (the
-   * next instance does not wait for the lease), and the latch campaigns again, behind the instances
-   * already waiting. Returns once the lock is released; called from a callback, it returns at once
-   * and the latch steps down when the callback returns. Nothing happens if it does not lead.
+   * next instance does not wait for the lease), and the latch campaigns again once another instance
+   * has taken the lead (seen where the backend reads a lock's state), or, if none does, after a
+   * second (where the backend wakes waiters on a release; else after the client's {@code recheck}
+   * interval, in which waiters poll): on a backend that does not queue its waiters, a latch that
+   * campaigned again at once could take the lock back before the waiter it woke. Returns once the
+   * lock is released; called from a callback, it returns at once and the latch steps down when the
+   * callback returns. Nothing happens if it does not lead.
    *
    * @throws InterruptedException if interrupted while waiting for the step-down
    */
@@ -270,11 +293,40 @@ public final class LeaderLatch implements AutoCloseable {
         pause();
         continue;
       }
-      lead(lease);
+      if (lead(lease)) {
+        standBack();
+      }
     }
   }
 
-  private void lead(Lease lease) {
+  /**
+   * After a resignation: waits until another instance holds the lock (where the backend reads a
+   * lock's state), for at most the client's recheck interval and a little, or until closed.
+   */
+  private void standBack() {
+    long from = System.nanoTime();
+    while (!closed && System.nanoTime() - from < standBackNanos) {
+      if (stateReads) {
+        try {
+          if (lock.state().isHeld()) {
+            return; // another leads; campaigning now queues behind it
+          }
+        } catch (RuntimeException e) {
+          // a read that fails says nothing: keep standing back for the interval
+        }
+      }
+      try {
+        Thread.sleep(stateReads ? 5 : 50);
+      } catch (InterruptedException e) {
+        return; // closed: the loop's test decides
+      }
+    }
+  }
+
+  /**
+   * @return whether the latch resigned (rather than was closed or lost the lease)
+   */
+  private boolean lead(Lease lease) {
     Leadership l = new Leadership(lease);
     CompletableFuture<String> down = l.stepDown;
     current = l;
@@ -302,6 +354,7 @@ public final class LeaderLatch implements AutoCloseable {
       lease.close();
     }
     l.released.complete(null);
+    return "resigned".equals(why);
   }
 
   private void call(Consumer<? super Leadership> action, Leadership l, String what) {

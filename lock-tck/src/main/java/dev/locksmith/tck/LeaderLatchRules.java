@@ -50,6 +50,27 @@ interface LeaderLatchRules extends KitRules {
     return found;
   }
 
+  /**
+   * Watches the latches for one tolerance after the first leader was seen: time for every other
+   * latch to be campaigning (so that a grant to two, or a hand-over by a poll, cannot hide behind a
+   * latch that had not started waiting yet), failing if two lead at once.
+   *
+   * @return the leader, the same all along
+   */
+  private int settle(List<LeaderLatch> latches, int leader) throws InterruptedException {
+    long from = System.nanoTime();
+    while (System.nanoTime() - from < limits().tolerance().toNanos()) {
+      int now = leader(latches);
+      if (now != leader) {
+        fail(
+            "leader election broken: latch %d led, then %s, with no latch closed or resigned",
+            leader, now < 0 ? "none" : "latch " + now);
+      }
+      Thread.sleep(1);
+    }
+    return leader;
+  }
+
   @Test
   @DisplayName(
       "21.1 MUST: latches of three clients lead one at a time; closing the leader hands over"
@@ -95,6 +116,9 @@ interface LeaderLatchRules extends KitRules {
                         notified ? "" : " + the recheck interval"));
           }
           Thread.sleep(1);
+        }
+        if (round == 0) {
+          settle(latches, leader);
         }
         if (closed.contains(leader)) {
           fail("leader election broken: latch %d leads after it was closed", leader);
@@ -191,6 +215,84 @@ interface LeaderLatchRules extends KitRules {
                 firstTerm, t.term());
           }
         }
+      }
+    } finally {
+      latches.forEach(LeaderLatch::close);
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "21.3 MUST: resign() hands the leadership to a waiting latch within the wake-up bound, not at"
+          + " the lease's end, and the latch that resigned campaigns again and leads once the"
+          + " other closes")
+  default void rule21_3_resignHandsOverAndCampaignsAgain() throws Exception {
+    String name = name("leader-resign");
+    LockOptions longRenewed =
+        LockOptions.builder().lease(Duration.ofSeconds(60)).autoRenew(true).build();
+    LockClient probe = client();
+    boolean fencing = probe.guarantees().has(Feature.FENCING);
+    boolean notified = probe.guarantees().has(Feature.NOTIFIED_WAKEUP);
+    Duration recheck = notified ? Duration.ofSeconds(30) : null;
+    Duration handOver = limits().wakeUp().plus(limits().tolerance()).plus(limits().tolerance());
+    if (!notified) {
+      handOver = handOver.plus(probe.config().recheck());
+    }
+    long bound = handOver.toNanos();
+    List<Turn> turns = new CopyOnWriteArrayList<>();
+    List<LeaderLatch> latches = new ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) {
+        latches.add(recording(client(longRenewed, recheck), name, i, turns));
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      int first;
+      while ((first = leader(latches)) < 0) {
+        if (System.nanoTime() - deadline > 0) {
+          fail("leader election broken: no latch of two led within 10 s");
+        }
+        Thread.sleep(1);
+      }
+      settle(latches, first);
+      long firstTerm = latches.get(first).leadership().orElseThrow().term();
+      int second = 1 - first;
+      latches.get(first).resign();
+      long resignedAt = System.nanoTime();
+      while (leader(latches) != second) {
+        if (System.nanoTime() - resignedAt > bound) {
+          fail(
+              "leader election broken: after the leader resigned, the waiting latch did not lead"
+                  + " within %d ms (wake-up bound + 2 tolerances%s; leases are 60 s): the"
+                  + " hand-over waited, for a poll or for the lease; turns %s",
+              TimeUnit.NANOSECONDS.toMillis(bound),
+              notified ? "" : " + the recheck interval",
+              turns);
+        }
+        Thread.sleep(1);
+      }
+      long secondTerm = latches.get(second).leadership().orElseThrow().term();
+      if (fencing && secondTerm <= firstTerm) {
+        fail(
+            "leader election broken: the term after a resignation, %d, is not above the resigned"
+                + " leader's %d",
+            secondTerm, firstTerm);
+      }
+      latches.get(second).close();
+      long closedAt = System.nanoTime();
+      // the resigned latch may still stand back (at most a second where waiters are woken; the
+      // recheck interval, already in the bound, where they poll) before it campaigns again
+      long again = bound + (notified ? TimeUnit.SECONDS.toNanos(1) : 0);
+      while (leader(latches) != first) {
+        if (System.nanoTime() - closedAt > again) {
+          fail(
+              "leader election broken: the latch that resigned did not lead again within %d ms"
+                  + " of the other latch's close: resign() must campaign again; turns %s",
+              TimeUnit.NANOSECONDS.toMillis(again), turns);
+        }
+        Thread.sleep(1);
+      }
+      if (fencing && latches.get(first).leadership().orElseThrow().term() <= secondTerm) {
+        fail("leader election broken: the third term is not above the second, %d", secondTerm);
       }
     } finally {
       latches.forEach(LeaderLatch::close);

@@ -458,7 +458,12 @@ class KitCatchesBrokenBackendsTest {
             Defect.RENEW_NO_OWNER_CHECK,
             LeaderLatches.class,
             "rule21_2_aLostLeaseRevokesTheLeader",
-            "was not told (onRevoked)"));
+            "was not told (onRevoked)"),
+        Arguments.of(
+            Defect.NEVER_WAKES,
+            LeaderLatches.class,
+            "rule21_3_resignHandsOverAndCampaignsAgain",
+            "after the leader resigned, the waiting latch did not lead"));
   }
 
   @org.junit.jupiter.api.Test
