@@ -156,4 +156,24 @@ final class Args {
   List<String> rest() {
     return rest;
   }
+
+  /**
+   * @param missing the message when no positional argument was given
+   * @param many how the message starts when more than one was given, or anything after --
+   * @return the one positional argument
+   * @throws UsageException if there is not exactly one
+   */
+  String onlyPositional(String missing, String many) {
+    if (positional().isEmpty()) {
+      throw new UsageException(missing);
+    }
+    if (positional().size() > 1 || !rest().isEmpty()) {
+      throw new UsageException(
+          many
+              + "; unexpected '"
+              + (positional().size() > 1 ? positional().get(1) : rest().get(0))
+              + "'");
+    }
+    return positional().get(0);
+  }
 }

@@ -48,16 +48,7 @@ final class LeaderCommand {
       out.println(USAGE);
       return Main.OK;
     }
-    if (args.positional().isEmpty()) {
-      throw new Args.UsageException("no election name: give NAME");
-    }
-    if (args.positional().size() > 1 || !args.rest().isEmpty()) {
-      throw new Args.UsageException(
-          "one election at a time; unexpected '"
-              + (args.positional().size() > 1 ? args.positional().get(1) : args.rest().get(0))
-              + "'");
-    }
-    String name = args.positional().get(0);
+    String name = args.onlyPositional("no election name: give NAME", "one election at a time");
     Backends.Backend backend = Backends.resolve(args, null);
     try (LockClient client = backend.connect()) {
       DistributedLock lock;

@@ -59,16 +59,7 @@ final class StatusCommand {
       out.println(USAGE);
       return Main.OK;
     }
-    if (args.positional().isEmpty()) {
-      throw new Args.UsageException("no lock name: give NAME");
-    }
-    if (args.positional().size() > 1 || !args.rest().isEmpty()) {
-      throw new Args.UsageException(
-          "one lock name at a time; unexpected '"
-              + (args.positional().size() > 1 ? args.positional().get(1) : args.rest().get(0))
-              + "'");
-    }
-    String name = args.positional().get(0);
+    String name = args.onlyPositional("no lock name: give NAME", "one lock name at a time");
     Backends.Backend backend = Backends.resolve(args, null);
     LockOptions probe =
         LockOptions.builder().lease(PROBE_LEASE).autoRenew(false).reentrant(false).build();
