@@ -210,6 +210,20 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return clientId;
   }
 
+  /**
+   * @return the owner id of a new lease, asked for by the calling thread now: unique among all
+   *     clients, and naming this client's application, host, process and the thread ({@link
+   *     Holder})
+   */
+  private String nextOwnerId() {
+    return Holder.ownerId(
+        config.application(),
+        Thread.currentThread().getName(),
+        System.currentTimeMillis(),
+        clientId,
+        leaseSeq.incrementAndGet());
+  }
+
   @Override
   public Duration recheck() {
     return config.recheck();
@@ -318,7 +332,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     String key = HeldLease.resourceKey(name, claim);
     boolean bounded = timeoutNanos != Long.MAX_VALUE;
     long deadline = start + timeoutNanos;
-    String ownerId = clientId + ":" + leaseSeq.incrementAndGet();
+    String ownerId = nextOwnerId();
     long leaseNanos = options.lease().toNanos();
     // compute() keeps adding and removing atomic per name, so no waiter lands in a set that was
     // just dropped
@@ -360,7 +374,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             // start: give it back and ask again, on the backend's next session, as a new lease.
             releaseQuietly(lease);
             granted = false;
-            ownerId = clientId + ":" + leaseSeq.incrementAndGet();
+            ownerId = nextOwnerId();
             attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
             continue;
           }

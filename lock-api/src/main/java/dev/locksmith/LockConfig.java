@@ -35,10 +35,12 @@ import java.util.TreeSet;
  * understands: {@code lease} (duration), {@code renew} (true/false), {@code reentrant}
  * (true/false), {@code recheck} (duration: the longest a waiter sleeps when no release notification
  * arrives), {@code fencing-floor} (a whole number added to every fencing token the client hands
- * out, so that tokens stay above those of a backend used before: see {@link #fencingFloor()}) and
- * {@code provider} (a provider class name, when two providers claim a scheme). Anything else is a
- * backend option, checked by that backend. Every problem is reported at once in one {@link
- * LockConfigurationException}; secrets are redacted in messages and {@link #toString()}.
+ * out, so that tokens stay above those of a backend used before: see {@link #fencingFloor()}),
+ * {@code application} (the name a client writes into every lease it takes, so that people can see
+ * who holds a lock: see {@link #application()}) and {@code provider} (a provider class name, when
+ * two providers claim a scheme). Anything else is a backend option, checked by that backend. Every
+ * problem is reported at once in one {@link LockConfigurationException}; secrets are redacted in
+ * messages and {@link #toString()}.
  */
 public final class LockConfig {
   static final String LEASE = "lease";
@@ -47,8 +49,9 @@ public final class LockConfig {
   static final String RECHECK = "recheck";
   static final String PROVIDER = "provider";
   static final String FENCING_FLOOR = "fencing-floor";
+  static final String APPLICATION = "application";
   static final Set<String> CORE_KEYS =
-      Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER, FENCING_FLOOR);
+      Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER, FENCING_FLOOR, APPLICATION);
 
   /** The largest {@code fencing-floor}: 2^62, leaving room above it for any backend's tokens. */
   static final long MAX_FENCING_FLOOR = 1L << 62;
@@ -103,6 +106,7 @@ public final class LockConfig {
   private final Duration recheck;
   private final String provider;
   private final long fencingFloor;
+  private final String application;
   private final Map<String, String> backendOptions;
   private final Set<String> lenientKeys;
   private final LockEvents events;
@@ -113,6 +117,7 @@ public final class LockConfig {
       Duration recheck,
       String provider,
       long fencingFloor,
+      String application,
       Map<String, String> backendOptions,
       Set<String> lenientKeys,
       LockEvents events) {
@@ -121,6 +126,7 @@ public final class LockConfig {
     this.recheck = recheck;
     this.provider = provider;
     this.fencingFloor = fencingFloor;
+    this.application = application;
     this.backendOptions = backendOptions;
     this.lenientKeys = lenientKeys;
     this.events = events;
@@ -282,6 +288,19 @@ public final class LockConfig {
   }
 
   /**
+   * What {@code application} sets: the application's name, written with the host, the process id,
+   * the asking thread and the time into the owner id of every lease the client takes, so that
+   * {@link LockState#holderIdentity()}, {@code lockctl status} and the actuator tell who holds a
+   * lock. Unless set, the jar's name for {@code java -jar orders.jar}, else the main class's simple
+   * name; the Spring Boot starter sets {@code spring.application.name}.
+   *
+   * @return 1 to 40 letters, digits, {@code .}, {@code _} and {@code -}
+   */
+  public String application() {
+    return application;
+  }
+
+  /**
    * @return the backend options: every setting that is not one every client understands
    */
   public Map<String, String> backendOptions() {
@@ -315,6 +334,8 @@ public final class LockConfig {
         + Durations.format(recheck)
         + (provider == null ? "" : ", provider=" + provider)
         + (fencingFloor == 0 ? "" : ", fencing-floor=" + fencingFloor)
+        + ", application="
+        + application
         + ", options="
         + shown
         + "}";
@@ -333,6 +354,7 @@ public final class LockConfig {
     private Boolean reentrant;
     private Duration recheck;
     private Long fencingFloor;
+    private String application;
     private LockEvents events = LockEvents.NONE;
 
     private Builder() {}
@@ -432,6 +454,18 @@ public final class LockConfig {
     }
 
     /**
+     * @param application the application's name written into every lease (see {@link
+     *     LockConfig#application()}); overrides {@code application} given as a string
+     * @return this builder
+     * @throws IllegalArgumentException if it is not 1 to 40 letters, digits, {@code .}, {@code _}
+     *     and {@code -}
+     */
+    public Builder application(String application) {
+      this.application = checkApplication(application);
+      return this;
+    }
+
+    /**
      * @param events the listener for lock events
      * @return this builder
      */
@@ -513,6 +547,15 @@ public final class LockConfig {
                   + ": the highest fencing token a resource stored under the backend used before");
         }
       }
+      String applicationValue = application;
+      String applicationText = merged.remove(APPLICATION);
+      if (applicationText != null && applicationValue == null) {
+        try {
+          applicationValue = checkApplication(applicationText);
+        } catch (IllegalArgumentException e) {
+          problems.add(e.getMessage());
+        }
+      }
       String provider = merged.remove(PROVIDER);
       if (provider != null && provider.isBlank()) {
         problems.add("`provider` was '' but it must be the class name of a LockProvider");
@@ -539,6 +582,7 @@ public final class LockConfig {
           recheckValue == null ? Duration.ofSeconds(1) : recheckValue,
           provider,
           floorValue == null ? 0 : floorValue,
+          applicationValue == null ? Holder.defaultApplication() : applicationValue,
           Collections.unmodifiableMap(merged),
           Collections.unmodifiableSet(lenientKeys),
           events);
@@ -557,6 +601,20 @@ public final class LockConfig {
       problems.add("`" + key + "` was '" + text + "' but it must be true or false");
       return null;
     }
+  }
+
+  static String checkApplication(String application) {
+    Objects.requireNonNull(
+        application,
+        "`application` was null but it must be 1 to 40 letters, digits, '.', '_' and '-'");
+    if (!Holder.validApplication(application)) {
+      throw new IllegalArgumentException(
+          "`application` was '"
+              + (application.length() > 80 ? application.substring(0, 80) + "…" : application)
+              + "' but it must be 1 to 40 letters, digits, '.', '_' and '-', such as"
+              + " orders-service");
+    }
+    return application;
   }
 
   static long checkFencingFloor(long floor) {

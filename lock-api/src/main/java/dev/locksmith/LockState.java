@@ -139,6 +139,16 @@ public final class LockState {
     return Optional.ofNullable(holder);
   }
 
+  /**
+   * Who holds the lock, in words a person reads, where the backend stores the holder's owner id and
+   * a Locksmith client wrote it: application, host, process id, thread and when it asked.
+   *
+   * @return the holder, or empty where {@link #holder()} is empty or not in Locksmith's form
+   */
+  public Optional<Holder> holderIdentity() {
+    return Holder.parse(holder);
+  }
+
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof LockState)) {

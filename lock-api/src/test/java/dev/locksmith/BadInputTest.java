@@ -220,7 +220,7 @@ class BadInputTest {
             LockConfigurationException.class,
             connect("local:?auth=tok3n-Z"),
             "`auth` was '****'",
-            "[fencing-floor, lease"),
+            "[application, fencing-floor, lease"),
         bad(
             "password on local:",
             LockConfigurationException.class,

@@ -45,7 +45,8 @@ class LocksTest {
         .hasMessageContaining("`lease` was 'oops'");
     assertThatThrownBy(() -> Locks.connect("local:?colour=red"))
         .hasMessageContaining("`colour` was '****' but it is not a setting of scheme 'local'")
-        .hasMessageContaining("[fencing-floor, lease, provider, recheck, reentrant, renew]");
+        .hasMessageContaining(
+            "[application, fencing-floor, lease, provider, recheck, reentrant, renew]");
     assertThatThrownBy(() -> Locks.connect("local://host")).hasMessageContaining("local:SPACE");
   }
 

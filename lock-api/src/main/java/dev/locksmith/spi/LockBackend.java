@@ -30,7 +30,11 @@ import java.util.List;
  * in one atomic step: a release can race an expiry and a takeover (kit rules 2.1, 2.5–2.8).
  *
  * <p><b>Owners.</b> {@code ownerId} identifies one lease: two leases of one client have different
- * owner ids. {@link BackendContext#clientId()} is not an owner id.
+ * owner ids. {@link BackendContext#clientId()} is not an owner id. An owner id is under 200
+ * characters, all ASCII letters, digits and {@code . _ - @ :}; it names who asked ({@link
+ * dev.locksmith.Holder}), so a backend that stores it as given and returns it from {@link #inspect}
+ * through {@link LockState#withHolder} shows people who holds a lock. Never shorten or re-case it:
+ * it is compared whole.
  */
 public interface LockBackend extends AutoCloseable {
 

@@ -82,7 +82,7 @@ final class LeaderCommand {
                     .remaining()
                     .map(d -> Durations.format(d) + " unless renewed")
                     .orElse("as long as the leader's session lives"));
-        state.holder().ifPresent(h -> out.println("holder:          " + h));
+        StatusCommand.printHolder(out, state);
         status = Main.OK;
       }
       if (!client.guarantees().has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {

@@ -89,7 +89,7 @@ final class StatusCommand {
                       .remaining()
                       .map(d -> Durations.format(d) + " unless renewed")
                       .orElse("as long as the holder's session lives"));
-          state.holder().ifPresent(h -> out.println("holder:          " + h));
+          printHolder(out, state);
         }
       } else {
         Optional<Lease> got = lock.tryAcquire();
@@ -121,5 +121,14 @@ final class StatusCommand {
       }
       return free ? Main.OK : Main.TEMPFAIL;
     }
+  }
+
+  /**
+   * Prints who holds the lock: application, host, pid, thread and when it asked where a Locksmith
+   * client wrote the owner id, then the owner id itself; nothing where the backend cannot read it.
+   */
+  static void printHolder(PrintStream out, LockState state) {
+    state.holderIdentity().ifPresent(who -> out.println("holder:          " + who));
+    state.holder().ifPresent(h -> out.println("owner id:        " + h));
   }
 }

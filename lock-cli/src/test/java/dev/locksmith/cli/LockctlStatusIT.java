@@ -2,6 +2,8 @@ package dev.locksmith.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.DistributedLock;
+import dev.locksmith.Holder;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.Locks;
@@ -68,7 +70,12 @@ class LockctlStatusIT {
           .contains(
               "state:           held",
               "fencing token:   " + lease.fencingToken(),
-              "holder:          ");
+              "holder:          " + client.config().application() + " on ",
+              "(pid "
+                  + ProcessHandle.current().pid()
+                  + ", thread "
+                  + Thread.currentThread().getName(),
+              "owner id:        " + client.config().application() + "@");
       Matcher left =
           Pattern.compile("remaining lease: ([0-9.]+)(ms|s) unless renewed").matcher(r.out);
       assertThat(left.find()).as("%s", r).isTrue();
@@ -77,6 +84,37 @@ class LockctlStatusIT {
       assertThat(lease.isValid()).isTrue();
       assertThat(lease.release()).as("the read took nothing of ours").isTrue();
     }
+  }
+
+  @Test
+  void aLockHeldByLockctlExecNamesLockctlItsPidAndHost() throws Exception {
+    Lockctl exec =
+        Lockctl.start(
+            "exec", "--backend", redis.uri(), "--name", "status/exec", "--", "sleep", "30");
+    try {
+      DistributedLock lock = client.lock("status/exec");
+      Lockctl.await("lockctl exec holds the lock", Duration.ofSeconds(30), () -> held(lock));
+      Holder who = lock.state().holderIdentity().orElseThrow();
+      assertThat(who.application()).isEqualTo("lockctl");
+      assertThat(who.pid()).isEqualTo(exec.pid());
+      assertThat(who.thread()).isEqualTo("main");
+      Lockctl.Result r = Lockctl.run("status", "--backend", redis.uri(), "status/exec");
+      assertThat(r.out)
+          .as("%s", r)
+          .contains(
+              "holder:          lockctl on "
+                  + who.host()
+                  + " (pid "
+                  + exec.pid()
+                  + ", thread main) asked at ");
+    } finally {
+      exec.signal("TERM");
+      exec.finish(Duration.ofSeconds(30));
+    }
+  }
+
+  private static boolean held(DistributedLock lock) {
+    return lock.state().isHeld();
   }
 
   @Test

@@ -35,6 +35,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.util.ClassUtils;
 
@@ -53,7 +54,7 @@ import org.springframework.util.ClassUtils;
 public class LocksmithAutoConfiguration {
   private static final Logger LOG = LoggerFactory.getLogger(LocksmithAutoConfiguration.class);
   private static final Set<String> CORE =
-      Set.of("uri", "lease", "renew", "reentrant", "recheck", "fencing-floor");
+      Set.of("uri", "lease", "renew", "reentrant", "recheck", "fencing-floor", "application");
   private static final Pattern NAMED = Pattern.compile("`([A-Za-z0-9_.-]+)`");
 
   /** Creates the auto-configuration; Spring does. */
@@ -179,6 +180,10 @@ public class LocksmithAutoConfiguration {
     }
     if (s.fencingFloor() != null) {
       settings.put("fencing-floor", s.fencingFloor().toString());
+    }
+    String app = application(s, p, beans);
+    if (app != null) {
+      settings.put("application", app);
     }
     LockClient client;
     try {
@@ -350,6 +355,10 @@ public class LocksmithAutoConfiguration {
     if (s.fencingFloor() != null) {
       b.option("fencing-floor", s.fencingFloor().toString());
     }
+    String app = application(s, p, beans);
+    if (app != null) {
+      b.option("application", app);
+    }
     LockConfig plain;
     try {
       plain = b.build();
@@ -357,6 +366,34 @@ public class LocksmithAutoConfiguration {
       throw prefixed(s.prefix(), e);
     }
     return b.events(events(events, p, beans, plain.uri().scheme(), name, tracker)).build();
+  }
+
+  /**
+   * The application name a client writes into its leases: the client's own {@code application}
+   * option or URI setting if it has one (null: leave it), else {@code locksmith.application}, else
+   * {@code spring.application.name} with every character a name may not hold written as {@code -}.
+   */
+  static String application(Settings s, LocksmithProperties p, BeanFactory beans) {
+    if (s.options().containsKey("application")
+        || (s.uri() != null && s.uri().matches("(?s)[^?]*\\?(.*&)?application=.*"))) {
+      return null;
+    }
+    if (p.getApplication() != null) {
+      try {
+        LockConfig.builder().application(p.getApplication());
+      } catch (IllegalArgumentException e) {
+        throw new LockConfigurationException(
+            List.of(e.getMessage().replace("`application`", "`locksmith.application`")));
+      }
+      return p.getApplication();
+    }
+    Environment env = beans.getBeanProvider(Environment.class).getIfAvailable();
+    String name = env == null ? null : env.getProperty("spring.application.name");
+    if (name == null || name.isBlank()) {
+      return null;
+    }
+    String clean = name.trim().replaceAll("[^A-Za-z0-9._-]", "-");
+    return clean.substring(0, Math.min(clean.length(), 40));
   }
 
   /**

@@ -41,6 +41,7 @@ public class LocksmithEndpoint {
   public Map<String, Object> leases() {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("uri", client.config().uri().toString());
+    out.put("application", client.config().application());
     List<Map<String, Object>> leases = new ArrayList<>();
     if (tracker != null) {
       Map<String, LockState> states = new HashMap<>();
@@ -58,6 +59,10 @@ public class LocksmithEndpoint {
         lease.put("fencingToken", h.fencingToken());
         lease.put("heldSince", h.since().toString());
         lease.put("remainingMillis", remaining(h, state));
+        if (state != null && state.fencingToken().orElse(Long.MIN_VALUE) == h.fencingToken()) {
+          // who holds it, as the backend stored it: the thread that asked and when
+          state.holderIdentity().ifPresent(who -> lease.put("holder", who.toString()));
+        }
         leases.add(lease);
       }
     }

@@ -42,6 +42,13 @@ public class LocksmithProperties {
    */
   private Long fencingFloor;
 
+  /**
+   * The application's name, written into every lease so that people can see who holds a lock (1 to
+   * 40 letters, digits, '.', '_' and '-'); unset for spring.application.name, with any other
+   * character written as '-'. Applies to every client.
+   */
+  private String application;
+
   /** Name of the client, the "client" tag of its metrics. */
   private String clientName = "default";
 
@@ -154,6 +161,20 @@ public class LocksmithProperties {
    */
   public void setFencingFloor(Long fencingFloor) {
     this.fencingFloor = fencingFloor;
+  }
+
+  /**
+   * @return the application's name written into every lease, or null for spring.application.name
+   */
+  public String getApplication() {
+    return application;
+  }
+
+  /**
+   * @param application the application's name written into every lease
+   */
+  public void setApplication(String application) {
+    this.application = application;
   }
 
   /**

@@ -55,7 +55,15 @@ final class LocksmithPropertiesCheck {
 
   /** Settings every client understands (LockConfig's), valid in any options map. */
   static final Set<String> CLIENT_SETTINGS =
-      new TreeSet<>(List.of("lease", "renew", "reentrant", "recheck", "provider", "fencing-floor"));
+      new TreeSet<>(
+          List.of(
+              "lease",
+              "renew",
+              "reentrant",
+              "recheck",
+              "provider",
+              "fencing-floor",
+              "application"));
 
   /** A map key in a template: a client's name in the middle, an option's key at the end. */
   private static final String ANY = "*";

@@ -14,7 +14,7 @@ class LocksmithEndpointTest {
   private final ApplicationContextRunner runner =
       new ApplicationContextRunner()
           .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration.class))
-          .withPropertyValues("locksmith.uri=local:endpoint");
+          .withPropertyValues("locksmith.uri=local:endpoint", "spring.application.name=reports");
 
   @Test
   @SuppressWarnings("unchecked")
@@ -24,6 +24,7 @@ class LocksmithEndpointTest {
           LocksmithEndpoint endpoint = ctx.getBean(LocksmithEndpoint.class);
           assertThat(endpoint.leases())
               .containsEntry("uri", "local:endpoint")
+              .containsEntry("application", "reports")
               .containsEntry("leases", List.of());
           ctx.getBean(LockTemplate.class)
               .locked(
@@ -43,6 +44,9 @@ class LocksmithEndpointTest {
                         .containsEntry("name", "report")
                         .containsEntry("fencingToken", lease.fencingToken())
                         .containsKey("heldSince");
+                    assertThat((String) held.get("holder"))
+                        .startsWith("reports on ")
+                        .contains(", thread " + Thread.currentThread().getName() + ") asked at ");
                     assertThat((Long) held.get("remainingMillis"))
                         .as("the rest of a 30 s lease")
                         .isBetween(1L, 30_000L);

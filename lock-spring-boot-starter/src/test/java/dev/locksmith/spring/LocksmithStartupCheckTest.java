@@ -176,6 +176,59 @@ class LocksmithStartupCheckTest {
   }
 
   @Test
+  void everyClientWritesSpringApplicationNameIntoItsLeases() {
+    String space = "local:starter-app-" + System.nanoTime();
+    runner
+        .withPropertyValues(
+            "spring.application.name=Orders Service",
+            "locksmith.uri=" + space,
+            "locksmith.clients.named.uri=" + space,
+            "locksmith.clients.own.uri=" + space + "?application=own-app")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              LockClient client = ctx.getBean(LockClient.class);
+              assertThat(client.config().application()).isEqualTo("Orders-Service");
+              LockClients named = ctx.getBean(LockClients.class);
+              assertThat(named.get("named").config().application()).isEqualTo("Orders-Service");
+              assertThat(named.get("own").config().application()).isEqualTo("own-app");
+              try (Lease lease = client.lock("held").tryAcquire().orElseThrow()) {
+                assertThat(named.get("named").lock("held").state().holderIdentity())
+                    .get()
+                    .satisfies(who -> assertThat(who.application()).isEqualTo("Orders-Service"));
+              }
+            });
+  }
+
+  @Test
+  void locksmithApplicationWinsOverSpringApplicationName() {
+    runner
+        .withPropertyValues(
+            "spring.application.name=orders",
+            "locksmith.uri=local:starter-app-own-" + System.nanoTime(),
+            "locksmith.application=billing")
+        .run(
+            ctx ->
+                assertThat(ctx.getBean(LockClient.class).config().application())
+                    .isEqualTo("billing"));
+    runner
+        .withPropertyValues("locksmith.uri=local:starter-app-none-" + System.nanoTime())
+        .run(
+            ctx ->
+                assertThat(ctx.getBean(LockClient.class).config().application())
+                    .isNotEqualTo("billing")
+                    .isNotEqualTo("orders"));
+  }
+
+  @Test
+  void aBadApplicationNameFailsTheStartNamingTheProperty() {
+    LockConfigurationException e = refused(runner, "locksmith.application=my app");
+    assertThat(e.getMessage())
+        .contains("`locksmith.application` was 'my app'")
+        .contains("1 to 40 letters, digits");
+  }
+
+  @Test
   void aFencingFloorOutOfRangeFailsTheStartNamingTheProperty() {
     LockConfigurationException e = refused(runner, "locksmith.fencing-floor=-1");
     assertThat(e.getMessage())
@@ -328,6 +381,7 @@ class LocksmithStartupCheckTest {
       case "client" -> "orders"; // locksmith.elections.<name>.client: the named client above
       case "renew", "reentrant", "enabled", "lock-name-tag" -> "true";
       case "client-name" -> "readme";
+      case "application" -> "orders-service";
       case "order" -> "10";
       case "namespace" -> "app";
       case "use-application-datasource" ->

@@ -76,6 +76,15 @@ interface KitRules {
     return kit().client(options, recheck);
   }
 
+  /**
+   * @param application the client's {@code application} setting
+   * @return a new client with {@link LockCompatibilityKit#renewing()} options, closed after the
+   *     test
+   */
+  default LockClient clientOf(String application) {
+    return kit().client(kit().renewing(), null, application);
+  }
+
   /** As {@link LockCompatibilityKit#name(String)}. */
   default String name(String what) {
     return kit().name(what);

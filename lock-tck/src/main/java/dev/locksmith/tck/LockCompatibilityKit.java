@@ -172,12 +172,25 @@ public abstract class LockCompatibilityKit {
    * @return a new client, closed after the test
    */
   LockClient client(LockOptions options, Duration recheck) {
+    return client(options, recheck, null);
+  }
+
+  /**
+   * @param options default options of the client
+   * @param recheck the longest its waiters sleep without a wake-up; null for the URI's setting
+   * @param application the client's {@code application}; null for the default
+   * @return a new client, closed after the test
+   */
+  LockClient client(LockOptions options, Duration recheck, String application) {
     if (provider == null) {
       provider = probe.wrap(provider());
     }
     LockConfig.Builder config = LockConfig.builder().uri(uri()).defaults(options);
     if (recheck != null) {
       config.recheck(recheck);
+    }
+    if (application != null) {
+      config.application(application);
     }
     LockClient c = Locks.connect(config.build(), provider);
     clients.add(c);

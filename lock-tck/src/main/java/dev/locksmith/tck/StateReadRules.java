@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.locksmith.DistributedLock;
 import dev.locksmith.Guarantees.Feature;
+import dev.locksmith.Holder;
 import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockOptions;
@@ -27,7 +28,7 @@ interface StateReadRules extends KitRules {
   default void rule16_1_stateFollowsTheHolder() throws Exception {
     requireFeature(Feature.STATE_READS, "16.1");
     String name = name("state");
-    LockClient holder = client();
+    LockClient holder = clientOf("kit-holder");
     LockClient observer = client();
     DistributedLock seen = observer.lock(name);
     assertThat(seen.state())
@@ -59,6 +60,22 @@ interface StateReadRules extends KitRules {
                   + "lease of owner id '%s'",
               held.holder().get(), owner.get())
           .isEqualTo(owner.get());
+    }
+    if (held.holder().isPresent()) {
+      Optional<Holder> who = held.holderIdentity();
+      String thread = Thread.currentThread().getName().replaceAll("[^A-Za-z0-9._-]", "_");
+      String shownThread = thread.substring(0, Math.min(thread.length(), Holder.MAX_PART));
+      assertThat(
+              who.isPresent()
+                  && who.get().application().equals("kit-holder")
+                  && who.get().pid() == ProcessHandle.current().pid()
+                  && who.get().thread().equals(shownThread))
+          .withFailMessage(
+              "state reads broken: holder() read '%s', which does not name the holder"
+                  + " (application 'kit-holder', pid %d, thread '%s'): store the owner id the"
+                  + " client gave, whole, and return it unchanged",
+              held.holder().get(), ProcessHandle.current().pid(), shownThread)
+          .isTrue();
     }
     assertThat(lease.release()).isTrue();
     assertThat(seen.state())

@@ -596,9 +596,10 @@ final class MemoryBackends {
       return e.owner.equals(ownerId);
     }
 
+    /** The client's id within an owner id (application@host:thread:asked:client:lease). */
     private static String clientOf(String ownerId) {
-      int colon = ownerId.lastIndexOf(':');
-      return colon < 0 ? ownerId : ownerId.substring(0, colon);
+      String[] parts = ownerId.split(":");
+      return parts.length == 5 ? parts[3] : ownerId;
     }
 
     /**
