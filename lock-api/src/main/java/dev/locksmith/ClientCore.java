@@ -10,6 +10,8 @@ import dev.locksmith.spi.LockBackend;
 import dev.locksmith.spi.Poll;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -261,6 +263,89 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    * @return the lease, or null when the deadline passed
    * @throws CancellationException if {@code waiter} was cancelled
    */
+  @Override
+  public boolean breakLock(String name, String reason) {
+    Names.check(name);
+    Objects.requireNonNull(
+        reason, "`reason` was null but it must say why the lock is broken, for the log");
+    if (reason.isBlank() || reason.length() > MAX_REASON) {
+      throw new IllegalArgumentException(
+          "`reason` was '"
+              + (reason.length() > 80 ? reason.substring(0, 80) + "…" : reason)
+              + "' ("
+              + reason.length()
+              + " characters) but it must be 1 to "
+              + MAX_REASON
+              + " characters, not blank, saying why the lock is broken");
+    }
+    ensureOpen();
+    requireFeature(Guarantees.Feature.BREAK_GLASS, "breakLock");
+    LockState before =
+        guarantees.has(Guarantees.Feature.STATE_READS) ? inspect(name) : LockState.unknown();
+    boolean broken = backend.breakLock(name);
+    if (broken) {
+      LOG.warn(
+          "lock '{}' was broken (break-glass) by {} on {}: {}; its holder was {}",
+          name,
+          config.application(),
+          Holder.HOST,
+          reason,
+          before.isHeld()
+              ? before.holderIdentity().map(Object::toString).orElse(before.toString())
+              : "not read");
+    } else {
+      LOG.info("break-glass on lock '{}' found it free: {}", name, reason);
+    }
+    return broken;
+  }
+
+  @Override
+  public LockPage list(String prefix, String cursor, int limit) {
+    Objects.requireNonNull(
+        prefix, "`prefix` was null but it must be the names' beginning, or '' for every lock");
+    if (!prefix.isEmpty()) {
+      try {
+        Names.check(prefix);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(e.getMessage().replace("`name`", "`prefix`"), e);
+      }
+    }
+    if (cursor != null && (cursor.isEmpty() || cursor.length() > MAX_CURSOR)) {
+      throw new IllegalArgumentException(
+          "`cursor` was '"
+              + (cursor.length() > 40 ? cursor.substring(0, 40) + "…" : cursor)
+              + "' but it must be null for the first page, or the next() of the page before");
+    }
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException(
+          "`limit` was " + limit + " but it must be from 1 to " + MAX_PAGE);
+    }
+    ensureOpen();
+    requireFeature(Guarantees.Feature.LISTING, "list");
+    dev.locksmith.spi.NamePage names = backend.listNames(prefix, cursor, limit);
+    List<HeldLock> locks = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    for (String name : names.names()) {
+      if (name == null || !name.startsWith(prefix) || !seen.add(name)) {
+        continue; // the backend's page may repeat a name, or reach past the prefix
+      }
+      LockState state = inspect(name);
+      if (state.isHeld()) {
+        locks.add(new HeldLock(name, state));
+      }
+    }
+    return new LockPage(locks, names.next());
+  }
+
+  /** The largest page {@link #list} reads. */
+  static final int MAX_PAGE = 1000;
+
+  /** The longest cursor {@link #list} takes back. */
+  static final int MAX_CURSOR = 4096;
+
+  /** The longest reason {@link #breakLock} takes. */
+  static final int MAX_REASON = 500;
+
   LockState inspect(String name) {
     ensureOpen();
     LockState state = backend.inspect(name);

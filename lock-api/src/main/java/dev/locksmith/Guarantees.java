@@ -64,7 +64,21 @@ public final class Guarantees {
      * {@link LockClient#readWriteLock(String)}: many readers or one writer, leased, renewed,
      * owner-checked and fenced like a lock; a waiting writer is not starved by a stream of readers.
      */
-    READ_WRITE_LOCKS
+    READ_WRITE_LOCKS,
+    /**
+     * {@link LockClient#breakLock(String, String)}: an administrator frees another holder's
+     * exclusive lock safely. The server forgets the holder's lease (its next renewal fails and
+     * {@link Lease#lost()} completes), waiters are woken as by a release, and the fence counter is
+     * kept, so the next holder's token is higher and a fence refuses the old holder's writes.
+     * Exclusive locks only: not semaphores or read-write locks.
+     */
+    BREAK_GLASS,
+    /**
+     * {@link LockClient#list}: the exclusive locks held under a name prefix, page by page, each
+     * with its {@link DistributedLock#state()}; every lock held for the whole listing is listed,
+     * and listing takes and renews nothing.
+     */
+    LISTING
   }
 
   /**

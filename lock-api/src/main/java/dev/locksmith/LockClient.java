@@ -175,6 +175,62 @@ public interface LockClient extends AutoCloseable {
   }
 
   /**
+   * Break-glass: frees the exclusive lock {@code name} whoever holds it, for an operator facing a
+   * lock held by a process that will never let it go. Unlike a forced unlock that just deletes the
+   * lock, it is safe for the data the lock guards: the holder's next renewal fails and its {@link
+   * Lease#lost()} completes, and the next holder's fencing token is higher than the broken
+   * holder's, so a fence refuses the old holder's late writes. The reason and the holder (where the
+   * backend reads it) are logged at WARN. Needs {@link Guarantees.Feature#BREAK_GLASS}.
+   *
+   * <p>Only for exclusive locks ({@link #lock}); a lease of this client on the lock is lost like
+   * any other holder's.
+   *
+   * @param name the lock's name
+   * @param reason why, for the log: 1 to 500 characters, not blank
+   * @return true if this call freed a holder, false if nobody held the lock (or its holder let go
+   *     of it first)
+   * @throws UnsupportedOperationException if the backend does not declare BREAK_GLASS
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name or {@code reason} is
+   *     blank or too long
+   * @throws NullPointerException if either is null
+   * @throws BackendUnavailableException if the server cannot be reached
+   */
+  default boolean breakLock(String name, String reason) {
+    throw new UnsupportedOperationException(
+        "breakLock() is not implemented by " + getClass().getName());
+  }
+
+  /**
+   * Lists the exclusive locks held under a name prefix, one page at a time, each with its state
+   * (holder, token and remaining lease where the backend reads them), at a bounded cost per page.
+   * Every lock held from the first page to the last is listed; a lock taken or released meanwhile
+   * may or may not be. Listing takes and renews nothing. Needs {@link Guarantees.Feature#LISTING}.
+   *
+   * <pre>{@code
+   * String cursor = null;
+   * do {
+   *   LockPage page = client.list("orders/", cursor, 100);
+   *   page.locks().forEach(l -> System.out.println(l.name() + " " + l.state()));
+   *   cursor = page.next().orElse(null);
+   * } while (cursor != null);
+   * }</pre>
+   *
+   * @param prefix the names' beginning (empty for every lock), at most 255 characters without
+   *     control characters
+   * @param cursor null for the first page, else the {@link LockPage#next()} of the page before
+   * @param limit how many names the backend reads for a page, 1 to 1,000; a page holds at most that
+   *     many locks, and may hold fewer
+   * @return the page
+   * @throws UnsupportedOperationException if the backend does not declare LISTING
+   * @throws IllegalArgumentException if {@code prefix}, {@code cursor} or {@code limit} is invalid
+   * @throws NullPointerException if {@code prefix} is null
+   * @throws BackendUnavailableException if the server cannot be reached
+   */
+  default LockPage list(String prefix, String cursor, int limit) {
+    throw new UnsupportedOperationException("list() is not implemented by " + getClass().getName());
+  }
+
+  /**
    * @return what the backend promises, as data
    */
   Guarantees guarantees();

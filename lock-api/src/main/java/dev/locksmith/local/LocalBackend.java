@@ -9,6 +9,7 @@ import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.Renewal;
 import java.time.Duration;
@@ -32,6 +33,8 @@ final class LocalBackend implements LockBackend {
               Feature.STATE_READS,
               Feature.EXTEND,
               Feature.HOLD_AFTER_RELEASE,
+              Feature.BREAK_GLASS,
+              Feature.LISTING,
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
@@ -186,6 +189,22 @@ final class LocalBackend implements LockBackend {
   @Override
   public LockState inspect(String name) {
     return space.state(name);
+  }
+
+  @Override
+  public boolean breakLock(String name) {
+    return space.breakLock(name);
+  }
+
+  /** In name order; the cursor is the last name of the page. */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit) {
+    List<String> names = space.heldNames(prefix, cursor, limit);
+    if (names.size() <= limit) {
+      return NamePage.of(names, null);
+    }
+    List<String> page = names.subList(0, limit);
+    return NamePage.of(page, page.get(limit - 1));
   }
 
   @Override

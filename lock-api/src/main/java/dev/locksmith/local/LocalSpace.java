@@ -243,6 +243,55 @@ final class LocalSpace {
     }
   }
 
+  /**
+   * @return whether the lock was held (by a lease, or after release); it is free now, its fence
+   *     kept
+   */
+  boolean breakLock(String lock) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Entry e = locks.get(lock);
+      if (e == null || e.owner == null || expired(e, System.nanoTime())) {
+        return false;
+      }
+      e.owner = null;
+      wakeHead(e);
+      return true;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * @return up to {@code limit} names of held locks beginning with {@code prefix}, in order, after
+   *     {@code after} (null: from the first); one more name than asked for tells there are more
+   */
+  java.util.List<String> heldNames(String prefix, String after, int limit) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      long now = System.nanoTime();
+      java.util.TreeSet<String> names = new java.util.TreeSet<>();
+      for (Map.Entry<String, Entry> e : locks.entrySet()) {
+        String name = e.getKey();
+        Entry x = e.getValue();
+        if (name.startsWith(prefix)
+            && (after == null || name.compareTo(after) > 0)
+            && x.owner != null
+            && !expired(x, now)) {
+          names.add(name);
+          if (names.size() > limit + 1) {
+            names.pollLast();
+          }
+        }
+      }
+      return new java.util.ArrayList<>(names);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
   void revoke(String lock) {
     mutex.lock();
     try {

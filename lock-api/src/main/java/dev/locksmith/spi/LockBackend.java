@@ -164,6 +164,37 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
+   * Break-glass ({@link dev.locksmith.Guarantees.Feature#BREAK_GLASS}): frees the exclusive lock
+   * whoever holds it, in one step on the server. The holder's lease is gone (its renewal and its
+   * release answer that it no longer holds the lock), waiters are woken as by a release, and the
+   * fence counter is kept, so the next grant's token is higher than the broken lease's. A lock held
+   * after release ({@link #releaseAfter}) is freed too.
+   *
+   * @param name the lock's name, already checked
+   * @return true if this call freed a holder, false if the lock was free (or its holder let go
+   *     first)
+   */
+  default boolean breakLock(String name) {
+    throw new UnsupportedOperationException(this + " does not implement breakLock");
+  }
+
+  /**
+   * Listing ({@link dev.locksmith.Guarantees.Feature#LISTING}): one page of the names of exclusive
+   * locks that may be held and begin with {@code prefix}, at a bounded cost (a range or scan of
+   * about {@code limit} entries, never the whole keyspace per page). Every lock held from the first
+   * page to the last must be on some page; names listed twice, and names of locks free by then, are
+   * dropped by the core, which reads each name's state. Nothing is taken or renewed.
+   *
+   * @param prefix the names' beginning; empty for every lock
+   * @param cursor null for the first page, else a {@link NamePage#next()} this backend returned
+   * @param limit about how many names a page holds, 1 to 1,000
+   * @return the page
+   */
+  default NamePage listNames(String prefix, String cursor, int limit) {
+    throw new UnsupportedOperationException(this + " does not implement listNames");
+  }
+
+  /**
    * Drops connections without releasing anything, as a crash would. Used by fault tests through
    * {@link Abandonable}. The default closes.
    */

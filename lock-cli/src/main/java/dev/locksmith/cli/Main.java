@@ -52,7 +52,15 @@ public final class Main {
           "             lockctl elect --backend redis://host:6379 --name scheduler --"
               + " ./scheduler.sh",
           "  leader   who leads an election, with its term? (lockctl leader --backend URI NAME)",
-          "  status   is a lock held? (lockctl status --backend URI NAME)",
+          "  status   is a lock held, and by whom? (lockctl status --backend URI NAME)",
+          "  ls       the locks held under a prefix, with their holders (lockctl ls --backend URI"
+              + " [PREFIX])",
+          "  watch    lockctl ls refreshed every second, a live table in the terminal",
+          "  serve    a web page with the locks held and their holders, refreshed live"
+              + " (lockctl serve --backend URI --port 7070)",
+          "  break    break-glass: free another holder's lock safely (its lease is lost, the next"
+              + " token is higher)",
+          "             lockctl break --backend redis://host:6379 nightly --reason 'host died'",
           "  compare  fault scenarios against backends: declared guarantee, published prediction,"
               + " observed",
           "             lockctl compare --backend redis://host:6379 --backend zookeeper://zk:2181"
@@ -67,13 +75,14 @@ public final class Main {
           "Schemes in this build: " + String.join(", ", schemes()) + ".",
           "",
           "exit status:",
-          "  0        done (status: the lock is free; leader: a leader leads)",
+          "  0        done (status: the lock is free; leader: a leader leads; break: broken)",
           "  1        failed (demo: the demo did not go as expected; compare: a result disagrees"
-              + " with the declared guarantee; leader: not readable on this backend)",
+              + " with the declared guarantee; leader: not readable on this backend; break: not"
+              + " confirmed, or not supported; ls: not supported)",
           "  2        bad command line",
           "  69       the backend could not be reached (EX_UNAVAILABLE)",
           "  75       exec: the lock was not acquired within --wait; status: the lock is held;"
-              + " leader: no leader (EX_TEMPFAIL)",
+              + " leader: no leader; break: nothing to break (EX_TEMPFAIL)",
           "  76       exec, elect: the lease (the leadership) was lost while the command ran",
           "  78       bad backend configuration (EX_CONFIG)",
           "  126/127  exec, elect: the command could not be run / was not found",
@@ -81,7 +90,9 @@ public final class Main {
 
   /** The commands a user runs ({@code demo-worker} is the demo's own). */
   static final List<String> COMMANDS =
-      List.of("demo", "exec", "elect", "leader", "status", "compare", "bench", "help");
+      List.of(
+          "demo", "exec", "elect", "leader", "status", "ls", "watch", "serve", "break", "compare",
+          "bench", "help");
 
   private Main() {}
 
@@ -178,6 +189,18 @@ public final class Main {
         case "status":
           usage = StatusCommand.USAGE;
           return new StatusCommand(out).run(rest);
+        case "ls":
+          usage = ListCommand.USAGE;
+          return new ListCommand(out).run(rest);
+        case "watch":
+          usage = ListCommand.WATCH_USAGE;
+          return new ListCommand(out).watch(rest);
+        case "serve":
+          usage = ServeCommand.USAGE;
+          return new ServeCommand(out).run(rest);
+        case "break":
+          usage = BreakCommand.USAGE;
+          return new BreakCommand(out, System.in).run(rest);
         case "bench":
           usage = BenchCommand.USAGE;
           return new BenchCommand(out, err).run(rest);

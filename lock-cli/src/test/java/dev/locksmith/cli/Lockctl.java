@@ -84,6 +84,15 @@ final class Lockctl {
     return start(args).finish(Duration.ofSeconds(60));
   }
 
+  /** Runs {@code lockctl args...} to its end with {@code input} on its standard input, then EOF. */
+  static Result runWithInput(String input, String... args) throws Exception {
+    Lockctl l = start(args);
+    try (var stdin = l.process.getOutputStream()) {
+      stdin.write(input.getBytes(StandardCharsets.UTF_8));
+    }
+    return l.finish(Duration.ofSeconds(60));
+  }
+
   long pid() {
     return process.pid();
   }
@@ -98,6 +107,17 @@ final class Lockctl {
         new ProcessBuilder("kill", "-s", name, Long.toString(process.pid())).inheritIO().start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kill.exitValue()).as("kill -s %s %d", name, process.pid()).isZero();
+  }
+
+  /**
+   * @return what lockctl has written to stdout so far
+   */
+  String stdoutSoFar() {
+    try {
+      return Files.readString(out, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   /**

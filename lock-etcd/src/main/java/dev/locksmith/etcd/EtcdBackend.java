@@ -13,6 +13,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Renewal;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -70,6 +71,8 @@ final class EtcdBackend implements LockBackend {
               Feature.STATE_READS,
               Feature.EXTEND,
               Feature.HOLD_AFTER_RELEASE,
+              Feature.BREAK_GLASS,
+              Feature.LISTING,
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
@@ -730,6 +733,99 @@ final class EtcdBackend implements LockBackend {
     return LockState.held()
         .withFencingToken(kv.getCreateRevision())
         .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Deletes the holder's key (the oldest under the lock's prefix), only if it is still the key read
+   * (same create revision): the next waiter's key is next in line, and its create revision, the
+   * next token, is higher. The holder sees its key gone as it does a revoked lock.
+   */
+  @Override
+  public boolean breakLock(String name) {
+    ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
+    GetOption oldest =
+        GetOption.builder()
+            .isPrefix(true)
+            .withSortField(GetOption.SortTarget.CREATE)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(1)
+            .build();
+    var got =
+        calls.awaitUninterruptibly(
+            () -> client.getKVClient().get(prefix, oldest),
+            settings.requestTimeout,
+            "reading lock '" + name + "' to break it");
+    if (got.getKvs().isEmpty()) {
+      return false;
+    }
+    var kv = got.getKvs().get(0);
+    TxnResponse r =
+        calls.awaitUninterruptibly(
+            () ->
+                client
+                    .getKVClient()
+                    .txn()
+                    .If(
+                        new Cmp(
+                            kv.getKey(),
+                            Cmp.Op.EQUAL,
+                            CmpTarget.createRevision(kv.getCreateRevision())))
+                    .Then(Op.delete(kv.getKey(), DeleteOption.DEFAULT))
+                    .commit(),
+            settings.requestTimeout,
+            "breaking lock '" + name + "'");
+    return r.isSucceeded();
+  }
+
+  /**
+   * A range read, keys only, in key order, of the keys of locks whose names begin with the prefix
+   * ({@code <prefix>/<encoded name>/...}: an encoded prefix is a prefix of the encoded name). The
+   * cursor is the key the next page starts from: just past the last name's keys, so a name's
+   * waiters' keys do not list it again on the next page.
+   */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit) {
+    String root = settings.prefix + "/";
+    String range = root + KeyNames.encode(prefix);
+    String end =
+        range.substring(0, range.length() - 1) + (char) (range.charAt(range.length() - 1) + 1);
+    // encoded names begin with '%', '-', '.', '_', a letter or a digit, all above the '!' of the
+    // semaphores' and read-write locks' segments: a listing of every lock starts past those
+    String from = cursor != null ? cursor : prefix.isEmpty() ? root + "%" : range;
+    if (!from.startsWith(root) || from.compareTo(range) < 0) {
+      throw new IllegalArgumentException(
+          "`cursor` was '" + cursor + "' but it is not one a listing of '" + prefix + "' returned");
+    }
+    GetOption option =
+        GetOption.builder()
+            .withRange(KeyNames.bytes(end))
+            .withKeysOnly(true)
+            .withSortField(GetOption.SortTarget.KEY)
+            .withSortOrder(GetOption.SortOrder.ASCEND)
+            .withLimit(limit)
+            .build();
+    var got =
+        calls.awaitUninterruptibly(
+            () -> client.getKVClient().get(KeyNames.bytes(from), option),
+            settings.requestTimeout,
+            "listing locks under '" + prefix + "'");
+    List<String> names = new ArrayList<>();
+    String last = null;
+    for (var kv : got.getKvs()) {
+      String key = kv.getKey().toString(java.nio.charset.StandardCharsets.UTF_8);
+      int slash = key.indexOf('/', root.length());
+      if (slash < 0 || key.startsWith("!", root.length())) {
+        last = key + "\u0000"; // a semaphore's or read-write lock's key, or none of ours
+        continue;
+      }
+      String encoded = key.substring(root.length(), slash);
+      String name = KeyNames.decode(encoded);
+      if (name != null) {
+        names.add(name);
+      }
+      last = root + encoded + "0"; // '0' follows '/': past every key of this name
+    }
+    return NamePage.of(names, got.isMore() && last != null ? last : null);
   }
 
   // ------------------------------------------------------------------ closing

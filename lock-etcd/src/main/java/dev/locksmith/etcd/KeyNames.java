@@ -43,6 +43,34 @@ final class KeyNames {
   }
 
   /**
+   * @param encoded a name written by {@link #encode}
+   * @return the name, or null if it is not one {@link #encode} writes
+   */
+  static String decode(String encoded) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(encoded.length());
+    for (int i = 0; i < encoded.length(); i++) {
+      char c = encoded.charAt(i);
+      if (c == '%') {
+        if (i + 2 >= encoded.length()) {
+          return null;
+        }
+        int hi = Character.digit(encoded.charAt(i + 1), 16);
+        int lo = Character.digit(encoded.charAt(i + 2), 16);
+        if (hi < 0 || lo < 0) {
+          return null;
+        }
+        out.write(hi * 16 + lo);
+        i += 2;
+      } else if (c < 128) {
+        out.write(c);
+      } else {
+        return null;
+      }
+    }
+    return new String(out.toByteArray(), StandardCharsets.UTF_8);
+  }
+
+  /**
    * @return the range prefix of one lock's keys, ending in {@code /}
    */
   static String lockPrefix(String prefix, String name) {

@@ -11,6 +11,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.Renewal;
 import java.sql.SQLException;
@@ -135,6 +136,7 @@ final class JdbcBackend implements LockBackend {
                 Feature.STATE_READS,
                 Feature.EXTEND,
                 Feature.HOLD_AFTER_RELEASE,
+                Feature.LISTING,
                 Feature.SEMAPHORES,
                 Feature.READ_WRITE_LOCKS)
             .promise(
@@ -684,6 +686,25 @@ final class JdbcBackend implements LockBackend {
   private static long ceilMillis(Duration d) {
     long nanos = Math.max(0, d.toNanos());
     return Math.max(1, (nanos + 999_999) / 1_000_000);
+  }
+
+  /**
+   * One range of the table's primary key: names with an owner under the prefix, after the cursor
+   * (the page's last name), in the column's order. Rows of expired leases are read too; the core
+   * drops them when it reads their state.
+   */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit) {
+    try {
+      List<String> names = table.heldNames(prefix, cursor == null ? "" : cursor, limit);
+      if (names.size() <= limit) {
+        return NamePage.of(names, null);
+      }
+      List<String> page = names.subList(0, limit);
+      return NamePage.of(page, page.get(limit - 1));
+    } catch (SQLException e) {
+      throw unavailable("listing locks under '" + prefix + "'", e);
+    }
   }
 
   @Override

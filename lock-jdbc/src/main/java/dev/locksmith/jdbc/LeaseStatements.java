@@ -36,6 +36,9 @@ final class LeaseStatements {
   final String selectOwnerIfLive;
   final String selectState;
 
+  /** Held names (owner set) under a LIKE prefix, after a name, in name order: one index range. */
+  final String listHeld;
+
   /**
    * @param table the lease table's checked name
    * @param queueTable its wait queue's ({@link LeaseTable#queueTable})
@@ -47,6 +50,11 @@ final class LeaseStatements {
     this.selectState =
         "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
     this.selectForUpdate = selectState + " FOR UPDATE";
+    this.listHeld =
+        "SELECT name FROM "
+            + table
+            + " WHERE name LIKE ? ESCAPE '!' AND name > ? AND owner IS NOT NULL"
+            + " ORDER BY name LIMIT ?";
     this.selectForUpdateHinted =
         "SELECT owner, fence, expires_at, "
             + now

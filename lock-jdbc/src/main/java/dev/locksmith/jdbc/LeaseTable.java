@@ -11,6 +11,7 @@ import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTimeoutException;
 import java.sql.SQLTransientConnectionException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -624,6 +625,50 @@ final class LeaseTable {
    */
   LockState state(String name) throws SQLException {
     return onceMore(() -> stateOnce(name));
+  }
+
+  /**
+   * @return up to {@code limit + 1} names of rows with an owner that begin with {@code prefix}, in
+   *     name order, after {@code after} ("" for the first page): one range of the primary key
+   */
+  List<String> heldNames(String prefix, String after, int limit) throws SQLException {
+    return onceMore(() -> heldNamesOnce(prefix, after, limit));
+  }
+
+  private List<String> heldNamesOnce(String prefix, String after, int limit) throws SQLException {
+    String like = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      try (PreparedStatement ps = c.prepareStatement(sql.listHeld)) {
+        ps.setString(1, like);
+        ps.setString(2, after);
+        ps.setInt(3, limit + 1);
+        List<String> names = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          int type = rs.getMetaData().getColumnType(1);
+          // MySQL and MariaDB keep names as their UTF-8 bytes (VARBINARY)
+          boolean bytes =
+              type == java.sql.Types.VARBINARY
+                  || type == java.sql.Types.BINARY
+                  || type == java.sql.Types.LONGVARBINARY;
+          while (rs.next()) {
+            names.add(
+                bytes
+                    ? new String(rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8)
+                    : rs.getString(1));
+          }
+        }
+        if (!auto) {
+          c.rollback(); // ends the read; nothing was written
+        }
+        return names;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          rollbackQuietly(c);
+        }
+        throw e;
+      }
+    }
   }
 
   private LockState stateOnce(String name) throws SQLException {

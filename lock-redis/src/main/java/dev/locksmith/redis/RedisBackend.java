@@ -18,6 +18,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Poll;
 import dev.locksmith.spi.Renewal;
 import java.time.Duration;
@@ -62,6 +63,8 @@ final class RedisBackend implements LockBackend {
               Feature.STATE_READS,
               Feature.EXTEND,
               Feature.HOLD_AFTER_RELEASE,
+              Feature.BREAK_GLASS,
+              Feature.LISTING,
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
@@ -200,8 +203,14 @@ final class RedisBackend implements LockBackend {
             Feature.STATE_READS,
             Feature.EXTEND,
             Feature.HOLD_AFTER_RELEASE,
+            Feature.BREAK_GLASS,
             Feature.SEMAPHORES,
             Feature.READ_WRITE_LOCKS)
+        // a listing SCANs one server: a Cluster's keys are spread over many
+        .features(
+            topology == RedisSettings.Topology.SENTINEL
+                ? new Feature[] {Feature.LISTING}
+                : new Feature[0])
         // FIFO is declared, and checked by the kit, for locks only
         .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
         .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
@@ -882,6 +891,61 @@ final class RedisBackend implements LockBackend {
     // reported as 1 ms, since "held, 0 ms left" would contradict an acquire refused in that last
     // millisecond
     return ttl >= 0 ? held.withRemaining(Duration.ofMillis(Math.max(1, ttl))) : held;
+  }
+
+  /**
+   * Reads the holder's owner value and releases it with the owner-checked release script, which
+   * wakes the queued waiters: a holder that changed in between (it released, and another took the
+   * lock) is left alone. The fence counter is a key of its own and stays.
+   */
+  @Override
+  public boolean breakLock(String name) {
+    Object r =
+        node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
+    List<?> reply = r instanceof List ? (List<?>) r : List.of();
+    if (reply.size() < 3) {
+      return false;
+    }
+    Object value = reply.get(0);
+    String owner =
+        value instanceof byte[]
+            ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8)
+            : String.valueOf(value);
+    return releaseScript(name, owner);
+  }
+
+  /**
+   * One SCAN step over the owner keys of the namespace's locks whose names begin with the prefix:
+   * COUNT is the limit, so a page costs about that many keys examined, and the cursor is SCAN's.
+   * SCAN returns every key present for the whole scan, maybe twice; the core drops the repeats.
+   */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit) {
+    String start = keys.owner(prefix);
+    // the owner key of a name N is {<namespace>N}:owner: match {<namespace><prefix>*}:owner
+    String open = start.substring(0, start.length() - "}:owner".length());
+    var step = node.scan(cursor == null ? "0" : cursor, glob(open) + "*}:owner", limit);
+    List<String> names = new ArrayList<>();
+    int from = open.length() - prefix.length();
+    for (String key : step.getValue()) {
+      if (key.endsWith("}:owner") && key.length() >= from + "}:owner".length()) {
+        names.add(key.substring(from, key.length() - "}:owner".length()));
+      }
+    }
+    return NamePage.of(names, "0".equals(step.getKey()) ? null : step.getKey());
+  }
+
+  /** Escapes the characters SCAN's MATCH gives a meaning: * ? [ ] and backslash. */
+  private static String glob(String text) {
+    StringBuilder b = new StringBuilder(text.length() + 8);
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+        b.append('\\');
+      }
+      b.append(c);
+    }
+    return b.toString();
   }
 
   private boolean releaseScript(String name, String ownerId) {

@@ -1,8 +1,10 @@
 package dev.locksmith.spring;
 
 import dev.locksmith.Guarantees;
+import dev.locksmith.HeldLock;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
+import dev.locksmith.LockPage;
 import dev.locksmith.LockState;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,8 +17,9 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 /**
  * Actuator endpoint {@code locksmith}: the client's URI (redacted) and the leases it holds now,
  * each with its name, fencing token, since when it is held and, where the backend reads lock state,
- * the rest of its lease on the server; and, for each election of {@code locksmith.elections},
- * whether this instance leads it and with which term.
+ * the rest of its lease on the server; for each election of {@code locksmith.elections}, whether
+ * this instance leads it and with which term; and, where the backend lists locks, every lock held
+ * in the namespace by any application ({@code held}), with its holder.
  */
 @Endpoint(id = "locksmith")
 public class LocksmithEndpoint {
@@ -70,6 +73,50 @@ public class LocksmithEndpoint {
     if (elections != null && !elections.names().isEmpty()) {
       out.put("elections", elections.describe());
     }
+    if (client.guarantees().has(Guarantees.Feature.LISTING)) {
+      out.put("held", held());
+    }
+    return out;
+  }
+
+  /** The most locks of the whole namespace {@code held} shows. */
+  static final int MAX_HELD = 500;
+
+  /**
+   * @return every lock held in the backend's namespace, by any application (up to {@link
+   *     #MAX_HELD}, then {@code truncated: true}): name, token, remaining lease and holder
+   */
+  private Map<String, Object> held() {
+    Map<String, Object> out = new LinkedHashMap<>();
+    List<Map<String, Object>> locks = new ArrayList<>();
+    boolean truncated = false;
+    try {
+      String cursor = null;
+      do {
+        LockPage page = client.list("", cursor, 100);
+        for (HeldLock l : page.locks()) {
+          if (locks.size() == MAX_HELD) {
+            truncated = true;
+            break;
+          }
+          Map<String, Object> lock = new LinkedHashMap<>();
+          lock.put("name", l.name());
+          l.state().fencingToken().ifPresent(t -> lock.put("fencingToken", t));
+          l.state().remaining().ifPresent(d -> lock.put("remainingMillis", d.toMillis()));
+          l.state()
+              .holderIdentity()
+              .ifPresentOrElse(
+                  who -> lock.put("holder", who.toString()),
+                  () -> l.state().holder().ifPresent(h -> lock.put("holder", h)));
+          locks.add(lock);
+        }
+        cursor = truncated ? null : page.next().orElse(null);
+      } while (cursor != null);
+    } catch (LockException | IllegalStateException e) {
+      out.put("error", e.getMessage()); // a monitoring snapshot: health says DOWN
+    }
+    out.put("locks", locks);
+    out.put("truncated", truncated);
     return out;
   }
 

@@ -54,6 +54,16 @@ final class TrackingLockClient implements LockClient {
   }
 
   @Override
+  public boolean breakLock(String name, String reason) {
+    return client.breakLock(name, reason);
+  }
+
+  @Override
+  public dev.locksmith.LockPage list(String prefix, String cursor, int limit) {
+    return client.list(prefix, cursor, limit);
+  }
+
+  @Override
   public Guarantees guarantees() {
     return client.guarantees();
   }

@@ -47,6 +47,17 @@ class LocksmithEndpointTest {
                     assertThat((String) held.get("holder"))
                         .startsWith("reports on ")
                         .contains(", thread " + Thread.currentThread().getName() + ") asked at ");
+                    Map<String, Object> namespace =
+                        (Map<String, Object>) endpoint.leases().get("held");
+                    assertThat(namespace).containsEntry("truncated", false);
+                    assertThat((List<Map<String, Object>>) namespace.get("locks"))
+                        .singleElement()
+                        .satisfies(
+                            l ->
+                                assertThat(l)
+                                    .containsEntry("name", "report")
+                                    .containsEntry("fencingToken", lease.fencingToken())
+                                    .containsEntry("holder", held.get("holder")));
                     assertThat((Long) held.get("remainingMillis"))
                         .as("the rest of a 30 s lease")
                         .isBetween(1L, 30_000L);

@@ -362,6 +362,16 @@ final class KitProbe {
     }
 
     @Override
+    public boolean breakLock(String name) {
+      return backend.breakLock(name);
+    }
+
+    @Override
+    public dev.locksmith.spi.NamePage listNames(String prefix, String cursor, int limit) {
+      return backend.listNames(prefix, cursor, limit);
+    }
+
+    @Override
     public void abandon() {
       closed = true;
       backend.abandon();

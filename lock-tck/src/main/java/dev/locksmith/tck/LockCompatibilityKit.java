@@ -356,4 +356,12 @@ public abstract class LockCompatibilityKit {
   @Nested
   @DisplayName("Rule 21: leader latches")
   class LeaderLatches extends RuleGroup implements LeaderLatchRules {}
+
+  @Nested
+  @DisplayName("Rule 22: break-glass")
+  class BreakGlass extends RuleGroup implements BreakGlassRules {}
+
+  @Nested
+  @DisplayName("Rule 23: listing")
+  class Listing extends RuleGroup implements ListingRules {}
 }

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedMethod;
 
 import dev.locksmith.tck.LockCompatibilityKit.BadInput;
+import dev.locksmith.tck.LockCompatibilityKit.BreakGlass;
 import dev.locksmith.tck.LockCompatibilityKit.Expiry;
 import dev.locksmith.tck.LockCompatibilityKit.Fairness;
 import dev.locksmith.tck.LockCompatibilityKit.Fencing;
 import dev.locksmith.tck.LockCompatibilityKit.LeaderLatches;
 import dev.locksmith.tck.LockCompatibilityKit.LeaseControl;
+import dev.locksmith.tck.LockCompatibilityKit.Listing;
 import dev.locksmith.tck.LockCompatibilityKit.LockSets;
 import dev.locksmith.tck.LockCompatibilityKit.LossDetection;
 import dev.locksmith.tck.LockCompatibilityKit.MutualExclusion;
@@ -463,7 +465,32 @@ class KitCatchesBrokenBackendsTest {
             Defect.NEVER_WAKES,
             LeaderLatches.class,
             "rule21_3_resignHandsOverAndCampaignsAgain",
-            "after the leader resigned, the waiting latch did not lead"));
+            "after the leader resigned, the waiting latch did not lead"),
+        Arguments.of(
+            Defect.BREAK_RESETS_FENCE,
+            BreakGlass.class,
+            "rule22_1_breakingIsSafe",
+            "is not above the broken holder's"),
+        Arguments.of(
+            Defect.BREAK_WAKES_NOBODY,
+            BreakGlass.class,
+            "rule22_1_breakingIsSafe",
+            "a break must wake the waiters as a release does"),
+        Arguments.of(
+            Defect.RENEW_NO_OWNER_CHECK,
+            BreakGlass.class,
+            "rule22_1_breakingIsSafe",
+            "the broken holder was not told"),
+        Arguments.of(
+            Defect.LIST_STOPS_AT_FIRST_PAGE,
+            Listing.class,
+            "rule23_1_listingIsCompleteAndConsistent",
+            "every held lock must be on some page"),
+        Arguments.of(
+            Defect.LIST_RENEWS,
+            Listing.class,
+            "rule23_2_listingRenewsNothing",
+            "a listing must not renew what it lists"));
   }
 
   @org.junit.jupiter.api.Test

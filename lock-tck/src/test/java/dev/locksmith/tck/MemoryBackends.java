@@ -131,6 +131,16 @@ final class MemoryBackends {
     EXPIRED_READS_HELD,
     /** State reads report the holder's client, not its owner id. */
     WRONG_HOLDER,
+    // break-glass
+    /** Break-glass frees the lock and resets its fence counter, so tokens start again. */
+    BREAK_RESETS_FENCE,
+    /** Break-glass frees the lock without waking its waiters: they find it at their next poll. */
+    BREAK_WAKES_NOBODY,
+    // listing
+    /** A listing's last page is never reached: a full page ends the listing. */
+    LIST_STOPS_AT_FIRST_PAGE,
+    /** A listing renews every lease it lists. */
+    LIST_RENEWS,
     // names
     /** Names compared case-insensitively (a case-insensitive collation). */
     NAME_CASE,
@@ -291,6 +301,8 @@ final class MemoryBackends {
           Feature.STATE_READS,
           Feature.EXTEND,
           Feature.HOLD_AFTER_RELEASE,
+          Feature.BREAK_GLASS,
+          Feature.LISTING,
           Feature.SEMAPHORES,
           Feature.READ_WRITE_LOCKS);
 
@@ -775,6 +787,57 @@ final class MemoryBackends {
             head(e).wake();
           }
         }
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Listing: held names in key order after the cursor, one more than asked if there are more. */
+    List<String> heldNames(String prefix, String after, int limit) {
+      available();
+      mutex.lock();
+      try {
+        long now = System.nanoTime();
+        java.util.TreeSet<String> names = new java.util.TreeSet<>();
+        for (Map.Entry<String, Entry> x : locks.entrySet()) {
+          Entry e = x.getValue();
+          String name = x.getKey();
+          if (e.owner != null
+              && !expired(e, now)
+              && name.startsWith(prefix)
+              && (after == null || name.compareTo(after) > 0)) {
+            if (defect == Defect.LIST_RENEWS) {
+              e.expiresAt = now + e.leaseNanos;
+            }
+            names.add(name);
+            if (names.size() > limit + 1) {
+              names.pollLast();
+            }
+          }
+        }
+        return new ArrayList<>(names);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** Break-glass: the server forgets the lock's holder, keeping its fence. */
+    boolean breakLock(String name) {
+      available();
+      mutex.lock();
+      try {
+        Entry e = entry(key(name));
+        if (e.owner == null || expired(e, System.nanoTime())) {
+          return false;
+        }
+        e.owner = null;
+        if (defect == Defect.BREAK_RESETS_FENCE) {
+          e.fence = 0;
+        }
+        if (head(e) != null && defect != Defect.BREAK_WAKES_NOBODY) {
+          head(e).wake();
+        }
+        return true;
       } finally {
         mutex.unlock();
       }
@@ -1323,6 +1386,22 @@ final class MemoryBackends {
     @Override
     public LockState inspect(String name) {
       return server.state(server.key(name));
+    }
+
+    @Override
+    public boolean breakLock(String name) {
+      return server.breakLock(name);
+    }
+
+    @Override
+    public dev.locksmith.spi.NamePage listNames(String prefix, String cursor, int limit) {
+      List<String> names = server.heldNames(prefix, cursor, limit);
+      if (names.size() <= limit) {
+        return dev.locksmith.spi.NamePage.of(names, null);
+      }
+      List<String> page = names.subList(0, limit);
+      return dev.locksmith.spi.NamePage.of(
+          page, server.defect == Defect.LIST_STOPS_AT_FIRST_PAGE ? null : page.get(limit - 1));
     }
 
     @Override

@@ -14,6 +14,7 @@ import dev.locksmith.spi.Claim;
 import dev.locksmith.spi.Durations;
 import dev.locksmith.spi.LockAttempt;
 import dev.locksmith.spi.LockBackend;
+import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,6 +101,8 @@ final class ZooKeeperBackend implements LockBackend {
               Feature.STATE_READS,
               Feature.EXTEND,
               Feature.HOLD_AFTER_RELEASE,
+              Feature.BREAK_GLASS,
+              Feature.LISTING,
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
@@ -538,6 +541,100 @@ final class ZooKeeperBackend implements LockBackend {
     } catch (Exception e) {
       throw new BackendUnavailableException(
           "could not read lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
+    }
+  }
+
+  /**
+   * Deletes the head node of the lock (the holder's, or the node that holds it after release): the
+   * next waiter's node is head then, and its czxid, the next token, is higher. The holder's watch
+   * sees its node gone, as for a revoked lock. Sequential names are never reused, so a node deleted
+   * in between (the holder released) is not mistaken for another.
+   */
+  @Override
+  public boolean breakLock(String name) {
+    String parent = "/" + NodeNames.encode(name);
+    try {
+      List<String> children;
+      try {
+        children = new ArrayList<>(curator.getChildren().forPath(parent));
+      } catch (KeeperException.NoNodeException e) {
+        return false;
+      }
+      if (children.isEmpty()) {
+        return false;
+      }
+      children.sort(NodeNames.BY_SEQUENCE);
+      try {
+        curator.delete().forPath(parent + "/" + children.get(0));
+        return true;
+      } catch (KeeperException.NoNodeException e) {
+        return false; // the holder let go first
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException(
+          "interrupted while breaking lock '" + name + "' on ZooKeeper at " + settings.hosts, e);
+    } catch (LockException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException(
+          "could not break lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e, e);
+    }
+  }
+
+  /**
+   * The namespace's children are the locks' nodes (named by their encoded names) and the nodes of
+   * semaphores, read-write locks and clocks, whose names begin with '.', which an encoded name
+   * never does. One read of the children per page; the names are sorted, and the cursor is the last
+   * name of the page, encoded.
+   */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit) {
+    String after = null;
+    if (cursor != null) {
+      try {
+        after = NodeNames.decode(cursor);
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException(
+            "`cursor` was '" + cursor + "' but it is not one a listing returned", e);
+      }
+    }
+    try {
+      java.util.TreeSet<String> names = new java.util.TreeSet<>();
+      for (String child : curator.getChildren().forPath("/")) {
+        if (child.startsWith(".")) {
+          continue;
+        }
+        String name;
+        try {
+          name = NodeNames.decode(child);
+        } catch (RuntimeException e) {
+          continue; // a node of another program
+        }
+        if (name.startsWith(prefix) && (after == null || name.compareTo(after) > 0)) {
+          names.add(name);
+          if (names.size() > limit + 1) {
+            names.pollLast();
+          }
+        }
+      }
+      List<String> page = new ArrayList<>(names);
+      if (page.size() <= limit) {
+        return NamePage.of(page, null);
+      }
+      page = page.subList(0, limit);
+      return NamePage.of(page, NodeNames.encode(page.get(limit - 1)));
+    } catch (KeeperException.NoNodeException e) {
+      return NamePage.of(List.of(), null);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException(
+          "interrupted while listing locks on ZooKeeper at " + settings.hosts, e);
+    } catch (LockException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException(
+          "could not list locks on ZooKeeper at " + settings.hosts + ": " + e, e);
     }
   }
 

@@ -734,6 +734,41 @@ public final class RedisNode implements AutoCloseable {
    * through here is safe to repeat. On a Cluster, a redirection (MOVED, ASK: the slot has another
    * owner since the slot map was read) reads the slot map again and retries once.
    */
+  /**
+   * One SCAN step on the server (a single server, or a Sentinel-managed primary; not a Cluster,
+   * whose keys are spread over many).
+   *
+   * @param cursor SCAN's cursor, "0" for the first step
+   * @param pattern the MATCH pattern
+   * @param count the COUNT hint
+   * @return the next cursor ("0" after the last step) and the keys this step found
+   * @throws BackendUnavailableException if the server cannot be reached or answers with an error
+   */
+  public Map.Entry<String, List<String>> scan(String cursor, String pattern, int count) {
+    if (isCluster()) {
+      throw new UnsupportedOperationException("SCAN across a Redis Cluster is not supported");
+    }
+    return call(
+        "scan",
+        connection -> {
+          List<?> reply =
+              (List<?>)
+                  connection.executeCommand(
+                      new CommandArguments(Protocol.Command.SCAN)
+                          .add(cursor)
+                          .add("MATCH")
+                          .add(pattern)
+                          .add("COUNT")
+                          .add(count));
+          List<String> found = new ArrayList<>();
+          for (Object k : (List<?>) reply.get(1)) {
+            found.add(new String((byte[]) k, java.nio.charset.StandardCharsets.UTF_8));
+          }
+          return Map.entry(
+              new String((byte[]) reply.get(0), java.nio.charset.StandardCharsets.UTF_8), found);
+        });
+  }
+
   <T> T call(String what, Function<Connection, T> action) {
     return call(what, null, action, settings.commandTimeout);
   }

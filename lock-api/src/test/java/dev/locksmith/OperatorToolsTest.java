@@ -1,0 +1,151 @@
+package dev.locksmith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.locksmith.Guarantees.Feature;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's calls of the core on {@code local:}: {@link LockClient#list} and {@link
+ * LockClient#breakLock}, their bad input and what a backend without the feature answers. Their
+ * behaviour on every backend is the kit's rule groups 22 and 23.
+ */
+class OperatorToolsTest {
+
+  private static LockClient connect() {
+    return Locks.connect("local:operator-" + UUID.randomUUID());
+  }
+
+  @Test
+  void listingPagesThroughTheHeldLocksUnderThePrefixInNameOrder() throws Exception {
+    try (LockClient c = connect()) {
+      List<Lease> held = new ArrayList<>();
+      for (int i = 0; i < 5; i++) {
+        held.add(c.lock("jobs/" + i).acquire(Duration.ofSeconds(5)));
+      }
+      held.add(c.lock("jobsX").acquire(Duration.ofSeconds(5)));
+      c.lock("jobs/free").acquire(Duration.ofSeconds(5)).release();
+      List<String> names = new ArrayList<>();
+      String cursor = null;
+      int pages = 0;
+      do {
+        LockPage page = c.list("jobs/", cursor, 2);
+        assertThat(page.locks()).hasSizeLessThanOrEqualTo(2);
+        page.locks().forEach(l -> names.add(l.name()));
+        for (HeldLock l : page.locks()) {
+          LockState now = c.lock(l.name()).state();
+          assertThat(l.state().isHeld()).isTrue();
+          assertThat(l.state().fencingToken()).isEqualTo(now.fencingToken());
+          assertThat(l.state().holder()).isEqualTo(now.holder());
+        }
+        cursor = page.next().orElse(null);
+        pages++;
+      } while (cursor != null);
+      assertThat(names).containsExactly("jobs/0", "jobs/1", "jobs/2", "jobs/3", "jobs/4");
+      assertThat(pages).isEqualTo(3);
+      assertThat(c.list("", null, 1000).locks()).hasSize(6);
+      assertThat(c.list("nothing/", null, 10).locks()).isEmpty();
+      assertThat(c.list("nothing/", null, 10).next()).isEmpty();
+      held.forEach(Lease::release);
+      assertThat(c.list("", null, 1000).locks()).isEmpty();
+    }
+  }
+
+  @Test
+  void badListingInputIsRefusedNamingTheParameter() {
+    try (LockClient c = connect()) {
+      assertThatThrownBy(() -> c.list(null, null, 10))
+          .isInstanceOf(NullPointerException.class)
+          .hasMessageContaining("`prefix` was null");
+      assertThatThrownBy(() -> c.list("a\u0001", null, 10))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`prefix` was 'a\\u0001'")
+          .hasMessageContaining("control character");
+      assertThatThrownBy(() -> c.list("x".repeat(256), null, 10))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`prefix` was");
+      for (int bad : new int[] {0, -1, 1001, Integer.MAX_VALUE}) {
+        assertThatThrownBy(() -> c.list("", null, bad))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("`limit` was " + bad + " but it must be from 1 to 1000");
+      }
+      assertThatThrownBy(() -> c.list("", "", 10))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`cursor` was ''");
+      assertThatThrownBy(() -> c.list("", "c".repeat(5000), 10))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`cursor` was 'cccc");
+    }
+  }
+
+  @Test
+  void breakingFreesTheLockTellsTheHolderAndRaisesTheToken() throws Exception {
+    try (LockClient holder = connect();
+        LockClient operator = Locks.connect(holder.config().uri().toString())) {
+      Lease lease =
+          holder
+              .lock("stuck", LockOptions.builder().lease(Duration.ofMillis(600)).build())
+              .acquire(Duration.ofSeconds(5));
+      assertThat(operator.breakLock("stuck", "the job hangs")).isTrue();
+      LeaseLostException lost =
+          lease.lost().toCompletableFuture().get(5, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(lost.getMessage()).contains("stuck");
+      try (Lease next = operator.lock("stuck").tryAcquire().orElseThrow()) {
+        assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        assertThat(lease.release()).isFalse();
+        assertThat(next.isValid()).isTrue();
+      }
+      assertThat(operator.breakLock("stuck", "again")).isFalse();
+      assertThat(operator.breakLock("never-taken", "why not")).isFalse();
+    }
+  }
+
+  @Test
+  void badBreakInputIsRefusedNamingTheParameterAndChangesNothing() throws Exception {
+    try (LockClient c = connect();
+        Lease lease = c.lock("held").acquire(Duration.ofSeconds(5))) {
+      assertThatThrownBy(() -> c.breakLock("held", null))
+          .isInstanceOf(NullPointerException.class)
+          .hasMessageContaining("`reason` was null");
+      for (String bad : new String[] {"", "   ", "r".repeat(501)}) {
+        assertThatThrownBy(() -> c.breakLock("held", bad))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("`reason` was '")
+            .hasMessageContaining("1 to 500 characters");
+      }
+      assertThatThrownBy(() -> c.breakLock("", "x"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("`name` was ''");
+      assertThatThrownBy(() -> c.breakLock(null, "x")).isInstanceOf(NullPointerException.class);
+      assertThat(lease.isValid()).isTrue();
+      assertThat(c.lock("held").state().isHeld()).isTrue();
+      assertThat(c.breakLock("held", "r".repeat(500))).isTrue();
+    }
+  }
+
+  @Test
+  void withoutTheFeaturesBothCallsSaySoAndChangeNothing() throws Exception {
+    LeaseControlTest.Wrapped provider =
+        new LeaseControlTest.Wrapped(false, Feature.BREAK_GLASS, Feature.LISTING);
+    try (LockClient c =
+            Locks.connect(
+                LockConfig.fromUri("local:operator-plain-" + UUID.randomUUID()), provider);
+        Lease lease = c.lock("held").acquire(Duration.ofSeconds(5))) {
+      assertThatThrownBy(() -> c.breakLock("held", "x"))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("breakLock()")
+          .hasMessageContaining("BREAK_GLASS");
+      assertThatThrownBy(() -> c.list("", null, 10))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("list()")
+          .hasMessageContaining("LISTING");
+      assertThat(lease.isValid()).isTrue();
+      assertThat(lease.release()).isTrue();
+    }
+  }
+}
