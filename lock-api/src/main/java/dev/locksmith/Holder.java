@@ -37,15 +37,23 @@ public final class Holder {
   private final long pid;
   private final String thread;
   private final Instant askedAt;
+  private final String clientId;
 
   private Holder(
-      String ownerId, String application, String host, long pid, String thread, Instant askedAt) {
+      String ownerId,
+      String application,
+      String host,
+      long pid,
+      String thread,
+      Instant askedAt,
+      String clientId) {
     this.ownerId = ownerId;
     this.application = application;
     this.host = host;
     this.pid = pid;
     this.thread = thread;
     this.askedAt = askedAt;
+    this.clientId = clientId;
   }
 
   /**
@@ -82,7 +90,8 @@ public final class Holder {
               parts[0].substring(at + 1),
               pid,
               parts[1],
-              Instant.ofEpochMilli(asked)));
+              Instant.ofEpochMilli(asked),
+              parts[3]));
     } catch (NumberFormatException e) {
       return Optional.empty();
     }
@@ -226,6 +235,14 @@ public final class Holder {
    */
   public String thread() {
     return thread;
+  }
+
+  /**
+   * @return the id of the holder's client ({@link dev.locksmith.spi.BackendContext#clientId()}):
+   *     the same for every lease of one client, different for every client
+   */
+  public String clientId() {
+    return clientId;
   }
 
   /**

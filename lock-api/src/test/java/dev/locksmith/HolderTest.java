@@ -48,6 +48,7 @@ class HolderTest {
       assertThat(who.host()).isEqualTo(Holder.HOST).isNotEmpty();
       assertThat(who.askedAt()).isBetween(before.minusMillis(1), after);
       assertThat(who.ownerId()).isEqualTo(state.holder().orElseThrow());
+      assertThat(who.clientId()).isEqualTo(((ClientCore) holder).clientId());
       assertThat(who.toString())
           .startsWith("orders-service on " + Holder.HOST + " (pid ")
           .contains("thread order_worker___7");

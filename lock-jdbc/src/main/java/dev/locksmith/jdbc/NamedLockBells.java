@@ -1,5 +1,6 @@
 package dev.locksmith.jdbc;
 
+import dev.locksmith.Holder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -145,12 +146,18 @@ final class NamedLockBells implements AutoCloseable {
 
   /**
    * @param owner a lease's owner id, or the owner column of a lock held after release
-   * @return the part that names the client: lock-api's owner ids are {@code <client id>:<n>}; an
-   *     owner id without a colon is a client of its own (then each lease has its own bell, which
-   *     costs a GET_LOCK per grant, not a lost wake-up: both sides derive the same name)
+   * @return the part that names the client: the client id of lock-api's owner ids ({@link
+   *     Holder#clientId()}), else what comes before the last colon of an older form ({@code <client
+   *     id>:<n>}); an owner id without a colon is a client of its own (then each lease has its own
+   *     bell, which costs a GET_LOCK per grant, not a lost wake-up: both sides derive the same
+   *     name)
    */
   static String client(String owner) {
     String o = LeaseTable.isHold(owner) ? owner.substring(LeaseTable.HOLD_PREFIX.length()) : owner;
+    java.util.Optional<Holder> holder = Holder.parse(o);
+    if (holder.isPresent()) {
+      return holder.get().clientId();
+    }
     int colon = o.lastIndexOf(':');
     return colon > 0 ? o.substring(0, colon) : o;
   }

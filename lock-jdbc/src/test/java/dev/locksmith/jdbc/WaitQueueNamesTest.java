@@ -55,4 +55,18 @@ class WaitQueueNamesTest {
         .as("a hold rings the bell of the client that holds it")
         .isEqualTo("1234-5f3a");
   }
+
+  @Test
+  void leasesOfOneClientShareItsBellWhateverThreadAskedAndWhen() {
+    // owner ids name who asked: application@host:thread:asked:client:lease. Only the client part
+    // may name the bell, or every lease would take a bell of its own (a GET_LOCK per grant: clean
+    // run Q counted 291 SELECTs for 100 rounds, against at most 210)
+    String first = "orders@web-1:main:mi1x2k7q:4242-9f3a-1:17";
+    String second = "orders@web-1:http-nio-8080-exec-3:mi1x2kz0:4242-9f3a-1:18";
+    String other = "orders@web-1:main:mi1x2k7q:4242-77aa-2:17";
+    assertThat(NamedLockBells.client(first)).isEqualTo("4242-9f3a-1");
+    assertThat(NamedLockBells.client(second)).isEqualTo(NamedLockBells.client(first));
+    assertThat(NamedLockBells.client(other)).isNotEqualTo(NamedLockBells.client(first));
+    assertThat(NamedLockBells.client(LeaseTable.holdMarker(second))).isEqualTo("4242-9f3a-1");
+  }
 }

@@ -858,11 +858,11 @@ final class MemoryBackends {
     }
 
     /** Frees every lock of one session, as a server does when a session times out. */
-    void endSession(String clientPrefix) {
+    void endSession(String clientId) {
       mutex.lock();
       try {
         for (Entry e : locks.values()) {
-          if (e.owner != null && e.owner.startsWith(clientPrefix)) {
+          if (e.owner != null && clientOf(e.owner).equals(clientId)) {
             e.owner = null;
             if (head(e) != null) {
               head(e).wake();
