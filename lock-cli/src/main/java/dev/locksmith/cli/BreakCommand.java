@@ -32,8 +32,8 @@ final class BreakCommand {
               + " Shows the holder",
           "first and asks for 'yes' on standard input unless --yes is given; the reason is logged"
               + " with the holder.",
-          "Exclusive locks only, on backends that declare BREAK_GLASS (redis, zookeeper, etcd,"
-              + " local:).",
+          "Exclusive locks only, on backends that declare BREAK_GLASS (redis, redlock, zookeeper,"
+              + " etcd, local:).",
           "",
           "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
           "  --config FILE   a properties file with locksmith.uri and other settings",

@@ -54,6 +54,7 @@ final class RedlockBackend implements LockBackend {
               Feature.SHARED_ACROSS_PROCESSES,
               Feature.EXTEND,
               Feature.HOLD_AFTER_RELEASE,
+              Feature.BREAK_GLASS,
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           .promise(
@@ -312,6 +313,68 @@ final class RedlockBackend implements LockBackend {
             List.of(keys.owner(name), keys.token(name)),
             List.of(value, keys.releasedChannel(name), message));
     }
+  }
+
+  /**
+   * KEYS: owner key, token key. ARGV: the release channel. Deletes whatever holds the lock on this
+   * server and publishes its value as a release, so waiters count it as the holder's release; the
+   * fence counter is a key of its own and stays. Returns 1 if something held it, else 0.
+   */
+  static final RedisScripts.Script BREAK =
+      RedisScripts.Script.of(
+          "redlock-break",
+          "local v = redis.call('GET', KEYS[1])\n"
+              + "if not v then return 0 end\n"
+              + "redis.call('DEL', KEYS[1], KEYS[2])\n"
+              + "redis.call('PUBLISH', ARGV[1], v)\n"
+              + "return 1\n");
+
+  /**
+   * Deletes the lock's keys on every server at once, each server's fence counter kept: the holder's
+   * next renewal finds a majority gone and reports the lease lost, and the next grant's token, the
+   * highest counter of a majority plus one, is above the broken holder's. True if any server held
+   * the lock; a server that does not answer within the server timeout keeps what it holds until its
+   * lease ends, which a majority of the others outvotes.
+   */
+  /** The lease a break's server timeout is derived from, as for a default lease of 30 s. */
+  private static final Duration BREAK_LEASE = Duration.ofSeconds(30);
+
+  @Override
+  public boolean breakLock(String name) {
+    Duration timeout = settings.perServerTimeout(BREAK_LEASE);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Call call =
+        new Call(
+            BREAK,
+            List.of(keys.owner(name), keys.token(name)),
+            List.of(keys.releasedChannel(name)));
+    Fanout<Object> broken = Fanout.start(members, m -> call.on(m, timeout), executor);
+    broken.awaitUninterruptibly(deadline, f -> false);
+    int held = 0;
+    int answered = 0;
+    for (int i = 0; i < members.size(); i++) {
+      Object a = broken.answer(i);
+      if (a instanceof Long) {
+        answered++;
+        held += ((Long) a).intValue();
+      }
+    }
+    if (held == 0 && answered < quorum) {
+      throw new BackendUnavailableException(
+          "cannot break lock '"
+              + name
+              + "': only "
+              + answered
+              + " of the "
+              + members.size()
+              + " Redis servers of "
+              + shownUri
+              + " answered within "
+              + Durations.format(timeout)
+              + ", and a majority is "
+              + quorum);
+    }
+    return held > 0;
   }
 
   String sideKey(String name, Claim claim) {
