@@ -141,9 +141,12 @@ public final class ServerProcess implements AutoCloseable {
 
   private static int pickFreePort() {
     int low = 32768;
-    try {
-      String[] range =
-          Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+");
+    // read line by line: procfs reports a size of 0, and Files.readString / readAllBytes then
+    // return only the first byte ("3"), which made every port come from 10000-10999, where two
+    // builds side by side collided (a restarted MariaDB found its port taken in clean run R1)
+    try (java.io.BufferedReader in =
+        Files.newBufferedReader(Path.of("/proc/sys/net/ipv4/ip_local_port_range"))) {
+      String[] range = in.readLine().trim().split("\\s+");
       low = Integer.parseInt(range[0]);
     } catch (IOException | RuntimeException e) {
       // not Linux, or unreadable: keep the usual default
