@@ -918,21 +918,43 @@ final class RedisBackend implements LockBackend {
    * One SCAN step over the owner keys of the namespace's locks whose names begin with the prefix:
    * COUNT is the limit, so a page costs about that many keys examined, and the cursor is SCAN's.
    * SCAN returns every key present for the whole scan, maybe twice; the core drops the repeats.
+   * COUNT is only a hint, and a step may find more names than the limit: the page is then the first
+   * names of the step in name order, and the next page runs the same step again and goes on after
+   * the last name shown (cursor {@code p<scan cursor>:<name>}), so no page is longer than the limit
+   * and no name of the step is skipped.
    */
   @Override
   public NamePage listNames(String prefix, String cursor, int limit) {
+    String scanCursor = cursor == null ? "0" : cursor;
+    String after = null;
+    if (cursor != null && cursor.startsWith("p")) {
+      int colon = cursor.indexOf(':');
+      scanCursor = colon < 0 ? "" : cursor.substring(1, colon);
+      after = colon < 0 ? null : cursor.substring(colon + 1);
+    }
+    if (scanCursor.isEmpty() || !scanCursor.chars().allMatch(Character::isDigit)) {
+      throw new IllegalArgumentException(
+          "`cursor` was '" + cursor + "' but it is not one a listing of this backend returned");
+    }
     String start = keys.owner(prefix);
     // the owner key of a name N is {<namespace>N}:owner: match {<namespace><prefix>*}:owner
     String open = start.substring(0, start.length() - "}:owner".length());
-    var step = node.scan(cursor == null ? "0" : cursor, glob(open) + "*}:owner", limit);
-    List<String> names = new ArrayList<>();
+    var step = node.scan(scanCursor, glob(open) + "*}:owner", limit);
+    java.util.TreeSet<String> names = new java.util.TreeSet<>();
     int from = open.length() - prefix.length();
     for (String key : step.getValue()) {
       if (key.endsWith("}:owner") && key.length() >= from + "}:owner".length()) {
-        names.add(key.substring(from, key.length() - "}:owner".length()));
+        String name = key.substring(from, key.length() - "}:owner".length());
+        if (after == null || name.compareTo(after) > 0) {
+          names.add(name);
+        }
       }
     }
-    return NamePage.of(names, "0".equals(step.getKey()) ? null : step.getKey());
+    if (names.size() > limit) {
+      List<String> page = new ArrayList<>(names).subList(0, limit);
+      return NamePage.of(page, "p" + scanCursor + ":" + page.get(limit - 1));
+    }
+    return NamePage.of(new ArrayList<>(names), "0".equals(step.getKey()) ? null : step.getKey());
   }
 
   /** Escapes the characters SCAN's MATCH gives a meaning: * ? [ ] and backslash. */
