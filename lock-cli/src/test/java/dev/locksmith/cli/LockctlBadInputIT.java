@@ -102,7 +102,8 @@ class LockctlBadInputIT {
             2,
             a("frobnicate"),
             "unknown command 'frobnicate'",
-            "the commands are demo, exec, elect, leader, status, ls, watch, serve, break, compare, bench, help",
+            "the commands are demo, exec, elect, leader, status, ls, watch, serve, break, compare,"
+                + " bench, help",
             "run 'lockctl help'"),
         Case.of(
             "misspelt command",
