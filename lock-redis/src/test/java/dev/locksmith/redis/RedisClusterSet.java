@@ -41,7 +41,7 @@ public final class RedisClusterSet implements AutoCloseable {
         int port;
         do {
           port = ServerProcess.freePort();
-        } while (port + 10000 > 65535); // the Cluster bus listens on port + 10000
+        } while (port + 10000 > 65535 || !free(port + 10000)); // the bus listens on port + 10000
         Path dir = Path.of("target", "redis-servers", name + "-cluster-" + port).toAbsolutePath();
         List<String> command =
             RedisNodes.command(
@@ -267,6 +267,16 @@ public final class RedisClusterSet implements AutoCloseable {
   public void close() {
     for (ServerProcess p : nodes) {
       p.close();
+    }
+  }
+
+  /** Whether a loopback port can be bound now (the cluster bus port of a node about to start). */
+  private static boolean free(int port) {
+    try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+      s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+      return true;
+    } catch (java.io.IOException e) {
+      return false;
     }
   }
 }

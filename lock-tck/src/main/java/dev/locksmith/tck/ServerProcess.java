@@ -119,9 +119,10 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /**
-   * @return a TCP port on 127.0.0.1 that was free a moment ago, chosen below the kernel's ephemeral
-   *     range: a port from that range can be taken by any outgoing connection (a client of another
-   *     test server) between this call and the server's bind
+   * @return a TCP port on 127.0.0.1 that was free a moment ago, chosen at least 10000 below the
+   *     kernel's ephemeral range (10000-22767 with Linux's default range): a port from that range
+   *     can be taken by any outgoing connection (a client of another test server) between this call
+   *     and the server's bind, and a Redis Cluster node also binds its port + 10000
    */
   public static int freePort() {
     // Never the same port twice in one JVM: a fixture that picks several ports before starting
@@ -152,7 +153,9 @@ public final class ServerProcess implements AutoCloseable {
       // not Linux, or unreadable: keep the usual default
     }
     int from = 10_000;
-    int span = Math.max(1000, low - from);
+    // below the ephemeral range by 10000 more: a Redis Cluster node also listens on its port +
+    // 10000 (its cluster bus), which must not land in that range either
+    int span = Math.max(1000, low - from - 10_000);
     java.util.concurrent.ThreadLocalRandom random =
         java.util.concurrent.ThreadLocalRandom.current();
     for (int attempt = 0; attempt < 200; attempt++) {
