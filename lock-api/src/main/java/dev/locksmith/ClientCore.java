@@ -109,7 +109,9 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     String tag = config.uri().scheme() + "-" + CLIENTS.get();
     this.scheduler =
         new LeaseScheduler(
-            this, Executors.newSingleThreadScheduledExecutor(daemon("locksmith-renewer-" + tag)));
+            this,
+            Executors.newSingleThreadScheduledExecutor(daemon("locksmith-renewer-" + tag)),
+            Executors.newSingleThreadExecutor(daemon("locksmith-renewal-" + tag)));
     this.dispatcher = Executors.newSingleThreadExecutor(daemon("locksmith-events-" + tag));
     this.background = Executors.newCachedThreadPool(daemon("locksmith-waiter-" + tag));
   }

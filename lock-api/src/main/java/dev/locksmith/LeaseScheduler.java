@@ -6,10 +6,12 @@ import dev.locksmith.spi.Renewal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * The one renewal scheduler of a {@link ClientCore}: a single tick, on the client's renewer thread,
  * that hands the backend every lease due at about the same time in one call and ends the leases
  * whose time has run out.
+ *
+ * <p>The renewal call itself runs on a thread of its own, one batch at a time, so that a renewal
+ * stuck on a paused or unreachable server never delays the tick: a lease whose time runs out while
+ * its renewal is still in flight is reported lost when it runs out, not when the call gives up.
  */
 final class LeaseScheduler {
   // the client's logger: these messages were logged under its name before they moved here
@@ -25,13 +31,16 @@ final class LeaseScheduler {
 
   private final ClientCore core;
   private final ScheduledExecutorService scheduler;
+  private final ExecutorService renewer;
+  private final AtomicBoolean renewing = new AtomicBoolean();
   private final ReentrantLock tickLock = new ReentrantLock();
   private ScheduledFuture<?> nextTick;
   private long nextTickAt = Long.MAX_VALUE;
 
-  LeaseScheduler(ClientCore core, ScheduledExecutorService scheduler) {
+  LeaseScheduler(ClientCore core, ScheduledExecutorService scheduler, ExecutorService renewer) {
     this.core = core;
     this.scheduler = scheduler;
+    this.renewer = renewer;
   }
 
   /**
@@ -72,6 +81,7 @@ final class LeaseScheduler {
     }
     try {
       long now = System.nanoTime();
+      boolean inFlight = renewing.get();
       List<HeldLease> due = new ArrayList<>();
       for (HeldLease lease : core.held.values()) {
         if (lease.state.get() != HeldLease.State.HELD) {
@@ -79,27 +89,50 @@ final class LeaseScheduler {
         }
         if (now - lease.validUntil >= 0) {
           expire(lease);
-        } else if (lease.scheduledRenewal && lease.nextRenewAt - now <= lease.renewInterval() / 2) {
+        } else if (!inFlight
+            && lease.scheduledRenewal
+            && lease.nextRenewAt - now <= lease.renewInterval() / 2) {
           // due now, or due soon enough to share this round trip with the others
           due.add(lease);
         }
       }
-      if (!due.isEmpty()) {
-        renew(due);
+      if (!due.isEmpty() && renewing.compareAndSet(false, true)) {
+        submit(due);
       }
     } catch (RuntimeException e) {
       LOG.error("lease scheduler failed; retrying", e);
     } finally {
+      // while a batch is in flight, only the ends of the leases are due: the batch's end ticks
+      // again
+      boolean inFlight = renewing.get();
       long next = Long.MAX_VALUE;
       for (HeldLease lease : core.held.values()) {
         if (lease.state.get() == HeldLease.State.HELD) {
-          long d = lease.nextDue();
+          long d = inFlight ? lease.validUntil : lease.nextDue();
           if (d - next < 0 || next == Long.MAX_VALUE) {
             next = d;
           }
         }
       }
       scheduleBy(next);
+    }
+  }
+
+  private void submit(List<HeldLease> due) {
+    try {
+      renewer.execute(
+          () -> {
+            try {
+              renew(due);
+            } catch (RuntimeException e) {
+              LOG.error("lease renewal failed; retrying", e);
+            } finally {
+              renewing.set(false);
+              scheduleBy(System.nanoTime());
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      renewing.set(false); // closing
     }
   }
 
@@ -127,6 +160,10 @@ final class LeaseScheduler {
       return; // the server's own lease has run out too
     }
     // A lock granted for a session (ZooKeeper, etcd) is freed only by a release.
+    releaseQuietly(lease);
+  }
+
+  private void releaseQuietly(HeldLease lease) {
     core.runInBackground(
         () -> {
           try {
@@ -162,6 +199,11 @@ final class LeaseScheduler {
       HeldLease lease = due.get(i);
       Renewal outcome = outcomes.get(i);
       if (lease.state.get() != HeldLease.State.HELD) {
+        if (outcome.kind() == Renewal.Kind.RENEWED && !lease.sessionGrant && !core.closed.get()) {
+          // reported lost while this renewal was in flight, which then reached the server: give
+          // the lock back rather than leave it held for a lease nobody uses (owner-checked)
+          releaseQuietly(lease);
+        }
         continue;
       }
       switch (outcome.kind()) {
@@ -193,8 +235,9 @@ final class LeaseScheduler {
     }
   }
 
-  /** Stops the renewer thread, on close and abandon. */
+  /** Stops the renewer threads, on close and abandon. */
   void shutdownNow() {
     scheduler.shutdownNow();
+    renewer.shutdownNow();
   }
 }

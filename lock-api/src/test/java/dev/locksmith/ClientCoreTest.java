@@ -45,6 +45,9 @@ class ClientCoreTest {
     /** How long each release takes before it reaches local:, as a slow server's would. */
     volatile long releaseDelayMillis;
 
+    /** When set, a renewal blocks until this latch opens, as one sent to a paused server does. */
+    volatile java.util.concurrent.CountDownLatch renewalsHang;
+
     final java.util.concurrent.CountDownLatch backendClosed =
         new java.util.concurrent.CountDownLatch(1);
 
@@ -98,6 +101,15 @@ class ClientCoreTest {
         public List<Renewal> renew(List<BackendLease> leases) {
           renewCalls.incrementAndGet();
           leasesRenewed.addAndGet(leases.size());
+          java.util.concurrent.CountDownLatch hang = renewalsHang;
+          if (hang != null) {
+            try {
+              hang.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new BackendUnavailableException("renewal interrupted");
+            }
+          }
           return local.renew(leases);
         }
 
@@ -174,6 +186,44 @@ class ClientCoreTest {
           .as("renew() calls for 2,000 lease renewals")
           .isLessThanOrEqualTo(8);
       assertThat(leases).allMatch(Lease::isValid);
+    }
+  }
+
+  /**
+   * A renewal stuck on a paused server must not delay the loss: the holder is told when its lease
+   * runs out, not when the renewal call gives up (FaultComparisonIT's PostgreSQL row 5 saw the loss
+   * at 2.2 s of a 1 s lease when the renewal itself ran for two seconds). Fails if renewals run on
+   * the thread that ends leases.
+   */
+  @Test
+  void aLeaseWhoseRenewalHangsIsLostWhenItRunsOutNotWhenTheRenewalReturns() throws Exception {
+    Counting counting = new Counting();
+    java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+    counting.renewalsHang = hang;
+    try (LockClient c =
+        Locks.connect(
+            LockConfig.builder().uri("local:hang").lease(Duration.ofMillis(600)).build(),
+            counting)) {
+      long start = System.nanoTime();
+      Lease lease = c.lock("stuck").acquire(Duration.ofSeconds(1));
+      LeaseLostException loss = lease.lost().toCompletableFuture().get(20, TimeUnit.SECONDS);
+      long lostAfterMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertThat(counting.renewCalls.get()).as("renewals sent before the loss").isEqualTo(1);
+      assertThat(loss.reason()).isEqualTo(LeaseLostException.Reason.RENEWAL_FAILED);
+      // the renewal never returns while the lease runs: the loss can only come from the lease's end
+      assertThat(hang.getCount()).as("the renewal is still stuck").isEqualTo(1);
+      assertThat(lostAfterMillis)
+          .as("ms until the loss of a 600 ms lease")
+          .isGreaterThanOrEqualTo(590);
+      hang.countDown();
+      // the renewal that reached the server after the loss is given back, not left to run out
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (c.lock("stuck").state().isHeld() && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(c.lock("stuck").state().isHeld()).as("held after the late renewal").isFalse();
+    } finally {
+      hang.countDown();
     }
   }
 
