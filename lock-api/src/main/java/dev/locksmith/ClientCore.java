@@ -682,6 +682,50 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
 
   // ---------------------------------------------------------------- loss
 
+  /**
+   * A handle of {@code lease} became unreachable unreleased: the application dropped it, so nobody
+   * can release it any more. Its holding is released (on the client's pool: the caller is the
+   * cleaner thread), with a warning naming the lock, the thread that took it and, with {@code
+   * dropped-leases=trace}, the code.
+   */
+  void abandoned(HeldLease lease, Throwable site) {
+    if (closed.get() || lease.state.get() != HeldLease.State.HELD) {
+      return;
+    }
+    runInBackground(
+        () -> {
+          if (lease.state.get() != HeldLease.State.HELD) {
+            return;
+          }
+          String message =
+              HeldLease.describe(lease.name, lease.claim)
+                  + " (fencing token "
+                  + lease.token
+                  + ", taken by "
+                  + (lease.owner == null
+                      ? "an asynchronous acquire"
+                      : "thread '" + lease.owner.getName() + "'")
+                  + ") was dropped by the application without being released; releasing it"
+                  + (site == null
+                      ? " (set dropped-leases=trace to log the code that took it, or keep to keep"
+                          + " such leases)"
+                      : "");
+          if (site == null) {
+            LOG.warn(message);
+          } else {
+            LOG.warn(message, site);
+          }
+          try {
+            releaseHolding(lease);
+          } catch (RuntimeException e) {
+            LOG.warn(
+                "releasing dropped lease on '{}' failed; it expires with its lease: {}",
+                lease.name,
+                e.toString());
+          }
+        });
+  }
+
   void markLost(HeldLease lease, LeaseLostException.Reason reason, String detail) {
     if (!lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.LOST)) {
       return;

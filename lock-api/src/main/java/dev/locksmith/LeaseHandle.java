@@ -1,23 +1,88 @@
 package dev.locksmith;
 
 import dev.locksmith.spi.Durations;
+import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One holding of a {@link HeldLease}: released once, whatever is called how often. */
+/**
+ * One holding of a {@link HeldLease}: released once, whatever is called how often. A handle the
+ * application drops without releasing it is released when the garbage collector finds it
+ * unreachable (see {@link ClientCore#abandoned}), unless a thread keeps the holding (the {@link
+ * java.util.concurrent.locks.Lock} view, whose holdings belong to the thread until {@code
+ * unlock()}).
+ */
 final class LeaseHandle implements Lease {
   private static final Logger LOG = LoggerFactory.getLogger(LeaseHandle.class);
 
-  private final ClientCore core;
+  /** One cleaner thread for every client of the JVM: it only hands work to the client's pool. */
+  private static final Cleaner CLEANER =
+      Cleaner.create(
+          r -> {
+            Thread t = new Thread(r, "locksmith-abandoned-leases");
+            t.setDaemon(true);
+            return t;
+          });
+
   final HeldLease held;
-  private final AtomicBoolean released = new AtomicBoolean();
+  private final ClientCore core;
+  private final Holding released;
+
+  /**
+   * What the cleaner keeps of a handle, and the handle's released flag: never the handle itself, or
+   * it would never become unreachable.
+   */
+  private static final class Holding extends AtomicBoolean implements Runnable {
+    private static final long serialVersionUID = 1L;
+    private final transient ClientCore core;
+    private final transient HeldLease held;
+    private final Throwable site;
+    private volatile boolean keptByThread;
+
+    Holding(ClientCore core, HeldLease held, Throwable site) {
+      this.core = core;
+      this.held = held;
+      this.site = site;
+    }
+
+    @Override
+    public void run() {
+      if (!get() && !keptByThread) {
+        core.abandoned(held, site);
+      }
+    }
+  }
 
   LeaseHandle(ClientCore core, HeldLease held) {
     this.core = core;
     this.held = held;
+    LockConfig.DroppedLeases dropped = core.config.droppedLeases();
+    this.released =
+        new Holding(
+            core,
+            held,
+            dropped == LockConfig.DroppedLeases.TRACE
+                ? new Throwable(
+                    "where "
+                        + HeldLease.describe(held.name, held.claim)
+                        + " (token "
+                        + held.token
+                        + ") was taken")
+                : null);
+    if (dropped != LockConfig.DroppedLeases.KEEP) {
+      CLEANER.register(this, released);
+    }
+  }
+
+  /**
+   * The holding belongs to the calling thread, as a {@link java.util.concurrent.locks.Lock}'s does:
+   * it stays held when this handle is dropped, until the thread unlocks it.
+   */
+  void keptByThread() {
+    released.keptByThread = true;
   }
 
   @Override

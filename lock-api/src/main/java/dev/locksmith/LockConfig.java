@@ -37,10 +37,12 @@ import java.util.TreeSet;
  * arrives), {@code fencing-floor} (a whole number added to every fencing token the client hands
  * out, so that tokens stay above those of a backend used before: see {@link #fencingFloor()}),
  * {@code application} (the name a client writes into every lease it takes, so that people can see
- * who holds a lock: see {@link #application()}) and {@code provider} (a provider class name, when
- * two providers claim a scheme). Anything else is a backend option, checked by that backend. Every
- * problem is reported at once in one {@link LockConfigurationException}; secrets are redacted in
- * messages and {@link #toString()}.
+ * who holds a lock: see {@link #application()}), {@code dropped-leases} ({@code release}, {@code
+ * trace} or {@code keep}: what becomes of a lease the application drops without releasing it, see
+ * {@link #droppedLeases()}) and {@code provider} (a provider class name, when two providers claim a
+ * scheme). Anything else is a backend option, checked by that backend. Every problem is reported at
+ * once in one {@link LockConfigurationException}; secrets are redacted in messages and {@link
+ * #toString()}.
  */
 public final class LockConfig {
   static final String LEASE = "lease";
@@ -50,8 +52,41 @@ public final class LockConfig {
   static final String PROVIDER = "provider";
   static final String FENCING_FLOOR = "fencing-floor";
   static final String APPLICATION = "application";
+  static final String DROPPED_LEASES = "dropped-leases";
   static final Set<String> CORE_KEYS =
-      Set.of(LEASE, RENEW, REENTRANT, RECHECK, PROVIDER, FENCING_FLOOR, APPLICATION);
+      Set.of(
+          LEASE, RENEW, REENTRANT, RECHECK, PROVIDER, FENCING_FLOOR, APPLICATION, DROPPED_LEASES);
+
+  /**
+   * What a client does with a lease the application drops (lets become unreachable) without
+   * releasing it: nobody can release it any more, so left alone it would be renewed until the
+   * client closes.
+   */
+  public enum DroppedLeases {
+    /**
+     * Release it once the garbage collector finds it unreachable, with a warning naming the lock,
+     * its token and the thread that took it. The default.
+     */
+    RELEASE,
+    /**
+     * As {@link #RELEASE}, and the warning also shows the stack of the code that took it: every
+     * acquire captures a stack, so use it to find a leak, not all the time.
+     */
+    TRACE,
+    /**
+     * Keep it, renewed until the client closes, as a lock taken once for the life of the process
+     * and never released would need. No tracking cost.
+     */
+    KEEP;
+
+    /**
+     * @return the value as written in settings: {@code release}, {@code trace} or {@code keep}
+     */
+    @Override
+    public String toString() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
 
   /** The largest {@code fencing-floor}: 2^62, leaving room above it for any backend's tokens. */
   static final long MAX_FENCING_FLOOR = 1L << 62;
@@ -107,6 +142,7 @@ public final class LockConfig {
   private final String provider;
   private final long fencingFloor;
   private final String application;
+  private final DroppedLeases droppedLeases;
   private final Map<String, String> backendOptions;
   private final Set<String> lenientKeys;
   private final LockEvents events;
@@ -118,6 +154,7 @@ public final class LockConfig {
       String provider,
       long fencingFloor,
       String application,
+      DroppedLeases droppedLeases,
       Map<String, String> backendOptions,
       Set<String> lenientKeys,
       LockEvents events) {
@@ -127,6 +164,7 @@ public final class LockConfig {
     this.provider = provider;
     this.fencingFloor = fencingFloor;
     this.application = application;
+    this.droppedLeases = droppedLeases;
     this.backendOptions = backendOptions;
     this.lenientKeys = lenientKeys;
     this.events = events;
@@ -301,6 +339,22 @@ public final class LockConfig {
   }
 
   /**
+   * What {@code dropped-leases} sets: what becomes of a lease the application drops without
+   * releasing it. By default ({@code release}) the client releases it once the garbage collector
+   * finds it unreachable, with a warning naming the lock, its token and the thread that took it;
+   * {@code trace} adds the code that took it to the warning; {@code keep} renews it until the
+   * client closes. A lease is dropped when nothing refers to it any more: keep it until you release
+   * it ({@code try (Lease lease = lock.acquire(...)) { ... }}). Holdings of {@link
+   * DistributedLock#asLock()} belong to their thread, as a {@code java.util.concurrent} lock's do,
+   * and are never dropped.
+   *
+   * @return the setting; {@link DroppedLeases#RELEASE} unless set
+   */
+  public DroppedLeases droppedLeases() {
+    return droppedLeases;
+  }
+
+  /**
    * @return the backend options: every setting that is not one every client understands
    */
   public Map<String, String> backendOptions() {
@@ -336,6 +390,7 @@ public final class LockConfig {
         + (fencingFloor == 0 ? "" : ", fencing-floor=" + fencingFloor)
         + ", application="
         + application
+        + (droppedLeases == DroppedLeases.RELEASE ? "" : ", dropped-leases=" + droppedLeases)
         + ", options="
         + shown
         + "}";
@@ -355,6 +410,7 @@ public final class LockConfig {
     private Duration recheck;
     private Long fencingFloor;
     private String application;
+    private DroppedLeases droppedLeases;
     private LockEvents events = LockEvents.NONE;
 
     private Builder() {}
@@ -466,6 +522,18 @@ public final class LockConfig {
     }
 
     /**
+     * @param droppedLeases what becomes of a lease the application drops without releasing it (see
+     *     {@link LockConfig#droppedLeases()}); overrides {@code dropped-leases} given as a string
+     * @return this builder
+     */
+    public Builder droppedLeases(DroppedLeases droppedLeases) {
+      this.droppedLeases =
+          Objects.requireNonNull(
+              droppedLeases, "`droppedLeases` was null but it must be RELEASE, TRACE or KEEP");
+      return this;
+    }
+
+    /**
      * @param events the listener for lock events
      * @return this builder
      */
@@ -556,6 +624,19 @@ public final class LockConfig {
           problems.add(e.getMessage());
         }
       }
+      DroppedLeases droppedValue = droppedLeases;
+      String droppedText = merged.remove(DROPPED_LEASES);
+      if (droppedText != null && droppedValue == null) {
+        String t = droppedText.trim().toUpperCase(Locale.ROOT);
+        if (t.equals("RELEASE") || t.equals("TRACE") || t.equals("KEEP")) {
+          droppedValue = DroppedLeases.valueOf(t);
+        } else {
+          problems.add(
+              "`dropped-leases` was '"
+                  + (droppedText.length() > 40 ? droppedText.substring(0, 40) + "…" : droppedText)
+                  + "' but it must be release (the default), trace or keep");
+        }
+      }
       String provider = merged.remove(PROVIDER);
       if (provider != null && provider.isBlank()) {
         problems.add("`provider` was '' but it must be the class name of a LockProvider");
@@ -583,6 +664,7 @@ public final class LockConfig {
           provider,
           floorValue == null ? 0 : floorValue,
           applicationValue == null ? Holder.defaultApplication() : applicationValue,
+          droppedValue == null ? DroppedLeases.RELEASE : droppedValue,
           Collections.unmodifiableMap(merged),
           Collections.unmodifiableSet(lenientKeys),
           events);

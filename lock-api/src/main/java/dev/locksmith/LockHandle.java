@@ -109,12 +109,13 @@ final class LockHandle implements DistributedLock {
         while (true) {
           try {
             core.acquire(
-                name,
-                claim,
-                reentrantOptions,
-                Long.MAX_VALUE,
-                new Waiter(),
-                Thread.currentThread());
+                    name,
+                    claim,
+                    reentrantOptions,
+                    Long.MAX_VALUE,
+                    new Waiter(),
+                    Thread.currentThread())
+                .keptByThread();
             return;
           } catch (InterruptedException e) {
             interrupted =
@@ -131,14 +132,15 @@ final class LockHandle implements DistributedLock {
     @Override
     public void lockInterruptibly() throws InterruptedException {
       core.acquire(
-          name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread());
+              name, claim, reentrantOptions, Long.MAX_VALUE, new Waiter(), Thread.currentThread())
+          .keptByThread();
     }
 
     @Override
     public boolean tryLock() {
       try {
-        return core.acquire(name, claim, reentrantOptions, 0, new Waiter(), Thread.currentThread())
-            != null;
+        return keptByThread(
+            core.acquire(name, claim, reentrantOptions, 0, new Waiter(), Thread.currentThread()));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return false;
@@ -151,9 +153,16 @@ final class LockHandle implements DistributedLock {
         throw new NullPointerException("`unit` was null but it must be a TimeUnit");
       }
       long nanos = Math.max(0, unit.toNanos(time));
-      return core.acquire(
-              name, claim, reentrantOptions, nanos, new Waiter(), Thread.currentThread())
-          != null;
+      return keptByThread(
+          core.acquire(name, claim, reentrantOptions, nanos, new Waiter(), Thread.currentThread()));
+    }
+
+    private boolean keptByThread(LeaseHandle lease) {
+      if (lease == null) {
+        return false;
+      }
+      lease.keptByThread();
+      return true;
     }
 
     @Override

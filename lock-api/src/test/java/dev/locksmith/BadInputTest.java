@@ -220,7 +220,7 @@ class BadInputTest {
             LockConfigurationException.class,
             connect("local:?auth=tok3n-Z"),
             "`auth` was '****'",
-            "[application, fencing-floor, lease"),
+            "[application, dropped-leases, fencing-floor, lease"),
         bad(
             "password on local:",
             LockConfigurationException.class,

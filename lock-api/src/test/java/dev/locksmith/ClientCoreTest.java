@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import static dev.locksmith.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -353,7 +354,7 @@ class ClientCoreTest {
     try (LockClient holder = Locks.connect("local:giveup-old");
         LockClient c =
             Locks.connect(LockConfig.builder().uri("local:giveup-old").events(old).build())) {
-      holder.lock("x").acquire(Duration.ofSeconds(1));
+      keep(holder.lock("x").acquire(Duration.ofSeconds(1)));
       assertThat(c.lock("x").tryAcquire()).isEmpty();
       awaitSeen(seen, "x");
     }

@@ -1,5 +1,7 @@
 package dev.locksmith;
 
+import static dev.locksmith.Kept.keep;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,7 +57,7 @@ public final class GiveUpScenario {
   public static void run(LockClient holder, LockClient client, Probe waiting, Probe gaveUp)
       throws InterruptedException {
     for (String name : NAMES) {
-      holder.lock(name).acquire(Duration.ofSeconds(5));
+      keep(holder.lock(name).acquire(Duration.ofSeconds(5)));
     }
     if (client.lock("busy").tryAcquire().isPresent()) {
       throw new AssertionError("tryAcquire of 'busy' got a lease although another client holds it");

@@ -46,7 +46,8 @@ class LocksTest {
     assertThatThrownBy(() -> Locks.connect("local:?colour=red"))
         .hasMessageContaining("`colour` was '****' but it is not a setting of scheme 'local'")
         .hasMessageContaining(
-            "[application, fencing-floor, lease, provider, recheck, reentrant, renew]");
+            "[application, dropped-leases, fencing-floor, lease, provider, recheck, reentrant,"
+                + " renew]");
     assertThatThrownBy(() -> Locks.connect("local://host")).hasMessageContaining("local:SPACE");
   }
 

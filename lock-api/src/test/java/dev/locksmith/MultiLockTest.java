@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import static dev.locksmith.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -101,7 +102,7 @@ class MultiLockTest {
   void anInterruptedWaiterKeepsNoneOfTheSet() throws Exception {
     try (LockClient c = Locks.connect("local:multi-interrupt");
         LockClient other = Locks.connect("local:multi-interrupt")) {
-      other.lock("z").acquire(Duration.ofSeconds(1));
+      keep(other.lock("z").acquire(Duration.ofSeconds(1)));
       AtomicReference<Throwable> outcome = new AtomicReference<>();
       Thread waiter =
           new Thread(
@@ -130,7 +131,7 @@ class MultiLockTest {
   void aCancelledAsyncSetKeepsNoneOfItWhenCancelReturns() throws Exception {
     try (LockClient c = Locks.connect("local:multi-cancel");
         LockClient other = Locks.connect("local:multi-cancel")) {
-      other.lock("z").acquire(Duration.ofSeconds(1));
+      keep(other.lock("z").acquire(Duration.ofSeconds(1)));
       CompletableFuture<Lease> set =
           c.locks(List.of("x", "y", "z")).acquireAsync(Duration.ofHours(1));
       awaitHeld("multi-cancel", "y");
@@ -151,7 +152,7 @@ class MultiLockTest {
             Locks.connect(
                 LockConfig.builder().uri("local:multi-async-timeout").build(), slowReleases);
         LockClient other = Locks.connect("local:multi-async-timeout")) {
-      other.lock("b").acquire(Duration.ofSeconds(1));
+      keep(other.lock("b").acquire(Duration.ofSeconds(1)));
       for (int round = 0; round < 5; round++) {
         CompletableFuture<Lease> set =
             c.locks(List.of("a", "b")).acquireAsync(Duration.ofMillis(30));
@@ -252,7 +253,7 @@ class MultiLockTest {
       assertThat(held("multi-view", "n")).isTrue();
       view.unlock();
       assertThat(held("multi-view", "m")).isFalse();
-      other.lock("n").acquire(Duration.ofSeconds(1));
+      keep(other.lock("n").acquire(Duration.ofSeconds(1)));
       assertThat(view.tryLock(50, TimeUnit.MILLISECONDS)).isFalse();
       assertThat(held("multi-view", "m")).as("'m' after tryLock found 'n' busy").isFalse();
       assertThatThrownBy(view::unlock).isInstanceOf(IllegalMonitorStateException.class);

@@ -1,5 +1,6 @@
 package dev.locksmith;
 
+import static dev.locksmith.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -104,8 +105,8 @@ class SharedClaimsTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("`permits` was 2")
         .hasMessageContaining("in use with 3 permits");
-    assertThat(client.semaphore("count", 3).tryAcquire()).isPresent();
-    assertThat(client.semaphore("count", 3).tryAcquire()).isPresent();
+    assertThat(keep(client.semaphore("count", 3).tryAcquire())).isPresent();
+    assertThat(keep(client.semaphore("count", 3).tryAcquire())).isPresent();
     assertThat(client.semaphore("count", 3).tryAcquire())
         .isEmpty(); // the failed attempt took no permit
     held.release();
@@ -121,9 +122,9 @@ class SharedClaimsTest {
 
   @Test
   void aLockASemaphoreAndAReadWriteLockOfOneNameAreApart() throws Exception {
-    assertThat(client.lock("same").tryAcquire()).isPresent();
-    assertThat(client.semaphore("same", 1).tryAcquire()).isPresent();
-    assertThat(client.readWriteLock("same").writeLock().tryAcquire()).isPresent();
+    assertThat(keep(client.lock("same").tryAcquire())).isPresent();
+    assertThat(keep(client.semaphore("same", 1).tryAcquire())).isPresent();
+    assertThat(keep(client.readWriteLock("same").writeLock().tryAcquire())).isPresent();
     assertThat(client.semaphore("same", 1).tryAcquire()).isEmpty();
   }
 

@@ -1,5 +1,6 @@
 package dev.locksmith.etcd;
 
+import static dev.locksmith.tck.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -359,9 +360,9 @@ class EtcdBackendIT {
   @Test
   void closingRevokesTheLeaseSoNothingIsLeftBehind() throws Exception {
     LockClient client = Locks.connect(uri("ttl=30s"));
-    client.lock("closed/held").acquire(Duration.ofSeconds(10));
+    keep(client.lock("closed/held").acquire(Duration.ofSeconds(10)));
     try (LockClient other = Locks.connect(uri("ttl=30s"))) {
-      other.lock("closed/waited").acquire(Duration.ofSeconds(10));
+      keep(other.lock("closed/waited").acquire(Duration.ofSeconds(10)));
       // a waiter of the closing client whose key is queued behind other's
       var waiting = client.lock("closed/waited").acquireAsync(Duration.ofSeconds(60));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

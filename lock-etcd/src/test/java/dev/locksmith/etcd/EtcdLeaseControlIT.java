@@ -1,5 +1,6 @@
 package dev.locksmith.etcd;
 
+import static dev.locksmith.tck.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.locksmith.Lease;
@@ -290,7 +291,7 @@ class EtcdLeaseControlIT {
     Duration lease = Duration.ofMillis(300);
     LockClient holder = Locks.connect("etcd://" + ETCD.hosts() + "/leasectl?ttl=30s");
     try (LockClient other = connect()) {
-      holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(10));
+      keep(holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(10)));
       long granted = System.nanoTime();
       ((Abandonable) holder).abandon();
       Optional<Lease> next = other.lock(name).tryAcquire(Duration.ofSeconds(10));

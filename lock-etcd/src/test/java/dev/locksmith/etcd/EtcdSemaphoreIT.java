@@ -1,5 +1,6 @@
 package dev.locksmith.etcd;
 
+import static dev.locksmith.tck.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -296,8 +297,8 @@ class EtcdSemaphoreIT {
     String name = "vanished";
     LockClient holder = connect("2s");
     try (LockClient other = connect()) {
-      holder.semaphore(name, 1).acquire(Duration.ofSeconds(5));
-      holder.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+      keep(holder.semaphore(name, 1).acquire(Duration.ofSeconds(5)));
+      keep(holder.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5)));
       ((Abandonable) holder).abandon();
       Optional<Lease> permit = other.semaphore(name, 1).tryAcquire(Duration.ofSeconds(10));
       assertThat(permit).as("permit of a vanished client, within its 2 s TTL + sweep").isPresent();
@@ -318,7 +319,7 @@ class EtcdSemaphoreIT {
     try (LockClient other = connect()) {
       LockOptions unrenewed =
           LockOptions.builder().lease(Duration.ofMillis(300)).autoRenew(false).build();
-      holder.semaphore(name, 1, unrenewed).acquire(Duration.ofSeconds(5));
+      keep(holder.semaphore(name, 1, unrenewed).acquire(Duration.ofSeconds(5)));
       long granted = System.nanoTime();
       ((Abandonable) holder).abandon();
       Optional<Lease> next = other.semaphore(name, 1).tryAcquire(Duration.ofSeconds(10));

@@ -86,7 +86,8 @@ class LockMetricsTest {
   void theAcquireTimerCountsEachOutcomeUnderItsOwnTag() throws Exception {
     try (LockClient holder = Locks.connect("local:m-outcomes");
         LockClient c = connect("m-outcomes", metrics(false), Duration.ofSeconds(30))) {
-      c.lock("free").acquire(Duration.ofSeconds(1));
+      // kept to the end: a lease dropped by its code is released once collected, and counted
+      Lease free = c.lock("free").acquire(Duration.ofSeconds(1));
       GiveUpScenario.run(
           holder,
           c,
@@ -94,6 +95,7 @@ class LockMetricsTest {
           // gives up the same way, and counts under the same outcome
           name -> Thread.sleep(50),
           name -> await(name + " counted", () -> acquires(OUTCOMES.get(name)) == COUNTS.get(name)));
+      java.lang.ref.Reference.reachabilityFence(free);
     }
     assertThat(acquires("acquired")).isEqualTo(1);
     assertThat(acquires("timeout")).isEqualTo(2);
@@ -143,8 +145,9 @@ class LockMetricsTest {
   @Test
   void closingTheClientCountsItsLeasesLostAsClientClosed() throws Exception {
     LockClient c = connect("m-close", metrics(false), Duration.ofSeconds(30));
-    c.lock("x").acquire(Duration.ofSeconds(1));
+    Lease x = c.lock("x").acquire(Duration.ofSeconds(1));
     c.close();
+    java.lang.ref.Reference.reachabilityFence(x); // held until the close, not dropped before it
     await(
         "lost client_closed",
         () ->

@@ -86,7 +86,7 @@ class LockObservationsTest {
     LockObservations observe = new LockObservations(registry, "local", "orders");
     try (LockClient holder = Locks.connect("local:obs-busy");
         LockClient c = Locks.connect("local:obs-busy")) {
-      holder.lock("b").acquire(Duration.ofSeconds(1));
+      Lease busy = holder.lock("b").acquire(Duration.ofSeconds(1));
       assertThat(observe.tryAcquire(c.lock("b"), Duration.ZERO)).isEmpty();
       Thread.currentThread().interrupt();
       try {
@@ -98,6 +98,7 @@ class LockObservationsTest {
           .extracting(ctx -> low(ctx, "outcome"))
           .containsExactly("timeout", "interrupted");
       assertThat(stopped.get(1).getError()).isInstanceOf(InterruptedException.class);
+      assertThat(busy.release()).isTrue();
     }
   }
 }

@@ -63,7 +63,8 @@ final class LocksmithPropertiesCheck {
               "recheck",
               "provider",
               "fencing-floor",
-              "application"));
+              "application",
+              "dropped-leases"));
 
   /** A map key in a template: a client's name in the middle, an option's key at the end. */
   private static final String ANY = "*";

@@ -6,9 +6,9 @@ import dev.locksmith.Lease;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockConfigurationException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -55,9 +55,9 @@ class LocksmithApplicationDataSourceTest {
               DataSource app = ctx.getBean(DataSource.class);
               try (Lease lease = client.lock("nightly").acquire(Duration.ofSeconds(5))) {
                 assertThat(lease.fencingToken()).isPositive();
-                assertThat(rows(app, "app_locks"))
+                assertThat(rows(app, "app_locks", "nightly"))
                     .as("the lease row in the application's database")
-                    .isPositive();
+                    .isEqualTo(1);
               }
             });
   }
@@ -156,12 +156,15 @@ class LocksmithApplicationDataSourceTest {
     return all.toString();
   }
 
-  private static long rows(DataSource ds, String table) throws SQLException {
+  private static long rows(DataSource ds, String table, String name) throws SQLException {
     try (Connection c = ds.getConnection();
-        Statement s = c.createStatement();
-        ResultSet r = s.executeQuery("SELECT COUNT(*) FROM " + table)) {
-      r.next();
-      return r.getLong(1);
+        PreparedStatement s =
+            c.prepareStatement("SELECT COUNT(*) FROM " + table + " WHERE name = ?")) {
+      s.setString(1, name);
+      try (ResultSet r = s.executeQuery()) {
+        r.next();
+        return r.getLong(1);
+      }
     }
   }
 }

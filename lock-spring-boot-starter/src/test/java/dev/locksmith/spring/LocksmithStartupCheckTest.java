@@ -169,6 +169,31 @@ class LocksmithStartupCheckTest {
             });
   }
 
+  @Test
+  void droppedLeasesIsSetThroughTheOptionsAndMisspeltValuesFailTheStart() {
+    runner
+        .withPropertyValues(
+            "locksmith.uri=local:starter-dropped", "locksmith.options.dropped-leases=trace")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasNotFailed();
+              assertThat(ctx.getBean(LockClient.class).config().droppedLeases())
+                  .isEqualTo(dev.locksmith.LockConfig.DroppedLeases.TRACE);
+            });
+    runner
+        .withPropertyValues("locksmith.uri=local:starter-dropped")
+        .run(
+            ctx ->
+                assertThat(ctx.getBean(LockClient.class).config().droppedLeases())
+                    .isEqualTo(dev.locksmith.LockConfig.DroppedLeases.RELEASE));
+    LockConfigurationException e =
+        refused(
+            runner,
+            "locksmith.uri=local:starter-dropped",
+            "locksmith.options.dropped-leases=forever");
+    assertThat(e.getMessage()).contains("dropped-leases").contains("forever");
+  }
+
   private static long token(LockClient client) {
     Lease lease = client.lock("floored").tryAcquire().orElseThrow();
     lease.release();

@@ -43,6 +43,11 @@ public final class HoldingProcess {
       System.exit(3);
     }
     out.println("HELD " + lease.fencingToken());
-    Thread.sleep(Long.MAX_VALUE); // held until the parent kills us
+    try {
+      Thread.sleep(Long.MAX_VALUE); // held until the parent kills us
+    } finally {
+      // the lease must stay reachable while we sleep, or the client would release it as dropped
+      java.lang.ref.Reference.reachabilityFence(lease);
+    }
   }
 }

@@ -185,7 +185,15 @@ public abstract class LockCompatibilityKit {
     if (provider == null) {
       provider = probe.wrap(provider());
     }
-    LockConfig.Builder config = LockConfig.builder().uri(uri()).defaults(options);
+    // Rules take leases they never release (a holder that simply keeps the lock), and a lease
+    // dropped by its code is released by the client once the garbage collector finds it (the
+    // core's own behaviour, tested in lock-api): keep them, so that no rule's outcome depends on
+    // when a collection happens to run.
+    LockConfig.Builder config =
+        LockConfig.builder()
+            .uri(uri())
+            .defaults(options)
+            .droppedLeases(LockConfig.DroppedLeases.KEEP);
     if (recheck != null) {
       config.recheck(recheck);
     }

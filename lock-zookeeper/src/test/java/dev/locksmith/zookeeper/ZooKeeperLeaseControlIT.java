@@ -1,5 +1,6 @@
 package dev.locksmith.zookeeper;
 
+import static dev.locksmith.tck.Kept.keep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -234,7 +235,7 @@ class ZooKeeperLeaseControlIT {
       // returned by the
       // round trips of the grant (a clean run under load saw 783 ms from the return)
       long asked = System.nanoTime();
-      holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(5));
+      keep(holder.lock(name, unrenewed(lease)).acquire(Duration.ofSeconds(5)));
       String node = children(name).get(0);
       byte[] data = ZK.admin().getData().forPath(dir(name) + "/" + node);
       assertThat(new String(data, StandardCharsets.UTF_8))
