@@ -17,22 +17,29 @@ enum Dialect {
       "jdbc:mysql",
       "mysql.sql",
       "com.mysql:mysql-connector-j",
-      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
+      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)",
+      " LOCK IN SHARE MODE"),
   MARIADB(
       "jdbc:mariadb",
       "mysql.sql",
       "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client)",
-      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)"),
+      "CAST(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000 AS SIGNED)",
+      " LOCK IN SHARE MODE"),
   POSTGRESQL(
       "jdbc:postgresql",
       "postgresql.sql",
       "org.postgresql:postgresql",
-      "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+      "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+      // each statement reads what committed before it (read committed), and at a stricter
+      // isolation a row deleted meanwhile fails the transaction instead; a share lock would write
+      // the floor row's header at every insert
+      ""),
   H2(
       "jdbc:h2",
       "h2.sql",
       "com.h2database:h2",
-      "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)");
+      "CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)",
+      ""); // H2 reads committed rows per statement, and has no shared row lock
 
   final String scheme;
   private final String ddlResource;
@@ -43,11 +50,24 @@ enum Dialect {
    */
   final String nowMillis;
 
-  Dialect(String scheme, String ddlResource, String driverArtifact, String nowMillis) {
+  /**
+   * Appended to a SELECT that must read the latest committed row and keep a concurrent writer of it
+   * waiting until the transaction ends (the fence floor, read by an insert while a purge may raise
+   * it).
+   */
+  final String shareLock;
+
+  Dialect(
+      String scheme,
+      String ddlResource,
+      String driverArtifact,
+      String nowMillis,
+      String shareLock) {
     this.scheme = scheme;
     this.ddlResource = ddlResource;
     this.driverArtifact = driverArtifact;
     this.nowMillis = nowMillis;
+    this.shareLock = shareLock;
   }
 
   static Dialect forScheme(String scheme) {

@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -83,6 +84,9 @@ final class JdbcBackend implements LockBackend {
    */
   static final long FALLBACK_POLL_MILLIS = 1_000;
 
+  /** Deletes rows of lock names unused for {@code purge-after}; null when it is off. */
+  private final ScheduledExecutorService purger;
+
   JdbcBackend(
       LeaseTable table,
       SharedTable shared,
@@ -92,6 +96,7 @@ final class JdbcBackend implements LockBackend {
       Duration ioTimeout,
       Duration backoffMin,
       Duration backoffMax,
+      Duration purgeAfter,
       AutoCloseable pool,
       ReleaseListener listener,
       NamedLockBells bells,
@@ -113,6 +118,52 @@ final class JdbcBackend implements LockBackend {
         "pid "
             + ProcessHandle.current().pid()
             + (host == null || host.isBlank() ? "" : " on " + host);
+    this.purger = purgeAfter == null ? null : startPurges(purgeAfter);
+  }
+
+  /**
+   * Purges every quarter of {@code purge-after} (1 s to 1 h), starting at a random point of the
+   * first turn so that clients started together do not all read the table at once; a purge that
+   * finds another client's less than a turn old does nothing (see {@link LeaseTable#purge}).
+   */
+  private ScheduledExecutorService startPurges(Duration purgeAfter) {
+    long age = purgeAfter.toMillis();
+    long every = Math.max(1_000, Math.min(TimeUnit.HOURS.toMillis(1), age / 4));
+    ScheduledExecutorService s =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "locksmith-jdbc-purge-" + THREADS.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    long first = every / 2 + ThreadLocalRandom.current().nextLong(every / 2);
+    s.scheduleWithFixedDelay(() -> purgeOnce(age, every), first, every, TimeUnit.MILLISECONDS);
+    return s;
+  }
+
+  private volatile boolean purgeFailing;
+
+  private void purgeOnce(long ageMillis, long everyMillis) {
+    try {
+      int n = table.purge(ageMillis, everyMillis);
+      if (n > 0) {
+        LOG.debug("deleted {} rows of lock names unused for {} ms from {}", n, ageMillis, table);
+      }
+      purgeFailing = false;
+    } catch (SQLException | RuntimeException e) {
+      String why =
+          e instanceof SQLException ? secrets.scrub(String.valueOf(e.getMessage())) : e.toString();
+      if (!purgeFailing) {
+        LOG.warn(
+            "deleting unused rows of lock table {} on {} failed, trying again in a while: {}",
+            table.table(),
+            endpoint,
+            why);
+      } else {
+        LOG.debug("deleting unused rows of {} failed again: {}", table.table(), why);
+      }
+      purgeFailing = true;
+    }
   }
 
   /**
@@ -743,6 +794,9 @@ final class JdbcBackend implements LockBackend {
   @Override
   public void close() {
     renewer.shutdownNow();
+    if (purger != null) {
+      purger.shutdownNow();
+    }
     if (listener != null) {
       listener.close();
     }

@@ -35,11 +35,12 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Options of this backend: {@code table}, {@code create-table}, {@code pool-size}, {@code
- * connect-timeout}, {@code io-timeout}, {@code backoff-min}, {@code backoff-max}. Every other query
- * parameter is handed to the JDBC driver as a connection property ({@code sslmode=require}, {@code
- * user}, {@code password}, …). The driver itself is not a dependency of this artifact: add the one
- * for your database. To lock with a {@link DataSource} you already have, use {@link
- * JdbcLocks#connect(DataSource)}.
+ * connect-timeout}, {@code io-timeout}, {@code backoff-min}, {@code backoff-max}, {@code
+ * purge-after} (rows of lock names unused this long are deleted, default {@code 1d}; {@code off}
+ * keeps them). Every other query parameter is handed to the JDBC driver as a connection property
+ * ({@code sslmode=require}, {@code user}, {@code password}, …). The driver itself is not a
+ * dependency of this artifact: add the one for your database. To lock with a {@link DataSource} you
+ * already have, use {@link JdbcLocks#connect(DataSource)}.
  */
 public final class JdbcLockProvider implements LockProvider {
   static final String TABLE = "table";
@@ -49,8 +50,19 @@ public final class JdbcLockProvider implements LockProvider {
   static final String IO_TIMEOUT = "io-timeout";
   static final String BACKOFF_MIN = "backoff-min";
   static final String BACKOFF_MAX = "backoff-max";
+  static final String PURGE_AFTER = "purge-after";
   static final Set<String> OPTIONS =
-      Set.of(TABLE, CREATE_TABLE, POOL_SIZE, CONNECT_TIMEOUT, IO_TIMEOUT, BACKOFF_MIN, BACKOFF_MAX);
+      Set.of(
+          TABLE,
+          CREATE_TABLE,
+          POOL_SIZE,
+          CONNECT_TIMEOUT,
+          IO_TIMEOUT,
+          BACKOFF_MIN,
+          BACKOFF_MAX,
+          PURGE_AFTER);
+  static final Duration MIN_PURGE_AFTER = Duration.ofSeconds(1);
+  static final Duration MAX_PURGE_AFTER = Duration.ofDays(365);
   static final String DEFAULT_TABLE = "locksmith_locks";
 
   private static final Pattern DRIVER_KEY = Pattern.compile("[A-Za-z][A-Za-z0-9_.\\-]{0,99}");
@@ -128,6 +140,7 @@ public final class JdbcLockProvider implements LockProvider {
     Duration backoffMax =
         config.duration(
             BACKOFF_MAX, Duration.ofMillis(200), Duration.ofMillis(1), Duration.ofMinutes(10));
+    Duration purgeAfter = purgeAfter(config);
     if (backoffMax.compareTo(backoffMin) < 0) {
       config.problem(
           BACKOFF_MAX,
@@ -173,6 +186,7 @@ public final class JdbcLockProvider implements LockProvider {
           ioTimeout,
           backoffMin,
           backoffMax,
+          purgeAfter,
           driverProps);
     }
     String shown = url.shown();
@@ -280,6 +294,7 @@ public final class JdbcLockProvider implements LockProvider {
             });
     try {
       leases.ensureExists(create);
+      leases.ensureFloor();
     } catch (SQLException e) {
       pool.close();
       throw new BackendUnavailableException(
@@ -311,6 +326,7 @@ public final class JdbcLockProvider implements LockProvider {
         ioTimeout,
         backoffMin,
         backoffMax,
+        purgeAfter,
         pool,
         listener,
         bells,
@@ -387,6 +403,7 @@ public final class JdbcLockProvider implements LockProvider {
       Duration ioTimeout,
       Duration backoffMin,
       Duration backoffMax,
+      Duration purgeAfter,
       Properties driverProps) {
     LockUri uri = config.uri();
     if (!uri.hosts().isEmpty() || !uri.path().isEmpty()) {
@@ -410,6 +427,7 @@ public final class JdbcLockProvider implements LockProvider {
     LeaseTable leases = new LeaseTable(ds, dialect, table, 0, () -> {});
     try {
       leases.ensureExists(create);
+      leases.ensureFloor();
     } catch (SQLException e) {
       throw new BackendUnavailableException(
           "preparing lock table " + table + " through " + endpoint + " failed: " + describe(e), e);
@@ -435,10 +453,39 @@ public final class JdbcLockProvider implements LockProvider {
         ioTimeout,
         backoffMin,
         backoffMax,
+        purgeAfter,
         null,
         listener,
         bells,
         () -> {});
+  }
+
+  /**
+   * @return {@code purge-after}: how long a lock name's row stays unused before it is deleted; null
+   *     for {@code off}
+   */
+  private static Duration purgeAfter(BackendConfig config) {
+    String text = config.options().get(PURGE_AFTER);
+    if (text != null && text.trim().equalsIgnoreCase("off")) {
+      return null;
+    }
+    Duration d = Duration.ofDays(1);
+    if (text != null) {
+      try {
+        d = Durations.parse(text);
+      } catch (IllegalArgumentException e) {
+        d = null;
+      }
+      if (d == null || d.compareTo(MIN_PURGE_AFTER) < 0 || d.compareTo(MAX_PURGE_AFTER) > 0) {
+        config.problem(
+            PURGE_AFTER,
+            text,
+            "it must be a duration from 1s to 365d, such as 1d, or off (rows of lock names are"
+                + " then kept for ever)");
+        return null;
+      }
+    }
+    return d;
   }
 
   /**

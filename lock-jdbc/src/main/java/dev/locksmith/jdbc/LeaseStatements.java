@@ -40,6 +40,38 @@ final class LeaseStatements {
   final String listHeld;
 
   /**
+   * The name of the reserved row whose fence is the highest fence of every row ever purged: a row
+   * inserted for a name takes this plus one, so a purged name's tokens never go back. Names of
+   * locks hold no control characters, so none is this.
+   */
+  static final String FLOOR_NAME = "\u0001fence-floor";
+
+  /** The floor row's fence, read by an insert of a new row (share-locked where that exists). */
+  final String selectFloor;
+
+  /**
+   * The floor row, locked by a purge (purges run one at a time), with when the last purge ran (its
+   * {@code expires_at}) and the database's now.
+   */
+  final String lockFloor;
+
+  /** Records that a purge ran now, so that the other clients' purges skip until the next turn. */
+  final String markPurged;
+
+  final String insertFloor;
+
+  /** Tickets expired for longer than the purge's age: a vanished waiter's. */
+  final String dropDeadTickets;
+
+  /** The highest fence of the rows a purge may delete. */
+  final String maxPurgeable;
+
+  final String raiseFloor;
+
+  /** Deletes the rows unused for the purge's age whose fence the floor covers. */
+  final String purge;
+
+  /**
    * @param table the lease table's checked name
    * @param queueTable its wait queue's ({@link LeaseTable#queueTable})
    * @param channel the PostgreSQL channel releases are announced on; null where the database cannot
@@ -70,11 +102,34 @@ final class LeaseStatements {
     this.insert =
         "INSERT INTO "
             + table
-            + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, 1, "
+            + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, ?, ?, "
             + now
             + " + ?, "
             + now
             + ", ?)";
+    String floorRow = "SELECT fence FROM " + table + " WHERE name = ?";
+    this.selectFloor = floorRow + dialect.shareLock;
+    this.lockFloor = "SELECT expires_at, " + now + " FROM " + table + " WHERE name = ? FOR UPDATE";
+    this.markPurged = "UPDATE " + table + " SET expires_at = " + now + " WHERE name = ?";
+    this.insertFloor =
+        "INSERT INTO "
+            + table
+            + " (name, owner, fence, expires_at, acquired_at, holder) VALUES (?, NULL, 0, 0, 0,"
+            + " NULL)";
+    this.dropDeadTickets = "DELETE FROM " + queueTable + " WHERE expires_at < " + now + " - ?";
+    // unused for the age by the database clock (a held row's expiry is ahead of now, a released
+    // one's is its release), not the floor, and no ticket queued for it
+    String purgeable =
+        " WHERE name <> ? AND expires_at < "
+            + now
+            + " - ? AND NOT EXISTS (SELECT 1 FROM "
+            + queueTable
+            + " q WHERE q.name = "
+            + table
+            + ".name)";
+    this.maxPurgeable = "SELECT MAX(fence) FROM " + table + purgeable;
+    this.raiseFloor = "UPDATE " + table + " SET fence = GREATEST(fence, ?) WHERE name = ?";
+    this.purge = "DELETE FROM " + table + purgeable + " AND fence <= ?";
     this.take =
         "UPDATE "
             + table

@@ -230,17 +230,20 @@ final class LeaseTable {
       }
     }
     if (fence < 0) {
+      // a new row, or one a purge deleted: above every fence a purge has removed
+      long first = floorOrZero(c) + 1;
       try (PreparedStatement ins = c.prepareStatement(sql.insert)) {
         ins.setString(1, name);
         ins.setString(2, owner);
-        ins.setLong(3, leaseMillis);
-        ins.setString(4, holder);
+        ins.setLong(3, first);
+        ins.setLong(4, leaseMillis);
+        ins.setString(5, holder);
         ins.executeUpdate();
       }
-      queue.leaveQueue(
-          c, name, owner, ticket); // only after the row was deleted by hand while we waited
+      // only after the row was purged, or deleted by hand, while we waited
+      queue.leaveQueue(c, name, owner, ticket);
       beforeCommit.run();
-      return Take.granted(1);
+      return Take.granted(first);
     }
     if (owner.equals(current)) {
       // Ours already: a retry after a commit whose reply was lost. Keep the fence, extend the
@@ -756,6 +759,150 @@ final class LeaseTable {
   @FunctionalInterface
   interface Operation<T> {
     T run() throws SQLException;
+  }
+
+  /**
+   * The highest fence of every row a purge deleted, 0 if none ever was. Read by the insert of a new
+   * row after its {@code SELECT ... FOR UPDATE} found none: a purge that deleted this name
+   * committed before that read, and raised the floor in the same transaction; one still running
+   * holds the floor row, and the share lock waits for it.
+   */
+  private long floorOrZero(Connection c) throws SQLException {
+    return Math.max(0, floor(c));
+  }
+
+  /** The floor row's fence, or -1 if there is no floor row. */
+  private long floor(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql.selectFloor)) {
+      ps.setString(1, LeaseStatements.FLOOR_NAME);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : -1;
+      }
+    }
+  }
+
+  /**
+   * Writes the floor row if it is not there yet, so that inserts lock a row rather than a gap of
+   * the index (InnoDB at repeatable read). A duplicate is another client's: fine.
+   */
+  void ensureFloor() throws SQLException {
+    onceMore(
+        () -> {
+          try (Connection c = borrow()) {
+            boolean auto = c.getAutoCommit();
+            if (auto) {
+              c.setAutoCommit(false);
+            }
+            try {
+              if (floor(c) < 0) {
+                try (PreparedStatement ps = c.prepareStatement(sql.insertFloor)) {
+                  ps.setString(1, LeaseStatements.FLOOR_NAME);
+                  ps.executeUpdate();
+                }
+              }
+              c.commit();
+            } catch (SQLException e) {
+              rollbackQuietly(c);
+              if (!Dialect.isDuplicateKey(e)) {
+                throw e;
+              }
+            } finally {
+              restoreAutoCommit(c, auto);
+            }
+            return null;
+          }
+        });
+  }
+
+  /**
+   * Deletes the rows of names unused for {@code ageMillis} by the database clock (no holder, no
+   * hold after release, no queued waiter), and the tickets expired that long, in one transaction
+   * that first raises the floor row's fence to the highest fence it deletes. Purges of several
+   * clients run one at a time on the floor row's lock, and one that finds that another ran less
+   * than {@code everyMillis} ago does nothing: the table is read once per turn, however many
+   * clients.
+   *
+   * @return the rows of names deleted
+   */
+  int purge(long ageMillis, long everyMillis) throws SQLException {
+    return onceMore(() -> purgeOnce(ageMillis, everyMillis));
+  }
+
+  private int purgeOnce(long ageMillis, long everyMillis) throws SQLException {
+    for (int round = 0; ; round++) {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        if (auto) {
+          c.setAutoCommit(false);
+        }
+        try {
+          int n = purgeInTransaction(c, ageMillis, everyMillis);
+          c.commit();
+          return n;
+        } catch (SQLException e) {
+          rollbackQuietly(c);
+          // two first purges raced to insert the floor row, or a deadlock victim: run it again
+          if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
+            continue;
+          }
+          throw e;
+        } finally {
+          restoreAutoCommit(c, auto);
+        }
+      }
+    }
+  }
+
+  private int purgeInTransaction(Connection c, long ageMillis, long everyMillis)
+      throws SQLException {
+    boolean floorRow;
+    try (PreparedStatement ps = c.prepareStatement(sql.lockFloor)) {
+      ps.setString(1, LeaseStatements.FLOOR_NAME);
+      try (ResultSet rs = ps.executeQuery()) {
+        floorRow = rs.next();
+        if (floorRow && rs.getLong(2) - rs.getLong(1) < everyMillis) {
+          return 0; // another client's purge ran less than a turn ago
+        }
+      }
+    }
+    if (!floorRow) {
+      try (PreparedStatement ps = c.prepareStatement(sql.insertFloor)) {
+        ps.setString(1, LeaseStatements.FLOOR_NAME);
+        ps.executeUpdate(); // ours, locked, until the commit
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.markPurged)) {
+      ps.setString(1, LeaseStatements.FLOOR_NAME);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.dropDeadTickets)) {
+      ps.setLong(1, ageMillis);
+      ps.executeUpdate();
+    }
+    long highest;
+    try (PreparedStatement ps = c.prepareStatement(sql.maxPurgeable)) {
+      ps.setString(1, LeaseStatements.FLOOR_NAME);
+      ps.setLong(2, ageMillis);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        highest = rs.getLong(1);
+        if (rs.wasNull()) {
+          return 0;
+        }
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(sql.raiseFloor)) {
+      ps.setLong(1, highest);
+      ps.setString(2, LeaseStatements.FLOOR_NAME);
+      ps.executeUpdate();
+    }
+    // a row that became purgeable since the read above may have a higher fence: it stays
+    try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
+      ps.setString(1, LeaseStatements.FLOOR_NAME);
+      ps.setLong(2, ageMillis);
+      ps.setLong(3, highest);
+      return ps.executeUpdate();
+    }
   }
 
   /**
