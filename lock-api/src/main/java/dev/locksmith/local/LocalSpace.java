@@ -31,6 +31,14 @@ final class LocalSpace {
   private volatile boolean suspended;
 
   /**
+   * The highest fence counter of every entry removed so far (under the mutex): an entry is removed
+   * once nothing of it is left but its counter (free, nobody waiting), so that a JVM locking one
+   * name per order keeps no memory per name, and a new entry starts above this, so that a name's
+   * tokens never go back whatever the wall clock says.
+   */
+  private long removedFence;
+
+  /**
    * Where a lock's fence counter starts: the wall clock in microseconds when the lock is first used
    * in this JVM. A space lives only as long as its JVM, so this is what keeps the tokens of an
    * application restarted on {@code local:} above those of its previous run, which a resource
@@ -48,8 +56,12 @@ final class LocalSpace {
   private static final class Entry {
     String owner;
     long expiresAt;
-    long fence = fenceBase();
+    long fence;
     final ArrayDeque<Queued> queue = new ArrayDeque<>();
+
+    Entry(long fence) {
+      this.fence = fence;
+    }
   }
 
   /**
@@ -61,10 +73,14 @@ final class LocalSpace {
    */
   private static final class Shared {
     int permits;
-    long fence = fenceBase();
+    long fence;
     final Map<String, Holding> holders = new LinkedHashMap<>();
     final Set<Queued> waiters = new LinkedHashSet<>();
     final Map<Queued, Long> writersWaiting = new LinkedHashMap<>();
+
+    Shared(long fence) {
+      this.fence = fence;
+    }
   }
 
   private static final class Holding {
@@ -113,7 +129,51 @@ final class LocalSpace {
   }
 
   private Entry entry(String lock) {
-    return locks.computeIfAbsent(lock, k -> new Entry());
+    return locks.computeIfAbsent(lock, k -> new Entry(firstFence()));
+  }
+
+  /** Where a new entry's counter starts: the wall clock, or above every removed entry's. */
+  private long firstFence() {
+    return Math.max(fenceBase(), removedFence);
+  }
+
+  /** Removes a lock's entry once nothing is left of it but its counter. */
+  private void trim(String lock, Entry e) {
+    if (e.owner == null && e.queue.isEmpty() && locks.remove(lock, e)) {
+      removedFence = Math.max(removedFence, e.fence);
+    }
+  }
+
+  /**
+   * Removes a semaphore's or read-write lock's entry once nothing is left of it but its counter.
+   */
+  private void trimShared(String key, Shared s) {
+    if (s.holders.isEmpty()
+        && s.waiters.isEmpty()
+        && s.writersWaiting.isEmpty()
+        && shared.remove(key, s)) {
+      removedFence = Math.max(removedFence, s.fence);
+    }
+  }
+
+  /** Entries kept, locks and shared: for tests. */
+  int entries() {
+    mutex.lock();
+    try {
+      return locks.size() + shared.size();
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /** The floor of new entries' counters: for tests. */
+  long removedFence() {
+    mutex.lock();
+    try {
+      return removedFence;
+    } finally {
+      mutex.unlock();
+    }
   }
 
   private static boolean expired(Entry e, long now) {
@@ -180,6 +240,7 @@ final class LocalSpace {
       if (wasHead) {
         wakeHead(e);
       }
+      trim(lock, e);
     } finally {
       mutex.unlock();
     }
@@ -192,10 +253,12 @@ final class LocalSpace {
     checkAvailable();
     mutex.lock();
     try {
-      Entry e = entry(lock);
+      Entry e = locks.get(lock);
       long now = System.nanoTime();
-      if (!ownerId.equals(e.owner)) {
-        return e.owner == null ? "the lock is free" : "the lock is held by another owner";
+      if (e == null || !ownerId.equals(e.owner)) {
+        return e == null || e.owner == null
+            ? "the lock is free"
+            : "the lock is held by another owner";
       }
       if (expired(e, now)) {
         return "the lease had already expired";
@@ -211,13 +274,14 @@ final class LocalSpace {
     checkAvailable();
     mutex.lock();
     try {
-      Entry e = entry(lock);
-      if (!ownerId.equals(e.owner)) {
+      Entry e = locks.get(lock);
+      if (e == null || !ownerId.equals(e.owner)) {
         return false;
       }
       boolean inTime = !expired(e, System.nanoTime());
       e.owner = null;
       wakeHead(e);
+      trim(lock, e);
       return inTime;
     } finally {
       mutex.unlock();
@@ -257,6 +321,7 @@ final class LocalSpace {
       }
       e.owner = null;
       wakeHead(e);
+      trim(lock, e);
       return true;
     } finally {
       mutex.unlock();
@@ -298,6 +363,7 @@ final class LocalSpace {
       Entry e = entry(lock);
       e.owner = null;
       wakeHead(e);
+      trim(lock, e);
     } finally {
       mutex.unlock();
     }
@@ -352,7 +418,7 @@ final class LocalSpace {
   }
 
   private Shared shared(String key) {
-    return shared.computeIfAbsent(key, k -> new Shared());
+    return shared.computeIfAbsent(key, k -> new Shared(firstFence()));
   }
 
   /** Drops leases whose time is up; a semaphore with none left forgets its count. */
@@ -441,6 +507,8 @@ final class LocalSpace {
       if (wasWriter || held) {
         s.waiters.forEach(q -> q.wake.run()); // readers held back by that writer may go now
       }
+      purge(s, System.nanoTime());
+      trimShared(key, s);
     } finally {
       mutex.unlock();
     }
@@ -453,9 +521,9 @@ final class LocalSpace {
     checkAvailable();
     mutex.lock();
     try {
-      Shared s = shared(key);
+      Shared s = this.shared.get(key);
       long now = System.nanoTime();
-      Holding h = s.holders.get(ownerId);
+      Holding h = s == null ? null : s.holders.get(ownerId);
       if (h == null || now - h.expiresAt >= 0) {
         return "the lease is no longer among the live leases";
       }
@@ -470,13 +538,16 @@ final class LocalSpace {
     checkAvailable();
     mutex.lock();
     try {
-      Shared s = shared(key);
-      Holding h = s.holders.remove(ownerId);
+      Shared s = this.shared.get(key);
+      Holding h = s == null ? null : s.holders.remove(ownerId);
       if (h == null) {
         return false;
       }
       s.waiters.forEach(q -> q.wake.run());
-      return System.nanoTime() - h.expiresAt < 0;
+      long now = System.nanoTime();
+      purge(s, now);
+      trimShared(key, s);
+      return now - h.expiresAt < 0;
     } finally {
       mutex.unlock();
     }
@@ -490,6 +561,7 @@ final class LocalSpace {
       s.holders.clear();
       s.permits = 0;
       s.waiters.forEach(q -> q.wake.run());
+      trimShared(key, s);
     } finally {
       mutex.unlock();
     }

@@ -74,9 +74,10 @@ final class RedlockBackend implements LockBackend {
           .promise(
               Fault.SERVER_RESTART,
               Promise.UNSAFE,
-              "a server that restarts without its data forgets our key and its fence counter; with"
-                  + " a majority so restarted a second holder can enter and tokens can repeat,"
-                  + " unless restarts are delayed by a lease (or fsync=always)")
+              "a server that restarts without its data forgets our key and its fence counter: with"
+                  + " a majority so restarted a second holder can enter, unless restarts are delayed"
+                  + " by a lease; and even one such server, however late it rejoins, can make a"
+                  + " token go back (only fsync=always keeps the counters)")
           .promise(
               Fault.SERVER_PAUSE,
               Promise.SAFE_WITH_FENCING,
@@ -112,8 +113,9 @@ final class RedlockBackend implements LockBackend {
               Fault.TOKEN_MONOTONICITY,
               Promise.SAFE,
               "tokens are the maximum fence of the servers taken, written back to a majority before"
-                  + " the lock counts as held; safe while servers keep their data or restart only"
-                  + " after a lease (see SERVER_RESTART)")
+                  + " the lock counts as held; safe while servers keep their data (appendfsync"
+                  + " always): a delayed restart keeps exclusion, not the counters (see"
+                  + " SERVER_RESTART)")
           .build();
 
   /** One server: its connections and its release-notification subscriber. */
