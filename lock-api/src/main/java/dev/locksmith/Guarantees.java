@@ -86,7 +86,9 @@ public final class Guarantees {
    * holds for every primitive the backend has, unless the backend names an exception with {@link
    * Builder#except}: a backend that wakes lock waiters by notification but lets semaphore waiters
    * poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts {@link #SEMAPHORE}. The compatibility
-   * kit checks each feature on each primitive it is declared for.
+   * kit checks each feature on each primitive it is declared for. The features of exclusive locks
+   * only ({@link Feature#STATE_READS}, {@link Feature#BREAK_GLASS}, {@link Feature#LISTING}) never
+   * hold for {@link #SEMAPHORE} or {@link #READ_WRITE_LOCK}, whatever the backend declares.
    */
   public enum Primitive {
     /** {@link LockClient#lock(String)}. */
@@ -147,6 +149,11 @@ public final class Guarantees {
   /** Per primitive, the declared features that do not hold for it. */
   private final Map<Primitive, Set<Feature>> exceptions;
 
+  /** Features of exclusive locks only: what they read or free is a lock's single holder. */
+  private static final Set<Feature> LOCKS_ONLY =
+      Collections.unmodifiableSet(
+          EnumSet.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.LISTING));
+
   private final Map<Fault, Promise> promises;
   private final Map<Fault, String> notes;
 
@@ -191,11 +198,15 @@ public final class Guarantees {
       return Collections.emptySet();
     }
     Set<Feature> excepted = exceptions.getOrDefault(primitive, Collections.emptySet());
-    if (excepted.isEmpty()) {
+    boolean shared = primitive != Primitive.LOCK;
+    if (excepted.isEmpty() && !(shared && features.stream().anyMatch(LOCKS_ONLY::contains))) {
       return features;
     }
     Set<Feature> held = EnumSet.copyOf(features);
     held.removeAll(excepted);
+    if (shared) {
+      held.removeAll(LOCKS_ONLY);
+    }
     return Collections.unmodifiableSet(held);
   }
 

@@ -7,6 +7,7 @@ import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Primitive;
 import dev.locksmith.Guarantees.Promise;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +48,27 @@ class GuaranteesTest {
         .contains(Feature.FIFO_FAIRNESS);
     assertThat(g.features()).contains(Feature.NOTIFIED_WAKEUP);
     assertThat(g.toString()).contains("except={SEMAPHORE=[NOTIFIED_WAKEUP]}");
+  }
+
+  @Test
+  void featuresOfExclusiveLocksOnlyNeverHoldForSemaphoresOrReadWriteLocks() {
+    Guarantees g =
+        allPromised()
+            .features(
+                Feature.STATE_READS,
+                Feature.BREAK_GLASS,
+                Feature.LISTING,
+                Feature.FENCING,
+                Feature.SEMAPHORES,
+                Feature.READ_WRITE_LOCKS)
+            .build();
+    for (Feature f : List.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.LISTING)) {
+      assertThat(g.has(f)).as("%s for locks", f).isTrue();
+      assertThat(g.has(f, Primitive.SEMAPHORE)).as("%s for semaphores", f).isFalse();
+      assertThat(g.has(f, Primitive.READ_WRITE_LOCK)).as("%s for read-write locks", f).isFalse();
+    }
+    assertThat(g.has(Feature.FENCING, Primitive.SEMAPHORE)).isTrue();
+    assertThat(g.features(Primitive.READ_WRITE_LOCK)).contains(Feature.FENCING);
   }
 
   @Test

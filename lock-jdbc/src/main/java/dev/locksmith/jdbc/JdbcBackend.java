@@ -145,7 +145,7 @@ final class JdbcBackend implements LockBackend {
 
   private void purgeOnce(long ageMillis, long everyMillis) {
     try {
-      int n = table.purge(ageMillis, everyMillis);
+      int n = table.purge(ageMillis, everyMillis, shared);
       if (n > 0) {
         LOG.debug("deleted {} rows of lock names unused for {} ms from {}", n, ageMillis, table);
       }
@@ -173,9 +173,15 @@ final class JdbcBackend implements LockBackend {
    * @param notified whether releases of locks wake waiters in other clients (PostgreSQL's
    *     LISTEN/NOTIFY, MySQL's and MariaDB's named-lock bells)
    * @param notifiedClaims whether releases of permits and read-write sides do too (PostgreSQL only)
+   * @param breakGlass whether a break wakes the waiters as a release does: not on MySQL/MariaDB,
+   *     whose waiters wait on the holding client's own bell, which only that client rings
    */
   static Guarantees guarantees(
-      boolean durable, boolean shared, boolean notified, boolean notifiedClaims) {
+      boolean durable,
+      boolean shared,
+      boolean notified,
+      boolean notifiedClaims,
+      boolean breakGlass) {
     Guarantees.Builder b =
         Guarantees.builder()
             .features(
@@ -254,6 +260,9 @@ final class JdbcBackend implements LockBackend {
     }
     if (notified) {
       b.features(Feature.NOTIFIED_WAKEUP);
+    }
+    if (breakGlass) {
+      b.features(Feature.BREAK_GLASS);
     }
     // any waiter may take a freed permit or side: FIFO is for locks only
     b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
@@ -755,6 +764,15 @@ final class JdbcBackend implements LockBackend {
       return NamePage.of(page, page.get(limit - 1));
     } catch (SQLException e) {
       throw unavailable("listing locks under '" + prefix + "'", e);
+    }
+  }
+
+  @Override
+  public boolean breakLock(String name) {
+    try {
+      return table.breakLock(name);
+    } catch (SQLException e) {
+      throw unavailable("breaking lock '" + name + "'", e);
     }
   }
 

@@ -72,6 +72,12 @@ final class LeaseStatements {
   final String purge;
 
   /**
+   * Break-glass: frees a held row whoever holds it (a lease or a hold after release), keeping its
+   * fence.
+   */
+  final String breakHeld;
+
+  /**
    * @param table the lease table's checked name
    * @param queueTable its wait queue's ({@link LeaseTable#queueTable})
    * @param channel the PostgreSQL channel releases are announced on; null where the database cannot
@@ -207,6 +213,15 @@ final class LeaseStatements {
             + " WHERE name = ?"
             + liveTicket
             + ")";
+    this.breakHeld =
+        "UPDATE "
+            + table
+            + " SET owner = NULL, expires_at = "
+            + now
+            + " WHERE name = ? AND owner IS NOT NULL AND expires_at >= "
+            + now
+            + " - "
+            + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
     String free =
         "UPDATE "
             + table

@@ -491,6 +491,48 @@ final class LeaseTable {
   }
 
   /**
+   * Break-glass: frees the row whoever holds it, in one UPDATE that keeps the fence; on PostgreSQL
+   * the waiters are told as by a release (in the same transaction, delivered at its commit). The
+   * holder's renewal and release then find the row no longer theirs.
+   *
+   * @return whether a holder was freed
+   */
+  boolean breakLock(String name) throws SQLException {
+    return onceMore(() -> breakOnce(name));
+  }
+
+  private boolean breakOnce(String name) throws SQLException {
+    try (Connection c = borrow()) {
+      boolean auto = c.getAutoCommit();
+      if (auto) {
+        c.setAutoCommit(false);
+      }
+      try {
+        int n;
+        try (PreparedStatement ps = c.prepareStatement(sql.breakHeld)) {
+          ps.setString(1, name);
+          n = ps.executeUpdate();
+        }
+        if (n > 0 && channel != null) {
+          try (PreparedStatement ps = c.prepareStatement(sql.announceIfQueued)) {
+            ps.setString(1, channel);
+            ps.setString(2, name);
+            ps.setString(3, name);
+            ps.execute();
+          }
+        }
+        c.commit();
+        return n > 0;
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c);
+        throw e;
+      } finally {
+        restoreAutoCommit(c, auto);
+      }
+    }
+  }
+
+  /**
    * Moves a lease's expiry to {@code leaseMillis} from now by the database clock, longer or
    * shorter, in one owner-checked UPDATE that also requires the row not to have expired (the test a
    * taker applies).
@@ -767,7 +809,7 @@ final class LeaseTable {
    * committed before that read, and raised the floor in the same transaction; one still running
    * holds the floor row, and the share lock waits for it.
    */
-  private long floorOrZero(Connection c) throws SQLException {
+  long floorOrZero(Connection c) throws SQLException {
     return Math.max(0, floor(c));
   }
 
@@ -824,11 +866,12 @@ final class LeaseTable {
    *
    * @return the rows of names deleted
    */
-  int purge(long ageMillis, long everyMillis) throws SQLException {
-    return onceMore(() -> purgeOnce(ageMillis, everyMillis));
+  int purge(long ageMillis, long everyMillis, SharedTable shared) throws SQLException {
+    SharedTable claims = shared != null && shared.present() ? shared : null;
+    return onceMore(() -> purgeOnce(ageMillis, everyMillis, claims));
   }
 
-  private int purgeOnce(long ageMillis, long everyMillis) throws SQLException {
+  private int purgeOnce(long ageMillis, long everyMillis, SharedTable shared) throws SQLException {
     for (int round = 0; ; round++) {
       try (Connection c = borrow()) {
         boolean auto = c.getAutoCommit();
@@ -836,7 +879,7 @@ final class LeaseTable {
           c.setAutoCommit(false);
         }
         try {
-          int n = purgeInTransaction(c, ageMillis, everyMillis);
+          int n = purgeInTransaction(c, ageMillis, everyMillis, shared);
           c.commit();
           return n;
         } catch (SQLException e) {
@@ -853,7 +896,7 @@ final class LeaseTable {
     }
   }
 
-  private int purgeInTransaction(Connection c, long ageMillis, long everyMillis)
+  private int purgeInTransaction(Connection c, long ageMillis, long everyMillis, SharedTable shared)
       throws SQLException {
     boolean floorRow;
     try (PreparedStatement ps = c.prepareStatement(sql.lockFloor)) {
@@ -887,22 +930,35 @@ final class LeaseTable {
         rs.next();
         highest = rs.getLong(1);
         if (rs.wasNull()) {
-          return 0;
+          highest = -1;
         }
       }
     }
+    long sharedHighest = shared == null ? -1 : shared.idleHeadsFence(c, ageMillis);
+    long floor = Math.max(highest, sharedHighest);
+    if (floor < 0) {
+      return 0;
+    }
+    // one floor for locks, semaphores and read-write locks: each new row starts above it
     try (PreparedStatement ps = c.prepareStatement(sql.raiseFloor)) {
-      ps.setLong(1, highest);
+      ps.setLong(1, floor);
       ps.setString(2, LeaseStatements.FLOOR_NAME);
       ps.executeUpdate();
     }
-    // a row that became purgeable since the read above may have a higher fence: it stays
-    try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
-      ps.setString(1, LeaseStatements.FLOOR_NAME);
-      ps.setLong(2, ageMillis);
-      ps.setLong(3, highest);
-      return ps.executeUpdate();
+    int deleted = 0;
+    if (highest >= 0) {
+      // a row that became purgeable since the read above may have a higher fence: it stays
+      try (PreparedStatement ps = c.prepareStatement(sql.purge)) {
+        ps.setString(1, LeaseStatements.FLOOR_NAME);
+        ps.setLong(2, ageMillis);
+        ps.setLong(3, highest);
+        deleted += ps.executeUpdate();
+      }
     }
+    if (sharedHighest >= 0) {
+      deleted += shared.deleteIdleHeads(c, sharedHighest);
+    }
+    return deleted;
   }
 
   /**

@@ -72,6 +72,18 @@ final class SharedTable {
   private final String extend;
   private final String selectLive;
 
+  /** Leases and writers' marks expired for the purge's age. */
+  private final String dropDeadLeases;
+
+  /** The highest fence of the resources with no lease and no mark left. */
+  private final String maxIdleHeads;
+
+  /** Deletes the resources with no lease and no mark left whose fence the floor covers. */
+  private final String deleteIdleHeads;
+
+  /** Whether both tables were seen to exist (a client that only locks may never create them). */
+  private volatile boolean seen;
+
   /**
    * @param base the lease table, whose connections and helpers these tables use
    * @param table the lease table's checked name
@@ -91,7 +103,7 @@ final class SharedTable {
     String now = dialect.nowMillis;
     String resource = " WHERE kind = ? AND name = ?";
     this.selectHead = "SELECT permits, fence, " + now + " FROM " + heads + resource + " FOR UPDATE";
-    this.insertHead = "INSERT INTO " + heads + " (kind, name, permits, fence) VALUES (?, ?, 0, 0)";
+    this.insertHead = "INSERT INTO " + heads + " (kind, name, permits, fence) VALUES (?, ?, 0, ?)";
     this.updateHead = "UPDATE " + heads + " SET permits = ?, fence = ?" + resource;
     this.purge = "DELETE FROM " + leases + resource + " AND expires_at < ?";
     // A locking read: it sees every committed row whatever the isolation level, so a renewal
@@ -119,6 +131,64 @@ final class SharedTable {
         leaseOnly + " AND expires_at >= " + now + " - " + LeaseTable.CLOCK_ALLOWANCE_MILLIS;
     this.extend = "UPDATE " + leases + " SET expires_at = " + now + " + ?" + own + live;
     this.selectLive = "SELECT owner FROM " + leases + own + live;
+    this.dropDeadLeases = "DELETE FROM " + leases + " WHERE expires_at < " + now + " - ?";
+    String idle =
+        " WHERE NOT EXISTS (SELECT 1 FROM "
+            + leases
+            + " l WHERE l.kind = "
+            + heads
+            + ".kind AND l.name = "
+            + heads
+            + ".name)";
+    this.maxIdleHeads = "SELECT MAX(fence) FROM " + heads + idle;
+    this.deleteIdleHeads = "DELETE FROM " + heads + idle + " AND fence <= ?";
+  }
+
+  /**
+   * Whether a purge should look at these tables: they exist (checked until seen, outside any
+   * transaction, since a failed statement would end the purge's own).
+   */
+  boolean present() throws SQLException {
+    if (!seen && (ready || bothExist())) {
+      seen = true;
+    }
+    return seen;
+  }
+
+  private boolean bothExist() throws SQLException {
+    return base.schema().exists(heads, "kind, name, permits, fence")
+        && base.schema().exists(leases, "kind, name, fence, expires_at");
+  }
+
+  /**
+   * In the purge's transaction ({@link LeaseTable#purge}): deletes leases and marks expired for
+   * {@code ageMillis}, then reads the highest fence of the resources left with none.
+   *
+   * @return that fence, or -1 if there is no such resource
+   */
+  long idleHeadsFence(Connection c, long ageMillis) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(dropDeadLeases)) {
+      ps.setLong(1, ageMillis);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(maxIdleHeads);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      long highest = rs.getLong(1);
+      return rs.wasNull() ? -1 : highest;
+    }
+  }
+
+  /**
+   * In the purge's transaction, after the floor was raised to at least {@code upTo}: deletes the
+   * resources with no lease and no mark left whose fence is at most that (a grant since the read
+   * has a higher one, and stays).
+   */
+  int deleteIdleHeads(Connection c, long upTo) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(deleteIdleHeads)) {
+      ps.setLong(1, upTo);
+      return ps.executeUpdate();
+    }
   }
 
   private String notifying(String delete) {
@@ -339,6 +409,8 @@ final class SharedTable {
       try (PreparedStatement ps = c.prepareStatement(insertHead)) {
         ps.setString(1, kind);
         ps.setString(2, name);
+        // a new resource, or one a purge deleted: above every fence a purge has removed
+        ps.setLong(3, base.floorOrZero(c));
         ps.executeUpdate(); // a racing first acquirer makes it a duplicate key: the caller runs
         // us again
       }

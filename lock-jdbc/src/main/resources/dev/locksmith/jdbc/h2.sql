@@ -1,5 +1,6 @@
 -- Lease table of lock-jdbc for H2. ${table} is the configured table name.
--- One row per lock name; rows are kept after release so the fence counter never goes back.
+-- One row per lock name, kept after release until unused for purge-after; a reserved floor row
+-- keeps the highest fence deleted, and new rows start above it, so no fence ever goes back.
 -- Times are milliseconds since the epoch by the DATABASE clock.
 -- queued_until: no ticket of the wait queue lives past it (tickets are capped by it and it is
 -- raised before them, under the row lock), so a taker that reads it in the past skips the

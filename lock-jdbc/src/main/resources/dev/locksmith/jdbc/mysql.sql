@@ -1,5 +1,6 @@
 -- Lease table of lock-jdbc for MySQL and MariaDB. ${table} is the configured table name.
--- One row per lock name; rows are kept after release so the fence counter never goes back.
+-- One row per lock name, kept after release until unused for purge-after; a reserved floor row
+-- keeps the highest fence deleted, and new rows start above it, so no fence ever goes back.
 -- Times are milliseconds since the epoch by the DATABASE clock. Names are stored as their
 -- UTF-8 bytes (255 characters of up to 4 bytes): compared byte for byte, so 'a' and 'A',
 -- 'a' and 'a ' (utf8mb4_bin pads with spaces when comparing), NFC and NFD are different locks.

@@ -117,6 +117,41 @@ class JdbcPurgeIT {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"mariadb", "postgresql", "h2"})
+  void unusedSemaphoresAndReadWriteLocksAreDeletedAndTheirTokensGoOn(String which)
+      throws Exception {
+    TestDatabases.Db db = db(which);
+    String table = table();
+    String heads = table + "_shared";
+    try (LockClient client = client(db, table, "1s")) {
+      long permit = 0;
+      long write = 0;
+      for (int i = 0; i < 3; i++) {
+        try (Lease lease = client.semaphore("idle-sem", 2).acquire(Duration.ofSeconds(5))) {
+          permit = lease.fencingToken();
+        }
+        try (Lease lease =
+            client.readWriteLock("idle-rw").writeLock().acquire(Duration.ofSeconds(5))) {
+          write = lease.fencingToken();
+        }
+      }
+      // a permit held (renewed) past the age: its resource stays
+      Lease held = client.semaphore("held-sem", 2).acquire(Duration.ofSeconds(5));
+      assertThat(awaitPurged(db, heads, "idle-sem", 20)).as("the idle semaphore's row").isTrue();
+      assertThat(awaitPurged(db, heads, "idle-rw", 20)).as("the idle read-write lock's").isTrue();
+      assertThat(db.countRows(heads, "held-sem")).as("a semaphore with a permit held").isOne();
+      try (Lease again = client.semaphore("idle-sem", 2).acquire(Duration.ofSeconds(5))) {
+        assertThat(again.fencingToken()).as("after %d", permit).isGreaterThan(permit);
+      }
+      try (Lease again =
+          client.readWriteLock("idle-rw").readLock().acquire(Duration.ofSeconds(5))) {
+        assertThat(again.fencingToken()).as("after %d", write).isGreaterThan(write);
+      }
+      assertThat(held.release()).isTrue();
+    }
+  }
+
   @Test
   void purgeAfterOffKeepsEveryRow() throws Exception {
     TestDatabases.Db db = db("h2");
