@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -51,6 +53,14 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider {
   /** Locks taken on this thread and not yet unlocked or extended, innermost last. */
   private static final ThreadLocal<Deque<ShedLockLease>> HELD_HERE =
       ThreadLocal.withInitial(ArrayDeque::new);
+
+  /**
+   * Every lock taken and not yet unlocked, extended or expired, whatever became of the thread that
+   * took it: a ShedLock lock that its code lets go of without unlocking stays taken until {@code
+   * lockAtMostFor}, as its contract says, rather than being released when the client finds its
+   * lease dropped (see {@code LockConfig#droppedLeases()}). Pruned at each {@link #lock}.
+   */
+  private static final Set<ShedLockLease> OPEN = ConcurrentHashMap.newKeySet();
 
   private final LockClient client;
 
@@ -108,11 +118,13 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider {
     LockOptions options =
         LockOptions.builder().lease(lease).autoRenew(false).reentrant(false).build();
     DistributedLock lock = client.lock(lockConfiguration.getName(), options);
+    OPEN.removeIf(open -> !open.isCurrent());
     Optional<Lease> lease0 = lock.tryAcquire();
     if (lease0.isEmpty()) {
       return Optional.empty();
     }
     ShedLockLease held = new ShedLockLease(lease0.get(), lockConfiguration.getLockAtLeastUntil());
+    OPEN.add(held);
     HELD_HERE.get().addLast(held);
     return Optional.of(held);
   }
@@ -193,6 +205,10 @@ public final class LocksmithLockProvider implements ExtensibleLockProvider {
 
   /** Called on the thread that extends: the new lock takes the old one's place there. */
   static void replaced(ShedLockLease old, ShedLockLease successor) {
+    OPEN.remove(old);
+    if (successor != null) {
+      OPEN.add(successor);
+    }
     Deque<ShedLockLease> here = HELD_HERE.get();
     if (here.remove(old) && successor != null) {
       here.addLast(successor);

@@ -89,6 +89,39 @@ class LocksmithLockProviderTest {
         .hasMessageContaining("does not declare EXTEND and HOLD_AFTER_RELEASE");
   }
 
+  /**
+   * A ShedLock lock that its code drops without unlocking, taken on a thread that then ends, stays
+   * taken until lockAtMostFor through garbage collections: the lock's contract, which a client
+   * releasing dropped leases would break.
+   */
+  @Test
+  void aDroppedLockStaysTakenUntilLockAtMostFor() throws Exception {
+    LocksmithLockProvider provider = new LocksmithLockProvider(local);
+    Thread taker =
+        new Thread(
+            () ->
+                assertThat(
+                        provider.lock(
+                            new LockConfiguration(
+                                ClockProvider.now(),
+                                "dropped-job",
+                                Duration.ofMinutes(1),
+                                Duration.ZERO)))
+                    .isPresent());
+    taker.start();
+    taker.join();
+    for (int i = 0; i < 5; i++) {
+      System.gc();
+      Thread.sleep(100);
+    }
+    assertThat(
+            provider.lock(
+                new LockConfiguration(
+                    ClockProvider.now(), "dropped-job", Duration.ofMinutes(1), Duration.ZERO)))
+        .as("the dropped job's lock, within its lockAtMostFor")
+        .isEmpty();
+  }
+
   @Test
   void aBackendWithBothIsAccepted() {
     assertThat(new LocksmithLockProvider(local).toString()).contains("local:shedlock-unit");
