@@ -75,9 +75,9 @@ final class RedlockBackend implements LockBackend {
               Fault.SERVER_RESTART,
               Promise.UNSAFE,
               "a server that restarts without its data forgets our key and its fence counter: with"
-                  + " a majority so restarted a second holder can enter, unless restarts are delayed"
-                  + " by a lease; and even one such server, however late it rejoins, can make a"
-                  + " token go back (only fsync=always keeps the counters)")
+                  + " a majority so restarted a second holder can enter, unless restarts are"
+                  + " delayed by a lease; and even one such server, however late it rejoins, can"
+                  + " make a token go back (only fsync=always keeps the counters)")
           .promise(
               Fault.SERVER_PAUSE,
               Promise.SAFE_WITH_FENCING,
