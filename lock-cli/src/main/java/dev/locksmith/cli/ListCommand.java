@@ -135,14 +135,40 @@ final class ListCommand {
   /** What to list: a prefix, and the names a page reads. */
   private record Query(String prefix, int limit) {}
 
-  private static Query query(Args args) {
+  /**
+   * @return the one PREFIX of a listing command line, empty if none
+   * @throws Args.UsageException if there are more words
+   */
+  static String prefix(Args args) {
     if (args.positional().size() > 1 || !args.rest().isEmpty()) {
       throw new Args.UsageException(
           "one PREFIX at most; unexpected '"
               + (args.positional().size() > 1 ? args.positional().get(1) : args.rest().get(0))
               + "'");
     }
-    String prefix = args.positional().isEmpty() ? "" : args.positional().get(0);
+    return args.positional().isEmpty() ? "" : args.positional().get(0);
+  }
+
+  /**
+   * Says on {@code out} that the backend cannot list its locks, unless it declares {@code LISTING}.
+   *
+   * @return whether it declares it
+   */
+  static boolean supported(
+      PrintStream out, String command, LockClient client, Backends.Backend backend) {
+    if (client.guarantees().has(Guarantees.Feature.LISTING)) {
+      return true;
+    }
+    out.println(
+        command
+            + ": "
+            + backend.config().uri().scheme()
+            + " does not declare LISTING: it cannot list its locks");
+    return false;
+  }
+
+  private static Query query(Args args) {
+    String prefix = prefix(args);
     int limit = 100;
     String limitText = args.get("limit");
     if (limitText != null) {
@@ -160,30 +186,31 @@ final class ListCommand {
   }
 
   private boolean supported(LockClient client, Backends.Backend backend) {
-    if (client.guarantees().has(Guarantees.Feature.LISTING)) {
-      return true;
-    }
-    out.println(
-        "lockctl: "
-            + backend.config().uri().scheme()
-            + " does not declare LISTING: it cannot list its locks");
-    return false;
+    return supported(out, "lockctl", client, backend);
   }
 
-  /** Every page, sorted by name. */
   private static List<HeldLock> listAll(LockClient client, Query q) {
+    return listAll(client, q.prefix, q.limit, Integer.MAX_VALUE);
+  }
+
+  /**
+   * @param limit the names a page reads
+   * @param most stop reading pages once this many locks are in
+   * @return every page (up to {@code most} locks and the rest of that page), sorted by name
+   */
+  static List<HeldLock> listAll(LockClient client, String prefix, int limit, int most) {
     List<HeldLock> all = new ArrayList<>();
     String cursor = null;
     do {
       LockPage page;
       try {
-        page = client.list(q.prefix, cursor, q.limit);
+        page = client.list(prefix, cursor, limit);
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException("PREFIX: " + e.getMessage());
       }
       all.addAll(page.locks());
       cursor = page.next().orElse(null);
-    } while (cursor != null);
+    } while (cursor != null && all.size() < most);
     all.sort((a, b) -> a.name().compareTo(b.name()));
     return all;
   }

@@ -2,11 +2,9 @@ package dev.locksmith.cli;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.locksmith.Guarantees;
 import dev.locksmith.HeldLock;
 import dev.locksmith.LockClient;
 import dev.locksmith.LockException;
-import dev.locksmith.LockPage;
 import dev.locksmith.LockState;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,7 +12,6 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -70,13 +67,7 @@ final class ServeCommand {
       out.println(USAGE);
       return Main.OK;
     }
-    if (args.positional().size() > 1 || !args.rest().isEmpty()) {
-      throw new Args.UsageException(
-          "one PREFIX at most; unexpected '"
-              + (args.positional().size() > 1 ? args.positional().get(1) : args.rest().get(0))
-              + "'");
-    }
-    String prefix = args.positional().isEmpty() ? "" : args.positional().get(0);
+    String prefix = ListCommand.prefix(args);
     int port = 7070;
     String portText = args.get("port");
     if (portText != null) {
@@ -93,13 +84,10 @@ final class ServeCommand {
     boolean allowBreak = args.flag("allow-break");
     Backends.Backend backend = Backends.resolve(args, null);
     try (LockClient client = backend.connect()) {
-      if (!client.guarantees().has(Guarantees.Feature.LISTING)) {
-        out.println(
-            "lockctl serve: "
-                + backend.config().uri().scheme()
-                + " does not declare LISTING: it cannot list its locks");
+      if (!ListCommand.supported(out, "lockctl serve", client, backend)) {
         return Main.FAILED;
       }
+      ListCommand.listAll(client, prefix, 1, 1); // a PREFIX no name can begin with: refused now
       HttpServer server;
       try {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 16);
@@ -215,14 +203,7 @@ final class ServeCommand {
 
   /** The held locks as JSON: every page of the listing. */
   static String json(LockClient client, String prefix, boolean allowBreak) {
-    List<HeldLock> all = new ArrayList<>();
-    String cursor = null;
-    do {
-      LockPage page = client.list(prefix, cursor, 200);
-      all.addAll(page.locks());
-      cursor = page.next().orElse(null);
-    } while (cursor != null && all.size() < 5000);
-    all.sort((a, b) -> a.name().compareTo(b.name()));
+    List<HeldLock> all = ListCommand.listAll(client, prefix, 200, 5000);
     StringBuilder b =
         new StringBuilder("{\"allowBreak\":").append(allowBreak).append(",\"locks\":[");
     for (int i = 0; i < all.size(); i++) {

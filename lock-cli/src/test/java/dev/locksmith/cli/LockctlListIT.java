@@ -93,12 +93,19 @@ class LockctlListIT {
           {"ls", "--backend", redis.uri(), "--limit", "0"},
           {"ls", "--backend", redis.uri(), "--limit", "1001"},
           {"ls", "--backend", redis.uri(), "--limit", "ten"},
-          {"ls", "--backend", redis.uri(), "a", "b"}
+          {"ls", "--backend", redis.uri(), "a", "b"},
+          {"ls", "--backend", redis.uri(), "bad\u0001prefix"},
+          // serve checks its PREFIX before it serves anything, as ls does
+          {"serve", "--backend", redis.uri(), "--port", "0", "bad\u0001prefix"},
+          {"serve", "--backend", redis.uri(), "--port", "0", "a", "b"}
         }) {
       Lockctl.Result r = Lockctl.run(argv);
       assertThat(r.exit).as("%s", r).isEqualTo(2);
     }
     assertThat(Lockctl.run("ls", "--backend", redis.uri(), "--limit", "0").err)
         .contains("--limit was '0' but it must be a whole number from 1 to 1000");
+    assertThat(Lockctl.run("serve", "--backend", redis.uri(), "--port", "0", "bad\u0001prefix").err)
+        .contains("PREFIX: ")
+        .contains("prefix");
   }
 }

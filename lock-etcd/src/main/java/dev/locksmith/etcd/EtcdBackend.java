@@ -17,6 +17,7 @@ import dev.locksmith.spi.NamePage;
 import dev.locksmith.spi.Renewal;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.kv.DeleteResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -713,6 +714,20 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public LockState inspect(String name) {
+    KeyValue kv = holderKey(name, "reading lock '" + name + "'");
+    if (kv == null) {
+      return LockState.free();
+    }
+    return LockState.held()
+        .withFencingToken(kv.getCreateRevision())
+        .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /**
+   * @return the holder's key of a lock: the one under its prefix with the lowest create revision
+   *     (one range read); null if the lock is free
+   */
+  private KeyValue holderKey(String name, String what) {
     ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
     GetOption oldest =
         GetOption.builder()
@@ -723,16 +738,8 @@ final class EtcdBackend implements LockBackend {
             .build();
     var got =
         calls.awaitUninterruptibly(
-            () -> client.getKVClient().get(prefix, oldest),
-            settings.requestTimeout,
-            "reading lock '" + name + "'");
-    if (got.getKvs().isEmpty()) {
-      return LockState.free();
-    }
-    var kv = got.getKvs().get(0);
-    return LockState.held()
-        .withFencingToken(kv.getCreateRevision())
-        .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+            () -> client.getKVClient().get(prefix, oldest), settings.requestTimeout, what);
+    return got.getKvs().isEmpty() ? null : got.getKvs().get(0);
   }
 
   /**
@@ -742,23 +749,10 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public boolean breakLock(String name) {
-    ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
-    GetOption oldest =
-        GetOption.builder()
-            .isPrefix(true)
-            .withSortField(GetOption.SortTarget.CREATE)
-            .withSortOrder(GetOption.SortOrder.ASCEND)
-            .withLimit(1)
-            .build();
-    var got =
-        calls.awaitUninterruptibly(
-            () -> client.getKVClient().get(prefix, oldest),
-            settings.requestTimeout,
-            "reading lock '" + name + "' to break it");
-    if (got.getKvs().isEmpty()) {
+    KeyValue kv = holderKey(name, "reading lock '" + name + "' to break it");
+    if (kv == null) {
       return false;
     }
-    var kv = got.getKvs().get(0);
     TxnResponse r =
         calls.awaitUninterruptibly(
             () ->

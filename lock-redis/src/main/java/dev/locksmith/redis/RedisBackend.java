@@ -865,19 +865,31 @@ final class RedisBackend implements LockBackend {
     return Long.valueOf(1).equals(r);
   }
 
-  @Override
-  public LockState inspect(String name) {
+  /**
+   * @return the STATE script's reply for a lock: its owner value, PTTL and token; empty if free
+   */
+  private List<?> stateOf(String name) {
     Object r =
         node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
     List<?> reply = r instanceof List ? (List<?>) r : List.of();
-    if (reply.size() < 3) {
+    return reply.size() < 3 ? List.of() : reply;
+  }
+
+  /** The owner value of a {@link #stateOf} reply. */
+  private static String ownerOf(List<?> reply) {
+    Object value = reply.get(0);
+    return value instanceof byte[]
+        ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8)
+        : String.valueOf(value);
+  }
+
+  @Override
+  public LockState inspect(String name) {
+    List<?> reply = stateOf(name);
+    if (reply.isEmpty()) {
       return LockState.free();
     }
-    Object value = reply.get(0);
-    String owner =
-        value instanceof byte[]
-            ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8)
-            : String.valueOf(value);
+    String owner = ownerOf(reply);
     long ttl = ((Number) reply.get(1)).longValue();
     long token = ((Number) reply.get(2)).longValue();
     // held after release, the owner is the hold's value, which names the lease that set it but is
@@ -900,18 +912,8 @@ final class RedisBackend implements LockBackend {
    */
   @Override
   public boolean breakLock(String name) {
-    Object r =
-        node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
-    List<?> reply = r instanceof List ? (List<?>) r : List.of();
-    if (reply.size() < 3) {
-      return false;
-    }
-    Object value = reply.get(0);
-    String owner =
-        value instanceof byte[]
-            ? new String((byte[]) value, java.nio.charset.StandardCharsets.UTF_8)
-            : String.valueOf(value);
-    return releaseScript(name, owner);
+    List<?> reply = stateOf(name);
+    return !reply.isEmpty() && releaseScript(name, ownerOf(reply));
   }
 
   /**
