@@ -94,7 +94,16 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
     } else {
       cluster = start();
     }
+    started.push(cluster);
   }
+
+  /**
+   * The servers started for the class and for each of its {@code @Nested} classes (which get
+   * BeforeAll/AfterAll calls of their own), innermost first: each is stopped when its class ends,
+   * and the enclosing class's is current again. Without it the enclosing class's servers were
+   * overwritten by the first nested class's and never stopped.
+   */
+  private final java.util.Deque<EtcdCluster> started = new java.util.ArrayDeque<>();
 
   private EtcdCluster start() throws Exception {
     EtcdCluster started = EtcdCluster.start(size, tag, clientScheme, extraArgs.call());
@@ -138,10 +147,11 @@ public final class EtcdServerExtension implements BeforeAllCallback, AfterAllCal
         admin = null;
       }
     } finally {
-      if (cluster != null && !perJvm) {
-        cluster.close();
+      EtcdCluster ended = started.poll();
+      cluster = started.peek();
+      if (ended != null && !perJvm) {
+        ended.close();
       }
-      cluster = null;
     }
   }
 

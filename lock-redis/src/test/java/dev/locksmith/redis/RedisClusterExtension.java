@@ -23,6 +23,14 @@ public final class RedisClusterExtension implements BeforeAllCallback, AfterAllC
   private RedisClusterSet cluster;
 
   /**
+   * The servers started for the class and for each of its {@code @Nested} classes (which get
+   * BeforeAll/AfterAll calls of their own), innermost first: each is stopped when its class ends,
+   * and the enclosing class's is current again. Without it the enclosing class's servers were
+   * overwritten by the first nested class's and never stopped.
+   */
+  private final java.util.Deque<RedisClusterSet> started = new java.util.ArrayDeque<>();
+
+  /**
    * @param name a short name for its processes and work directories
    * @param nodeTimeout the cluster's node timeout (a failover starts after it)
    */
@@ -34,13 +42,15 @@ public final class RedisClusterExtension implements BeforeAllCallback, AfterAllC
   @Override
   public void beforeAll(ExtensionContext context) {
     cluster = RedisClusterSet.start(name, nodeTimeout);
+    started.push(cluster);
   }
 
   @Override
   public void afterAll(ExtensionContext context) {
-    if (cluster != null) {
-      cluster.close();
-      cluster = null;
+    RedisClusterSet ended = started.poll();
+    cluster = started.peek();
+    if (ended != null) {
+      ended.close();
     }
   }
 

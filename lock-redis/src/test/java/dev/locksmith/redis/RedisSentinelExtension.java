@@ -34,13 +34,23 @@ public final class RedisSentinelExtension implements BeforeAllCallback, AfterAll
   @Override
   public void beforeAll(ExtensionContext context) {
     set = RedisSentinelSet.start(name, downAfter);
+    started.push(set);
   }
+
+  /**
+   * The servers started for the class and for each of its {@code @Nested} classes (which get
+   * BeforeAll/AfterAll calls of their own), innermost first: each is stopped when its class ends,
+   * and the enclosing class's is current again. Without it the enclosing class's servers were
+   * overwritten by the first nested class's and never stopped.
+   */
+  private final java.util.Deque<RedisSentinelSet> started = new java.util.ArrayDeque<>();
 
   @Override
   public void afterAll(ExtensionContext context) {
-    if (set != null) {
-      set.close();
-      set = null;
+    RedisSentinelSet ended = started.poll();
+    set = started.peek();
+    if (ended != null) {
+      ended.close();
     }
   }
 

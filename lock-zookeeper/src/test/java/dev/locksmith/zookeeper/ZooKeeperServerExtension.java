@@ -49,6 +49,21 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
   private TestingCluster cluster;
   private CuratorFramework admin;
 
+  /** What one BeforeAll started. */
+  private record Started(
+      ZooKeeperServerFixture server,
+      TestingServer testingServer,
+      TestingCluster cluster,
+      CuratorFramework admin) {}
+
+  /**
+   * The servers started for the class and for each of its {@code @Nested} classes (which get
+   * BeforeAll/AfterAll calls of their own), innermost first: each is stopped when its class ends,
+   * and the enclosing class's is current again. Without it the enclosing class's server was
+   * overwritten by the first nested class's and never stopped.
+   */
+  private final java.util.Deque<Started> stack = new java.util.ArrayDeque<>();
+
   private ZooKeeperServerExtension(
       String tag, boolean inThisJvm, boolean perJvm, boolean threeMembers) {
     this.tag = tag;
@@ -185,30 +200,33 @@ public final class ZooKeeperServerExtension implements BeforeAllCallback, AfterA
             "the test's own client could not connect to ZooKeeper " + tag);
       }
     }
+    stack.push(new Started(server, testingServer, cluster, admin));
   }
 
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
+    Started ended = stack.poll();
+    Started outer = stack.peek();
+    admin = outer == null ? null : outer.admin();
+    testingServer = outer == null ? null : outer.testingServer();
+    cluster = outer == null ? null : outer.cluster();
+    server = outer == null ? null : outer.server();
+    if (ended == null) {
+      return;
+    }
     try {
-      if (admin != null) {
-        admin.close();
+      if (ended.admin() != null) {
+        ended.admin().close();
       }
     } finally {
-      admin = null;
-      try {
-        if (testingServer != null) {
-          testingServer.close();
-        }
-        if (cluster != null) {
-          cluster.close();
-        }
-        if (server != null && !perJvm) {
-          server.close();
-        }
-      } finally {
-        testingServer = null;
-        cluster = null;
-        server = null;
+      if (ended.testingServer() != null) {
+        ended.testingServer().close();
+      }
+      if (ended.cluster() != null) {
+        ended.cluster().close();
+      }
+      if (ended.server() != null && !perJvm) {
+        ended.server().close();
       }
     }
   }
