@@ -559,19 +559,21 @@ class RedlockSemaphoreIT {
             .autoRenew(false)
             .reentrant(false)
             .build();
-    LockOptions shortRenewed =
-        LockOptions.builder().lease(Duration.ofMillis(600)).reentrant(false).build();
+    // Renewed every third of its lease: the 1.3 s left between two renewals are slack enough for
+    // a loaded machine (with a 600 ms lease, a renewal 400 ms late lost it: CI failed this way)
+    LockOptions renewed =
+        LockOptions.builder().lease(Duration.ofSeconds(2)).reentrant(false).build();
     try (LockClient a = connect();
         LockClient b = connect()) {
       Lease lapsing = a.semaphore(name, 1, shortUnrenewed).acquire(Duration.ofSeconds(5));
-      Lease next = b.semaphore(name, 1, shortRenewed).acquire(Duration.ofSeconds(10));
+      Lease next = b.semaphore(name, 1, renewed).acquire(Duration.ofSeconds(10));
       assertThat(lapsing.isValid())
           .as("the unrenewed lease once the next holder has the permit")
           .isFalse();
       assertThat(next.fencingToken()).isGreaterThan(lapsing.fencingToken());
-      Thread.sleep(2_000); // over three leases: renewal keeps it
+      Thread.sleep(2_600); // past its lease: renewal keeps it
       assertThat(next.isValid()).isTrue();
-      assertThat(a.semaphore(name, 1, shortRenewed).tryAcquire())
+      assertThat(a.semaphore(name, 1, renewed).tryAcquire())
           .as("a second permit of 1 while renewed")
           .isEmpty();
       assertThat(next.release()).isTrue();
