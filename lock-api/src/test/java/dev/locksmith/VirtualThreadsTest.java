@@ -35,7 +35,7 @@ class VirtualThreadsTest {
     assertThat(System.getProperty("jdk.virtualThreadScheduler.parallelism"))
         .as("one carrier thread, so that a pinned waiter blocks everything")
         .isEqualTo("1");
-    try (LockClient client = Locks.connect("local:virtual-threads?lease=300ms")) {
+    try (LockClient client = Locks.connect("local:virtual-threads?lease=1s")) {
       DistributedLock lock = client.lock("one-name");
       AtomicInteger inside = new AtomicInteger();
       AtomicInteger most = new AtomicInteger();
@@ -50,7 +50,9 @@ class VirtualThreadsTest {
               () -> {
                 try (Lease lease = lock.acquire(Duration.ofSeconds(5))) {
                   holding.countDown();
-                  Thread.sleep(300); // waiters queue up (renewals run meanwhile: lease 300ms)
+                  // waiters queue up while renewals run past the lease (1s: renewed every third,
+                  // which leaves slack for a loaded machine)
+                  Thread.sleep(1_200);
                   assertThat(lease.isValid()).as("renewed while waiters wait").isTrue();
                 } catch (Throwable e) {
                   failures.add("holder: " + e);
