@@ -324,19 +324,107 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     ensureOpen();
     requireFeature(Guarantees.Feature.LISTING, "list");
-    dev.locksmith.spi.NamePage names = backend.listNames(prefix, cursor, limit);
+    // the primitives listed, one after the other; a cursor is the primitive's letter, a colon and
+    // the backend's cursor for it (empty: its first page)
+    List<Guarantees.Primitive> listed = new ArrayList<>();
+    for (Guarantees.Primitive p : Guarantees.Primitive.values()) {
+      if (guarantees.has(Guarantees.Feature.LISTING, p)) {
+        listed.add(p);
+      }
+    }
+    int phase = 0;
+    String backendCursor = null;
+    if (cursor != null) {
+      int colon = cursor.indexOf(':');
+      phase = colon == 1 ? listed.indexOf(PHASES.get(cursor.charAt(0))) : -1;
+      if (phase < 0) {
+        throw new IllegalArgumentException(
+            "`cursor` was '"
+                + (cursor.length() > 40 ? cursor.substring(0, 40) + "…" : cursor)
+                + "' but it must be null for the first page, or the next() of the page before");
+      }
+      backendCursor = cursor.length() == 2 ? null : cursor.substring(2);
+    }
+    Guarantees.Primitive primitive = listed.get(phase);
+    dev.locksmith.spi.NamePage names = backend.listNames(prefix, backendCursor, limit, primitive);
     List<HeldLock> locks = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     for (String name : names.names()) {
       if (name == null || !name.startsWith(prefix) || !seen.add(name)) {
         continue; // the backend's page may repeat a name, or reach past the prefix
       }
-      LockState state = inspect(name);
-      if (state.isHeld()) {
-        locks.add(new HeldLock(name, state));
+      if (primitive == Guarantees.Primitive.LOCK) {
+        LockState state = inspect(name);
+        if (state.isHeld()) {
+          locks.add(new HeldLock(name, state));
+        }
+      } else {
+        HeldLock held = inspectHolders(name, primitive);
+        if (held != null) {
+          locks.add(held);
+        }
       }
     }
-    return new LockPage(locks, names.next());
+    String next;
+    if (names.next() != null) {
+      next = letter(primitive) + ":" + names.next();
+    } else if (phase + 1 < listed.size()) {
+      next = letter(listed.get(phase + 1)) + ":";
+    } else {
+      next = null;
+    }
+    return new LockPage(locks, next);
+  }
+
+  /** The primitives a listing's cursor names, by their letter. */
+  private static final Map<Character, Guarantees.Primitive> PHASES =
+      Map.of(
+          'L', Guarantees.Primitive.LOCK,
+          'S', Guarantees.Primitive.SEMAPHORE,
+          'R', Guarantees.Primitive.READ_WRITE_LOCK);
+
+  private static char letter(Guarantees.Primitive p) {
+    return p == Guarantees.Primitive.LOCK ? 'L' : p == Guarantees.Primitive.SEMAPHORE ? 'S' : 'R';
+  }
+
+  /**
+   * The holders of a semaphore or read-write lock, as the backend reads them, checked and with the
+   * fencing floor added; null if nothing is held.
+   */
+  private HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+    HeldLock held = backend.inspectHolders(name, primitive);
+    if (held == null) {
+      return null;
+    }
+    boolean rw = primitive == Guarantees.Primitive.READ_WRITE_LOCK;
+    boolean kindFits =
+        rw
+            ? held.kind() == HeldLock.Kind.READ || held.kind() == HeldLock.Kind.WRITE
+            : held.kind() == HeldLock.Kind.SEMAPHORE;
+    if (!held.name().equals(name) || !kindFits) {
+      throw new IllegalStateException(
+          "the backend for "
+              + config.uri()
+              + " answered "
+              + held
+              + " when asked for the holders of "
+              + primitive
+              + " '"
+              + name
+              + "'");
+    }
+    long floor = config.fencingFloor();
+    if (floor == 0) {
+      return held;
+    }
+    List<LockState> raised = new ArrayList<>();
+    for (LockState s : held.holders()) {
+      raised.add(
+          s.fencingToken().isPresent()
+              ? s.withFencingToken(s.fencingToken().getAsLong() + floor)
+              : s);
+    }
+    return HeldLock.of(name, held.kind(), raised);
   }
 
   /** The largest page {@link #list} reads. */

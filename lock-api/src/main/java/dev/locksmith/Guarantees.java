@@ -74,9 +74,11 @@ public final class Guarantees {
      */
     BREAK_GLASS,
     /**
-     * {@link LockClient#list}: the exclusive locks held under a name prefix, page by page, each
-     * with its {@link DistributedLock#state()}; every lock held for the whole listing is listed,
-     * and listing takes and renews nothing.
+     * {@link LockClient#list}: what is held under a name prefix, page by page, each with its
+     * holders' states (an exclusive lock as {@link DistributedLock#state()} reads it); everything
+     * held for the whole listing is listed, and listing takes and renews nothing. Declared for each
+     * primitive it lists: a backend that lists its locks but not its semaphores excepts {@link
+     * Primitive#SEMAPHORE}, and {@link LockClient#list} then lists no semaphores.
      */
     LISTING
   }
@@ -87,8 +89,8 @@ public final class Guarantees {
    * Builder#except}: a backend that wakes lock waiters by notification but lets semaphore waiters
    * poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts {@link #SEMAPHORE}. The compatibility
    * kit checks each feature on each primitive it is declared for. The features of exclusive locks
-   * only ({@link Feature#STATE_READS}, {@link Feature#BREAK_GLASS}, {@link Feature#LISTING}) never
-   * hold for {@link #SEMAPHORE} or {@link #READ_WRITE_LOCK}, whatever the backend declares.
+   * only ({@link Feature#STATE_READS}, {@link Feature#BREAK_GLASS}) never hold for {@link
+   * #SEMAPHORE} or {@link #READ_WRITE_LOCK}, whatever the backend declares.
    */
   public enum Primitive {
     /** {@link LockClient#lock(String)}. */
@@ -151,8 +153,7 @@ public final class Guarantees {
 
   /** Features of exclusive locks only: what they read or free is a lock's single holder. */
   private static final Set<Feature> LOCKS_ONLY =
-      Collections.unmodifiableSet(
-          EnumSet.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.LISTING));
+      Collections.unmodifiableSet(EnumSet.of(Feature.STATE_READS, Feature.BREAK_GLASS));
 
   private final Map<Fault, Promise> promises;
   private final Map<Fault, String> notes;

@@ -201,10 +201,12 @@ public interface LockClient extends AutoCloseable {
   }
 
   /**
-   * Lists the exclusive locks held under a name prefix, one page at a time, each with its state
-   * (holder, token and remaining lease where the backend reads them), at a bounded cost per page.
-   * Every lock held from the first page to the last is listed; a lock taken or released meanwhile
-   * may or may not be. Listing takes and renews nothing. Needs {@link Guarantees.Feature#LISTING}.
+   * Lists what is held under a name prefix, one page at a time: the exclusive locks, each with its
+   * state (holder, token and remaining lease where the backend reads them), then the semaphores and
+   * the read-write locks, each with every holder's state ({@link HeldLock#kind()} tells which), for
+   * the primitives the backend declares {@link Guarantees.Feature#LISTING} for. Each page costs a
+   * bounded number of round trips. Everything held from the first page to the last is listed; what
+   * is taken or released meanwhile may or may not be. Listing takes and renews nothing.
    *
    * <pre>{@code
    * String cursor = null;
@@ -219,7 +221,7 @@ public interface LockClient extends AutoCloseable {
    *     control characters
    * @param cursor null for the first page, else the {@link LockPage#next()} of the page before
    * @param limit how many names the backend reads for a page, 1 to 1,000; a page holds at most that
-   *     many locks, and may hold fewer
+   *     many entries, and may hold fewer (even none before the last page)
    * @return the page
    * @throws UnsupportedOperationException if the backend does not declare LISTING
    * @throws IllegalArgumentException if {@code prefix}, {@code cursor} or {@code limit} is invalid

@@ -4,9 +4,10 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * One page of a listing ({@link LockClient#list}): the held locks it found, in the backend's order,
- * and the cursor of the next page. A page may hold fewer locks than asked for, even none, while
- * there is a next page: go on until {@link #next()} is empty.
+ * One page of a listing ({@link LockClient#list}): the held locks, semaphores and read-write locks
+ * it found, in the backend's order (a name is listed once for each kind held), and the cursor of
+ * the next page. A page may hold fewer locks than asked for, even none, while there is a next page:
+ * go on until {@link #next()} is empty.
  */
 public final class LockPage {
   private final List<HeldLock> locks;
@@ -18,7 +19,7 @@ public final class LockPage {
   }
 
   /**
-   * @return the held locks of this page
+   * @return what this page found held
    */
   public List<HeldLock> locks() {
     return locks;

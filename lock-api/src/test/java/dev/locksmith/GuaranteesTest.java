@@ -62,13 +62,28 @@ class GuaranteesTest {
                 Feature.SEMAPHORES,
                 Feature.READ_WRITE_LOCKS)
             .build();
-    for (Feature f : List.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.LISTING)) {
+    for (Feature f : List.of(Feature.STATE_READS, Feature.BREAK_GLASS)) {
       assertThat(g.has(f)).as("%s for locks", f).isTrue();
       assertThat(g.has(f, Primitive.SEMAPHORE)).as("%s for semaphores", f).isFalse();
       assertThat(g.has(f, Primitive.READ_WRITE_LOCK)).as("%s for read-write locks", f).isFalse();
     }
     assertThat(g.has(Feature.FENCING, Primitive.SEMAPHORE)).isTrue();
+    assertThat(g.has(Feature.LISTING, Primitive.SEMAPHORE))
+        .as("listing lists every primitive it is declared for")
+        .isTrue();
     assertThat(g.features(Primitive.READ_WRITE_LOCK)).contains(Feature.FENCING);
+  }
+
+  @Test
+  void listingExceptedForAPrimitiveListsOnlyTheOthers() {
+    Guarantees g =
+        allPromised()
+            .features(Feature.LISTING, Feature.SEMAPHORES, Feature.READ_WRITE_LOCKS)
+            .except(Primitive.READ_WRITE_LOCK, Feature.LISTING)
+            .build();
+    assertThat(g.has(Feature.LISTING)).isTrue();
+    assertThat(g.has(Feature.LISTING, Primitive.SEMAPHORE)).isTrue();
+    assertThat(g.has(Feature.LISTING, Primitive.READ_WRITE_LOCK)).isFalse();
   }
 
   @Test

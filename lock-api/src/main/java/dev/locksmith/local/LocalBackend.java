@@ -208,6 +208,29 @@ final class LocalBackend implements LockBackend {
   }
 
   @Override
+  public NamePage listNames(
+      String prefix, String cursor, int limit, dev.locksmith.Guarantees.Primitive primitive) {
+    if (primitive == dev.locksmith.Guarantees.Primitive.LOCK) {
+      return listNames(prefix, cursor, limit);
+    }
+    String kind = primitive == dev.locksmith.Guarantees.Primitive.SEMAPHORE ? "sem" : "rw";
+    List<String> names = space.heldSharedNames(kind, prefix, cursor, limit);
+    if (names.size() <= limit) {
+      return NamePage.of(names, null);
+    }
+    List<String> page = names.subList(0, limit);
+    return NamePage.of(page, page.get(limit - 1));
+  }
+
+  @Override
+  public dev.locksmith.HeldLock inspectHolders(
+      String name, dev.locksmith.Guarantees.Primitive primitive) {
+    boolean semaphore = primitive == dev.locksmith.Guarantees.Primitive.SEMAPHORE;
+    Claim claim = semaphore ? Claim.permit(1) : Claim.read();
+    return space.holders(LocalSpace.sharedKey(name, claim), name, semaphore);
+  }
+
+  @Override
   public void close() {
     // nothing to close: the space outlives its clients
   }

@@ -85,10 +85,12 @@ final class LocalSpace {
 
   private static final class Holding {
     final boolean write;
+    final long fence;
     long expiresAt;
 
-    Holding(boolean write, long expiresAt) {
+    Holding(boolean write, long fence, long expiresAt) {
       this.write = write;
+      this.fence = fence;
       this.expiresAt = expiresAt;
     }
   }
@@ -357,6 +359,75 @@ final class LocalSpace {
     }
   }
 
+  /**
+   * @param kind "sem" or "rw"
+   * @return the names of the semaphores or read-write locks held under {@code prefix} after {@code
+   *     after}, in order, {@code limit + 1} at most (one more tells there is a next page)
+   */
+  java.util.List<String> heldSharedNames(String kind, String prefix, String after, int limit) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      long now = System.nanoTime();
+      String start = kind + "\0";
+      java.util.TreeSet<String> names = new java.util.TreeSet<>();
+      for (Map.Entry<String, Shared> e : shared.entrySet()) {
+        if (!e.getKey().startsWith(start)) {
+          continue;
+        }
+        String name = e.getKey().substring(start.length());
+        if (name.startsWith(prefix)
+            && (after == null || name.compareTo(after) > 0)
+            && e.getValue().holders.values().stream().anyMatch(h -> now - h.expiresAt < 0)) {
+          names.add(name);
+          if (names.size() > limit + 1) {
+            names.pollLast();
+          }
+        }
+      }
+      return new java.util.ArrayList<>(names);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
+  /**
+   * @return the live holders of a semaphore or read-write lock, or null if none
+   */
+  dev.locksmith.HeldLock holders(String key, String name, boolean semaphore) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      Shared s = shared.get(key);
+      if (s == null) {
+        return null;
+      }
+      long now = System.nanoTime();
+      java.util.List<LockState> states = new java.util.ArrayList<>();
+      boolean write = false;
+      for (Map.Entry<String, Holding> h : s.holders.entrySet()) {
+        if (now - h.getValue().expiresAt < 0) {
+          write |= h.getValue().write;
+          states.add(
+              LockState.held()
+                  .withFencingToken(h.getValue().fence)
+                  .withRemaining(java.time.Duration.ofNanos(h.getValue().expiresAt - now))
+                  .withHolder(h.getKey()));
+        }
+      }
+      if (states.isEmpty()) {
+        return null;
+      }
+      dev.locksmith.HeldLock.Kind kind =
+          semaphore
+              ? dev.locksmith.HeldLock.Kind.SEMAPHORE
+              : write ? dev.locksmith.HeldLock.Kind.WRITE : dev.locksmith.HeldLock.Kind.READ;
+      return dev.locksmith.HeldLock.of(name, kind, states);
+    } finally {
+      mutex.unlock();
+    }
+  }
+
   void revoke(String lock) {
     mutex.lock();
     try {
@@ -489,8 +560,10 @@ final class LocalSpace {
       s.waiters.remove(me);
       s.writersWaiting.remove(me);
       s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
-      s.holders.put(me.ownerId, new Holding(claim.kind() == Claim.Kind.WRITE, now + leaseNanos));
-      return ++s.fence;
+      long fence = ++s.fence;
+      s.holders.put(
+          me.ownerId, new Holding(claim.kind() == Claim.Kind.WRITE, fence, now + leaseNanos));
+      return fence;
     } finally {
       mutex.unlock();
     }

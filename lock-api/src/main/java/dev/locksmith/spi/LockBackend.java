@@ -195,6 +195,43 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
+   * Listing of one primitive, where {@link dev.locksmith.Guarantees.Feature#LISTING} is declared
+   * for it: as {@link #listNames(String, String, int)}, the names of the semaphores or read-write
+   * locks that may be held. The core reads each name's holders with {@link #inspectHolders}.
+   *
+   * @param prefix the names' beginning; empty for every name
+   * @param cursor null for the first page, else a {@link NamePage#next()} this method returned for
+   *     the same primitive
+   * @param limit about how many names a page holds, 1 to 1,000
+   * @param primitive the primitive listed
+   * @return the page; the default lists locks with {@link #listNames(String, String, int)} and
+   *     throws {@link UnsupportedOperationException} for the others
+   */
+  default NamePage listNames(
+      String prefix, String cursor, int limit, dev.locksmith.Guarantees.Primitive primitive) {
+    if (primitive == dev.locksmith.Guarantees.Primitive.LOCK) {
+      return listNames(prefix, cursor, limit);
+    }
+    throw new UnsupportedOperationException(this + " does not list " + primitive);
+  }
+
+  /**
+   * Reads who holds a semaphore or a read-write lock, without taking or renewing anything, for
+   * {@link #listNames(String, String, int, dev.locksmith.Guarantees.Primitive)}.
+   *
+   * @param name the name, already checked
+   * @param primitive {@code SEMAPHORE} or {@code READ_WRITE_LOCK}
+   * @return the holders ({@link dev.locksmith.HeldLock#of}: kind {@code SEMAPHORE}, {@code READ} or
+   *     {@code WRITE}, one state per holding, each with the holder's token, remaining lease and
+   *     owner id where the backend reads them), or null if nothing is held
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
+   */
+  default dev.locksmith.HeldLock inspectHolders(
+      String name, dev.locksmith.Guarantees.Primitive primitive) {
+    throw new UnsupportedOperationException(this + " does not implement inspectHolders");
+  }
+
+  /**
    * Drops connections without releasing anything, as a crash would. Used by fault tests through
    * {@link Abandonable}. The default closes.
    */

@@ -77,8 +77,8 @@ final class EtcdBackend implements LockBackend {
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
-          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
-          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING)
           .promise(
               Fault.HOLDER_PAUSE,
               Promise.SAFE_WITH_FENCING,

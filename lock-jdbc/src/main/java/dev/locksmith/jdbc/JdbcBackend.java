@@ -265,8 +265,8 @@ final class JdbcBackend implements LockBackend {
       b.features(Feature.BREAK_GLASS);
     }
     // any waiter may take a freed permit or side: FIFO is for locks only
-    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
-        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS);
+    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
+        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING);
     if (!notifiedClaims) {
       // MySQL/MariaDB: the named-lock bells that wake lock waiters have one holder per bell;
       // semaphore and read-write

@@ -372,6 +372,17 @@ final class KitProbe {
     }
 
     @Override
+    public dev.locksmith.spi.NamePage listNames(
+        String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+      return backend.listNames(prefix, cursor, limit, primitive);
+    }
+
+    @Override
+    public dev.locksmith.HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+      return backend.inspectHolders(name, primitive);
+    }
+
+    @Override
     public void abandon() {
       closed = true;
       backend.abandon();

@@ -2,6 +2,7 @@ package dev.locksmith.tck;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.HeldLock;
 import dev.locksmith.Lease;
@@ -45,6 +46,72 @@ interface ListingRules extends KitRules {
       cursor = next.get();
     }
     throw new AssertionError("listing broken: 10,000 pages and no last page");
+  }
+
+  /** Every entry of every page of a listing, in order, at most 10,000 pages. */
+  private static List<HeldLock> entries(LockClient client, String prefix, int limit) {
+    List<HeldLock> all = new ArrayList<>();
+    String cursor = null;
+    for (int page = 0; page < 10_000; page++) {
+      LockPage p = client.list(prefix, cursor, limit);
+      assertThat(p.locks().size())
+          .withFailMessage(
+              "listing broken: a page of limit %d held %d entries", limit, p.locks().size())
+          .isLessThanOrEqualTo(limit);
+      all.addAll(p.locks());
+      Optional<String> next = p.next();
+      if (next.isEmpty()) {
+        return all;
+      }
+      cursor = next.get();
+    }
+    throw new AssertionError("listing broken: 10,000 pages and no last page");
+  }
+
+  /**
+   * Checks that a listing shows {@code name} once as {@code kind}, with exactly the holders' tokens
+   * (where the backend reads tokens), or not at all when {@code holders} is empty.
+   */
+  private static void assertListed(
+      List<HeldLock> listed, String name, HeldLock.Kind kind, List<Lease> holders, String what) {
+    List<HeldLock> found = new ArrayList<>();
+    for (HeldLock l : listed) {
+      if (l.name().equals(name) && l.kind() != HeldLock.Kind.LOCK) {
+        found.add(l);
+      }
+    }
+    if (holders.isEmpty()) {
+      assertThat(found)
+          .withFailMessage("listing broken: %s, free by then, was still listed: %s", what, found)
+          .isEmpty();
+      return;
+    }
+    assertThat(found)
+        .withFailMessage(
+            "listing broken: %s must be listed once as %s, but the listing found %s",
+            what, kind, found)
+        .hasSize(1);
+    HeldLock l = found.get(0);
+    assertThat(l.kind())
+        .withFailMessage("listing broken: %s was listed as %s, not %s: %s", what, l.kind(), kind, l)
+        .isEqualTo(kind);
+    assertThat(l.holders().size())
+        .withFailMessage(
+            "listing broken: %s was listed with %d holders but %d hold it: every holding must be"
+                + " listed (%s)",
+            what, l.holders().size(), holders.size(), l)
+        .isEqualTo(holders.size());
+    if (l.holders().stream().allMatch(h -> h.fencingToken().isPresent())) {
+      List<Long> tokens = new ArrayList<>();
+      l.holders().forEach(h -> tokens.add(h.fencingToken().getAsLong()));
+      List<Long> expected = new ArrayList<>();
+      holders.forEach(h -> expected.add(h.fencingToken()));
+      assertThat(tokens)
+          .withFailMessage(
+              "listing broken: %s was listed with tokens %s but its holders have %s",
+              what, tokens, expected)
+          .containsExactlyInAnyOrderElementsOf(expected);
+    }
   }
 
   @Test
@@ -146,5 +213,103 @@ interface ListingRules extends KitRules {
     assertThat(listAll(lister, prefix, 5))
         .withFailMessage("listing broken: a listing of free locks found some held")
         .isEmpty();
+  }
+
+  @Test
+  @DisplayName(
+      "23.3 MUST: where listing is declared for semaphores, a listing shows each semaphore held"
+          + " under the prefix once, with every holding and its token, and no longer once free")
+  default void rule23_3_listingShowsEverySemaphoreHolding() throws Exception {
+    requireFeature(Feature.LISTING, Guarantees.Primitive.SEMAPHORE, "23.3");
+    String prefix = name("list-sem") + "/";
+    String pool = prefix + "pool";
+    String plain = prefix + "plain";
+    LockClient a = client();
+    LockClient b = client();
+    LockClient lister = client();
+    Lease first = a.semaphore(pool, 3).acquire(Duration.ofSeconds(10));
+    Lease second = b.semaphore(pool, 3).acquire(Duration.ofSeconds(10));
+    Lease lock = a.lock(plain).acquire(Duration.ofSeconds(10));
+    try {
+      for (int limit : new int[] {1, 1000}) {
+        List<HeldLock> listed = entries(lister, prefix, limit);
+        assertListed(
+            listed,
+            pool,
+            HeldLock.Kind.SEMAPHORE,
+            List.of(first, second),
+            "semaphore '" + pool + "'");
+        if (guarantees().has(Feature.LISTING)) {
+          assertThat(listed.stream().filter(l -> l.kind() == HeldLock.Kind.LOCK))
+              .withFailMessage(
+                  "listing broken: the lock '%s' beside the semaphore was not listed as a lock: %s",
+                  plain, listed)
+              .extracting(HeldLock::name)
+              .containsExactly(plain);
+        }
+      }
+      assertThat(first.release()).isTrue();
+      assertListed(
+          entries(lister, prefix, 2),
+          pool,
+          HeldLock.Kind.SEMAPHORE,
+          List.of(second),
+          "semaphore '" + pool + "' after one of its two holders released");
+      assertThat(second.release()).isTrue();
+      assertListed(
+          entries(lister, prefix, 2),
+          pool,
+          HeldLock.Kind.SEMAPHORE,
+          List.of(),
+          "semaphore '" + pool + "'");
+    } finally {
+      first.release();
+      second.release();
+      lock.release();
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "23.4 MUST: where listing is declared for read-write locks, a listing shows readers as the"
+          + " read side with every reader, and a writer as the write side")
+  default void rule23_4_listingShowsReadersAndWriters() throws Exception {
+    requireFeature(Feature.LISTING, Guarantees.Primitive.READ_WRITE_LOCK, "23.4");
+    String prefix = name("list-rw") + "/";
+    String rw = prefix + "prices";
+    LockClient a = client();
+    LockClient b = client();
+    LockClient lister = client();
+    Lease r1 = a.readWriteLock(rw).readLock().acquire(Duration.ofSeconds(10));
+    Lease r2 = b.readWriteLock(rw).readLock().acquire(Duration.ofSeconds(10));
+    Lease w = null;
+    try {
+      for (int limit : new int[] {1, 1000}) {
+        assertListed(
+            entries(lister, prefix, limit),
+            rw,
+            HeldLock.Kind.READ,
+            List.of(r1, r2),
+            "read-write lock '" + rw + "' held by two readers");
+      }
+      assertThat(r1.release()).isTrue();
+      assertThat(r2.release()).isTrue();
+      w = a.readWriteLock(rw).writeLock().acquire(Duration.ofSeconds(10));
+      assertListed(
+          entries(lister, prefix, 1000),
+          rw,
+          HeldLock.Kind.WRITE,
+          List.of(w),
+          "read-write lock '" + rw + "' held by a writer");
+      assertThat(w.release()).isTrue();
+      assertListed(
+          entries(lister, prefix, 1000), rw, HeldLock.Kind.WRITE, List.of(), "'" + rw + "'");
+    } finally {
+      r1.release();
+      r2.release();
+      if (w != null) {
+        w.release();
+      }
+    }
   }
 }

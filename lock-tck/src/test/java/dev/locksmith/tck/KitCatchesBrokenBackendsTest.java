@@ -490,7 +490,17 @@ class KitCatchesBrokenBackendsTest {
             Defect.LIST_RENEWS,
             Listing.class,
             "rule23_2_listingRenewsNothing",
-            "a listing must not renew what it lists"));
+            "a listing must not renew what it lists"),
+        Arguments.of(
+            Defect.LIST_FIRST_HOLDER_ONLY,
+            Listing.class,
+            "rule23_3_listingShowsEverySemaphoreHolding",
+            "every holding must be listed"),
+        Arguments.of(
+            Defect.LIST_READERS_AS_WRITER,
+            Listing.class,
+            "rule23_4_listingShowsReadersAndWriters",
+            "was listed as WRITE, not READ"));
   }
 
   @org.junit.jupiter.api.Test

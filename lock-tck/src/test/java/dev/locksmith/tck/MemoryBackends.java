@@ -141,6 +141,10 @@ final class MemoryBackends {
     LIST_STOPS_AT_FIRST_PAGE,
     /** A listing renews every lease it lists. */
     LIST_RENEWS,
+    /** A listing of a semaphore or of readers shows its first holder only. */
+    LIST_FIRST_HOLDER_ONLY,
+    /** A listing shows the readers of a read-write lock as its writer. */
+    LIST_READERS_AS_WRITER,
     // names
     /** Names compared case-insensitively (a case-insensitive collation). */
     NAME_CASE,
@@ -821,6 +825,74 @@ final class MemoryBackends {
       }
     }
 
+    /** Listing of semaphores ("sem") or read-write locks ("rw"), as {@link #heldNames}. */
+    List<String> heldSharedNames(String kind, String prefix, String after, int limit) {
+      available();
+      mutex.lock();
+      try {
+        long now = System.nanoTime();
+        String start = kind + "\0";
+        java.util.TreeSet<String> names = new java.util.TreeSet<>();
+        for (Map.Entry<String, Shared> x : shared.entrySet()) {
+          String name = x.getKey().startsWith(start) ? x.getKey().substring(start.length()) : null;
+          if (name != null
+              && x.getValue().holders.values().stream().anyMatch(h -> now - h[1] < 0)
+              && name.startsWith(prefix)
+              && (after == null || name.compareTo(after) > 0)) {
+            names.add(name);
+            if (names.size() > limit + 1) {
+              names.pollLast();
+            }
+          }
+        }
+        return new ArrayList<>(names);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    /** The live holders of a semaphore or read-write lock, or null if none. */
+    dev.locksmith.HeldLock holders(String key, String name, boolean semaphore) {
+      available();
+      mutex.lock();
+      try {
+        Shared s = shared.get(key);
+        long now = System.nanoTime();
+        List<LockState> states = new ArrayList<>();
+        boolean write = false;
+        if (s != null) {
+          for (Map.Entry<String, long[]> h : s.holders.entrySet()) {
+            if (now - h.getValue()[1] < 0) {
+              write |= h.getValue()[0] == 1;
+              states.add(
+                  LockState.held()
+                      .withFencingToken(h.getValue()[2])
+                      .withRemaining(Duration.ofNanos(h.getValue()[1] - now))
+                      .withHolder(h.getKey()));
+            }
+          }
+        }
+        if (states.isEmpty()) {
+          return null;
+        }
+        if (defect == Defect.LIST_FIRST_HOLDER_ONLY) {
+          states = states.subList(0, 1);
+        }
+        dev.locksmith.HeldLock.Kind kind =
+            semaphore
+                ? dev.locksmith.HeldLock.Kind.SEMAPHORE
+                : write || defect == Defect.LIST_READERS_AS_WRITER
+                    ? dev.locksmith.HeldLock.Kind.WRITE
+                    : dev.locksmith.HeldLock.Kind.READ;
+        if (kind == dev.locksmith.HeldLock.Kind.WRITE) {
+          states = states.subList(0, 1);
+        }
+        return dev.locksmith.HeldLock.of(name, kind, states);
+      } finally {
+        mutex.unlock();
+      }
+    }
+
     /** Break-glass: the server forgets the lock's holder, keeping its fence. */
     boolean breakLock(String name) {
       available();
@@ -1013,21 +1085,23 @@ final class MemoryBackends {
         }
         s.permits = claim.kind() == Claim.Kind.PERMIT ? claim.permits() : 0;
         long lease = defect == Defect.SEM_NEVER_EXPIRES ? Duration.ofDays(7).toNanos() : leaseNanos;
-        s.holders.put(
-            me.ownerId, new long[] {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease});
+        // what is held, until when, and the token granted (for listings)
+        long[] held = {claim.kind() == Claim.Kind.WRITE ? 1 : 0, now + lease, 0};
+        s.holders.put(me.ownerId, held);
         if (defect == Defect.RW_SEPARATE_COUNTERS && claim.kind() == Claim.Kind.WRITE) {
-          return ++s.writeFence;
+          return held[2] = ++s.writeFence;
         }
         if (defect == Defect.RW_READERS_SHARE_TOKEN
             && claim.kind() == Claim.Kind.READ
             && s.fence > 0
             && s.holders.values().stream().filter(h -> h[0] == 0).count() > 1) {
-          return s.fence; // another reader holds the lock: this one shares its token
+          return held[2] = s.fence; // another reader holds the lock: this one shares its token
         }
         s.fence++;
-        return defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT
-            ? s.holders.size()
-            : s.fence;
+        return held[2] =
+            defect == Defect.SEM_TOKENS_GO_BACK && claim.kind() == Claim.Kind.PERMIT
+                ? s.holders.size()
+                : s.fence;
       } finally {
         mutex.unlock();
       }
@@ -1402,6 +1476,31 @@ final class MemoryBackends {
       List<String> page = names.subList(0, limit);
       return dev.locksmith.spi.NamePage.of(
           page, server.defect == Defect.LIST_STOPS_AT_FIRST_PAGE ? null : page.get(limit - 1));
+    }
+
+    @Override
+    public dev.locksmith.spi.NamePage listNames(
+        String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+      if (primitive == Guarantees.Primitive.LOCK) {
+        return listNames(prefix, cursor, limit);
+      }
+      List<String> names =
+          server.heldSharedNames(
+              primitive == Guarantees.Primitive.SEMAPHORE ? "sem" : "rw", prefix, cursor, limit);
+      if (names.size() <= limit) {
+        return dev.locksmith.spi.NamePage.of(names, null);
+      }
+      List<String> page = names.subList(0, limit);
+      return dev.locksmith.spi.NamePage.of(page, page.get(limit - 1));
+    }
+
+    @Override
+    public dev.locksmith.HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+      boolean semaphore = primitive == Guarantees.Primitive.SEMAPHORE;
+      return server.holders(
+          server.sharedKey(server.key(name), semaphore ? Claim.permit(1) : Claim.read()),
+          name,
+          semaphore);
     }
 
     @Override
