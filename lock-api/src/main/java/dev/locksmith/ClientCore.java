@@ -345,33 +345,43 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       }
       backendCursor = cursor.length() == 2 ? null : cursor.substring(2);
     }
-    Guarantees.Primitive primitive = listed.get(phase);
-    dev.locksmith.spi.NamePage names = backend.listNames(prefix, backendCursor, limit, primitive);
+    // a phase that ends with room left on the page goes on with the next primitive's first names:
+    // at most one backend page per primitive, so a page still costs a bounded number of reads
     List<HeldLock> locks = new ArrayList<>();
-    Set<String> seen = new HashSet<>();
-    for (String name : names.names()) {
-      if (name == null || !name.startsWith(prefix) || !seen.add(name)) {
-        continue; // the backend's page may repeat a name, or reach past the prefix
-      }
-      if (primitive == Guarantees.Primitive.LOCK) {
-        LockState state = inspect(name);
-        if (state.isHeld()) {
-          locks.add(new HeldLock(name, state));
+    String next = null;
+    while (true) {
+      Guarantees.Primitive primitive = listed.get(phase);
+      dev.locksmith.spi.NamePage names =
+          backend.listNames(prefix, backendCursor, limit - locks.size(), primitive);
+      Set<String> seen = new HashSet<>();
+      for (String name : names.names()) {
+        if (name == null || !name.startsWith(prefix) || !seen.add(name)) {
+          continue; // the backend's page may repeat a name, or reach past the prefix
         }
-      } else {
-        HeldLock held = inspectHolders(name, primitive);
-        if (held != null) {
-          locks.add(held);
+        if (primitive == Guarantees.Primitive.LOCK) {
+          LockState state = inspect(name);
+          if (state.isHeld()) {
+            locks.add(new HeldLock(name, state));
+          }
+        } else {
+          HeldLock held = inspectHolders(name, primitive);
+          if (held != null) {
+            locks.add(held);
+          }
         }
       }
-    }
-    String next;
-    if (names.next() != null) {
-      next = letter(primitive) + ":" + names.next();
-    } else if (phase + 1 < listed.size()) {
-      next = letter(listed.get(phase + 1)) + ":";
-    } else {
-      next = null;
+      if (names.next() != null) {
+        next = letter(primitive) + ":" + names.next();
+        break;
+      }
+      if (++phase == listed.size()) {
+        break;
+      }
+      if (locks.size() >= limit) {
+        next = letter(listed.get(phase)) + ":";
+        break;
+      }
+      backendCursor = null;
     }
     return new LockPage(locks, next);
   }

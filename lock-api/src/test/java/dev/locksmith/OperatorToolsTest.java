@@ -80,6 +80,51 @@ class OperatorToolsTest {
       assertThatThrownBy(() -> c.list("", "c".repeat(5000), 10))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("`cursor` was 'cccc");
+      for (String forged : new String[] {"no-colon", "X:1", ":", "LL:a"}) {
+        assertThatThrownBy(() -> c.list("", forged, 10))
+            .as("cursor %s", forged)
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("`cursor` was '" + forged + "' but it must be null");
+      }
+    }
+  }
+
+  @Test
+  void listingShowsSemaphoresAndReadWriteLocksWithEveryHolderAfterTheLocks() throws Exception {
+    try (LockClient a = connect();
+        LockClient b = Locks.connect(a.config().uri().toString())) {
+      Lease lock = a.lock("res/lock").acquire(Duration.ofSeconds(5));
+      Lease p1 = a.semaphore("res/pool", 3).acquire(Duration.ofSeconds(5));
+      Lease p2 = b.semaphore("res/pool", 3).acquire(Duration.ofSeconds(5));
+      Lease r1 = a.readWriteLock("res/rw").readLock().acquire(Duration.ofSeconds(5));
+      Lease r2 = b.readWriteLock("res/rw").readLock().acquire(Duration.ofSeconds(5));
+      Lease w = b.readWriteLock("res/w").writeLock().acquire(Duration.ofSeconds(5));
+      LockPage all = a.list("res/", null, 1000);
+      assertThat(all.next()).isEmpty();
+      assertThat(all.locks())
+          .extracting(l -> l.kind() + " " + l.name() + " " + l.holders().size())
+          .containsExactly(
+              "LOCK res/lock 1", "SEMAPHORE res/pool 2", "READ res/rw 2", "WRITE res/w 1");
+      HeldLock pool = all.locks().get(1);
+      assertThat(pool.holders())
+          .extracting(h -> h.fencingToken().getAsLong())
+          .containsExactlyInAnyOrder(p1.fencingToken(), p2.fencingToken());
+      assertThat(pool.holders()).allMatch(h -> h.remaining().isPresent() && h.holder().isPresent());
+      assertThat(all.locks().get(3).state().fencingToken()).hasValue(w.fencingToken());
+      // one entry a page: four pages, the last without a next
+      List<String> paged = new ArrayList<>();
+      String cursor = null;
+      do {
+        LockPage page = b.list("res/", cursor, 1);
+        assertThat(page.locks()).hasSizeLessThanOrEqualTo(1);
+        page.locks().forEach(l -> paged.add(l.name()));
+        cursor = page.next().orElse(null);
+      } while (cursor != null);
+      assertThat(paged).containsExactly("res/lock", "res/pool", "res/rw", "res/w");
+      for (Lease l : List.of(lock, p1, p2, r1, r2, w)) {
+        assertThat(l.release()).isTrue();
+      }
+      assertThat(a.list("res/", null, 1000).locks()).isEmpty();
     }
   }
 

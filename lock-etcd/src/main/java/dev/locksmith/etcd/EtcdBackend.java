@@ -77,8 +77,8 @@ final class EtcdBackend implements LockBackend {
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
-          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
-          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING)
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
           .promise(
               Fault.HOLDER_PAUSE,
               Promise.SAFE_WITH_FENCING,
@@ -152,6 +152,7 @@ final class EtcdBackend implements LockBackend {
   final EtcdDeleteWatch deleteWatch = new EtcdDeleteWatch(this);
   final EtcdQueueWatches queueWatches = new EtcdQueueWatches(this);
   final EtcdDeleteRetries deletes = new EtcdDeleteRetries(this);
+  private final EtcdHolders holders = new EtcdHolders(this);
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
   private volatile Session session;
@@ -779,12 +780,47 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public NamePage listNames(String prefix, String cursor, int limit) {
-    String root = settings.prefix + "/";
+    return listUnder(settings.prefix + "/", prefix, cursor, limit, "locks");
+  }
+
+  /**
+   * As {@link #listNames(String, String, int)}, in the range of the semaphores ({@code
+   * <prefix>/!sem/<encoded name>/...}) or of the read-write locks ({@code <prefix>/!rw/...}; see
+   * {@link KeyNames}). A name's keys are its holders' and its waiters': {@link #inspectHolders}
+   * tells them apart.
+   */
+  @Override
+  public NamePage listNames(String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+    switch (primitive) {
+      case SEMAPHORE:
+        return listUnder(settings.prefix + "/!sem/", prefix, cursor, limit, "semaphores");
+      case READ_WRITE_LOCK:
+        return listUnder(settings.prefix + "/!rw/", prefix, cursor, limit, "read-write locks");
+      default:
+        return listNames(prefix, cursor, limit);
+    }
+  }
+
+  /**
+   * The holders of a semaphore or a read-write lock, read without writing anything: see {@link
+   * EtcdHolders}.
+   */
+  @Override
+  public dev.locksmith.HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+    return holders.inspect(name, primitive);
+  }
+
+  /**
+   * One page of the names whose keys are under {@code root} ({@code <root><encoded name>/...}),
+   * keys only, in key order, at most {@code limit} keys read.
+   */
+  private NamePage listUnder(String root, String prefix, String cursor, int limit, String what) {
     String range = root + KeyNames.encode(prefix);
     String end =
         range.substring(0, range.length() - 1) + (char) (range.charAt(range.length() - 1) + 1);
     // encoded names begin with '%', '-', '.', '_', a letter or a digit, all above the '!' of the
-    // semaphores' and read-write locks' segments: a listing of every lock starts past those
+    // semaphores' and read-write locks' segments: a listing of every name under the locks' root
+    // starts past those
     String from = cursor != null ? cursor : prefix.isEmpty() ? root + "%" : range;
     if (!from.startsWith(root) || from.compareTo(range) < 0) {
       throw new IllegalArgumentException(
@@ -802,7 +838,7 @@ final class EtcdBackend implements LockBackend {
         calls.awaitUninterruptibly(
             () -> client.getKVClient().get(KeyNames.bytes(from), option),
             settings.requestTimeout,
-            "listing locks under '" + prefix + "'");
+            "listing " + what + " under '" + prefix + "'");
     List<String> names = new ArrayList<>();
     String last = null;
     for (var kv : got.getKvs()) {
@@ -814,8 +850,8 @@ final class EtcdBackend implements LockBackend {
       }
       String encoded = key.substring(root.length(), slash);
       String name = KeyNames.decode(encoded);
-      if (name != null) {
-        names.add(name);
+      if (name != null && (names.isEmpty() || !name.equals(names.get(names.size() - 1)))) {
+        names.add(name); // once, though its holders and waiters have a key each
       }
       last = root + encoded + "0"; // '0' follows '/': past every key of this name
     }

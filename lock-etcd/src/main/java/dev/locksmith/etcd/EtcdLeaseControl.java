@@ -75,7 +75,7 @@ final class EtcdLeaseControl {
                       .Then(
                           Op.put(
                               held.key,
-                              KeyNames.bytes(lease.ownerId()),
+                              KeyNames.bytes(valueOf(lease)),
                               PutOption.builder().withLeaseId(leaseId).build()))
                       .commit(),
               backend.settings.requestTimeout,
@@ -258,7 +258,7 @@ final class EtcdLeaseControl {
   /**
    * @return the session lease id a key's name carries ({@code ...<lease hex>-<slot hex>}), or 0
    */
-  private static long sessionLeaseOf(ByteSequence key) {
+  static long sessionLeaseOf(ByteSequence key) {
     String k = key.toString(StandardCharsets.UTF_8);
     int dash = k.lastIndexOf('-');
     int slash = k.lastIndexOf('/');
@@ -272,7 +272,32 @@ final class EtcdLeaseControl {
     }
   }
 
+  /**
+   * @return the value {@link #extend} puts: a lock's owner id; for a permit or a side of a
+   *     read-write lock, the owner id, {@link #TOKEN_MARK} and the grant's token. The put gives the
+   *     key a new mod revision, which was the token of a permit or side granted after waiting (see
+   *     {@link QueueRule#grantWrites}), so the token goes into the value for {@link EtcdHolders}.
+   */
+  static String valueOf(BackendLease lease) {
+    return lease.claim().isExclusive()
+        ? lease.ownerId()
+        : lease.ownerId() + TOKEN_MARK + lease.fencingToken();
+  }
+
+  /**
+   * Between the owner id and the token in the value of a permit's or side's key moved by {@link
+   * #extend}; no owner id holds it.
+   */
+  static final char TOKEN_MARK = '#';
+
   private Cmp[] stillOurs(EtcdBackend.Held held, BackendLease lease) {
+    if (!lease.claim().isExclusive()) {
+      // A permit's or side's key: its create revision alone tells it is still ours, as for its
+      // release (its value is the owner id, or after an extend the owner id and the token).
+      return new Cmp[] {
+        new Cmp(held.key, Cmp.Op.EQUAL, CmpTarget.createRevision(held.entry.createRevision))
+      };
+    }
     return new Cmp[] {
       // the token of a lock, not of a permit or side granted after waiting (see
       // QueueRule#grantWrites)

@@ -5,6 +5,7 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.HeldLock;
 import dev.locksmith.LockState;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Claim;
@@ -265,8 +266,8 @@ final class JdbcBackend implements LockBackend {
       b.features(Feature.BREAK_GLASS);
     }
     // any waiter may take a freed permit or side: FIFO is for locks only
-    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
-        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING);
+    b.except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS);
     if (!notifiedClaims) {
       // MySQL/MariaDB: the named-lock bells that wake lock waiters have one holder per bell;
       // semaphore and read-write
@@ -765,6 +766,104 @@ final class JdbcBackend implements LockBackend {
     } catch (SQLException e) {
       throw unavailable("listing locks under '" + prefix + "'", e);
     }
+  }
+
+  /**
+   * Semaphores and read-write locks: one range of the leases table's primary key ({@link
+   * SharedTable#liveNames}), {@code limit + 1} rows of live leases under the prefix, after the
+   * cursor (the page's last name), in name order. A name with several leases has several rows, so a
+   * page may hold fewer names than rows; the next page starts after its last name, which is listed
+   * whatever leases of it the page did not read. Nothing is taken or renewed.
+   */
+  @Override
+  public NamePage listNames(
+      String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+    if (primitive == Guarantees.Primitive.LOCK) {
+      return listNames(prefix, cursor, limit);
+    }
+    String kind = sharedKind(primitive);
+    List<String> rows;
+    try {
+      rows = shared.liveNames(kind, prefix, cursor == null ? "" : cursor, limit);
+    } catch (SQLException e) {
+      throw unavailable("listing " + Claim.noun(claimKind(primitive)) + "s under '" + prefix + "'", e);
+    }
+    // distinct names, in the rows' order (repeats of a name come one after the other)
+    List<String> names = new ArrayList<>();
+    for (String n : rows) {
+      if (names.isEmpty() || !names.get(names.size() - 1).equals(n)) {
+        names.add(n);
+      }
+    }
+    List<String> page = names.size() > limit ? names.subList(0, limit) : names;
+    String next = rows.size() > limit && !page.isEmpty() ? page.get(page.size() - 1) : null;
+    List<String> listed = new ArrayList<>(page.size());
+    for (String n : page) {
+      if (!n.equals(LeaseStatements.FLOOR_NAME)) { // the reserved row is no one's name
+        listed.add(n);
+      }
+    }
+    return NamePage.of(listed, next);
+  }
+
+  /**
+   * The live leases of a semaphore or read-write lock, read (not locked, nothing written) from the
+   * leases table by the database clock: a semaphore's holdings, a read-write lock's readers or its
+   * writer. Writers' marks and expired leases are not holders.
+   */
+  @Override
+  public HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+    String kind = sharedKind(primitive);
+    if (name.equals(LeaseStatements.FLOOR_NAME)) {
+      return null;
+    }
+    List<SharedTable.Holding> live;
+    try {
+      live = shared.holders(kind, name);
+    } catch (SQLException e) {
+      throw unavailable(
+          "reading the holders of " + Claim.noun(claimKind(primitive)) + " '" + name + "'", e);
+    }
+    if (live.isEmpty()) {
+      return null;
+    }
+    HeldLock.Kind heldKind = HeldLock.Kind.SEMAPHORE;
+    List<SharedTable.Holding> holders = live;
+    if (primitive == Guarantees.Primitive.READ_WRITE_LOCK) {
+      SharedTable.Holding writer = null;
+      for (SharedTable.Holding h : live) {
+        if (h.side.equals("W") && (writer == null || h.fence > writer.fence)) {
+          writer = h; // one at most: a write lease is granted only while no lease lives
+        }
+      }
+      heldKind = writer == null ? HeldLock.Kind.READ : HeldLock.Kind.WRITE;
+      holders = writer == null ? live : List.of(writer);
+    }
+    List<LockState> states = new ArrayList<>(holders.size());
+    for (SharedTable.Holding h : holders) {
+      states.add(
+          LockState.held()
+              .withFencingToken(h.fence)
+              .withRemaining(Duration.ofMillis(h.remainingMillis))
+              .withHolder(h.owner));
+    }
+    return HeldLock.of(name, heldKind, states);
+  }
+
+  private static String sharedKind(Guarantees.Primitive primitive) {
+    switch (primitive) {
+      case SEMAPHORE:
+        return SharedTable.SEMAPHORE;
+      case READ_WRITE_LOCK:
+        return SharedTable.READ_WRITE;
+      default:
+        throw new IllegalArgumentException(
+            "`primitive` was " + primitive + " but only semaphores and read-write locks are shared");
+    }
+  }
+
+  private static Claim.Kind claimKind(Guarantees.Primitive primitive) {
+    return primitive == Guarantees.Primitive.SEMAPHORE ? Claim.Kind.PERMIT : Claim.Kind.READ;
   }
 
   @Override

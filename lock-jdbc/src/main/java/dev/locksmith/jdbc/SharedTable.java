@@ -81,6 +81,15 @@ final class SharedTable {
   /** Deletes the resources with no lease and no mark left whose fence the floor covers. */
   private final String deleteIdleHeads;
 
+  /**
+   * Names of one kind with a live lease (not a writer's mark) under a LIKE prefix, after a name, in
+   * name order, one row per lease: one range of the leases' primary key.
+   */
+  private final String listLive;
+
+  /** Every lease (not a writer's mark) of one resource, with the database clock: a plain read. */
+  private final String selectHolders;
+
   /** Whether both tables were seen to exist (a client that only locks may never create them). */
   private volatile boolean seen;
 
@@ -142,6 +151,20 @@ final class SharedTable {
             + ".name)";
     this.maxIdleHeads = "SELECT MAX(fence) FROM " + heads + idle;
     this.deleteIdleHeads = "DELETE FROM " + heads + idle + " AND fence <= ?";
+    this.listLive =
+        "SELECT name FROM "
+            + leases
+            + " WHERE kind = ? AND name LIKE ? ESCAPE '!' AND name > ?"
+            + live
+            + " ORDER BY name LIMIT ?";
+    this.selectHolders =
+        "SELECT owner, side, fence, expires_at, "
+            + now
+            + " FROM "
+            + leases
+            + resource
+            + leaseOnly
+            + " ORDER BY fence";
   }
 
   /**
@@ -188,6 +211,137 @@ final class SharedTable {
     try (PreparedStatement ps = c.prepareStatement(deleteIdleHeads)) {
       ps.setLong(1, upTo);
       return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Reads, without locking or writing anything, the names of one kind's resources with a live lease
+   * (a writer's mark is none) that begin with {@code prefix}, after {@code after} ("" for the first
+   * page), in name order: one range of the leases' primary key, {@code limit + 1} rows at most. A
+   * resource with several leases has a row for each, so a name may come more than once, one after
+   * the other.
+   *
+   * @param kind {@link #SEMAPHORE} or {@link #READ_WRITE}
+   * @return the names of the rows read, in order, repeats kept; none if the tables do not exist
+   *     (no semaphore or read-write lock was ever taken)
+   */
+  List<String> liveNames(String kind, String prefix, String after, int limit)
+      throws SQLException {
+    if (!present()) {
+      return List.of();
+    }
+    String like = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
+    return base.onceMore(
+        () ->
+            read(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(listLive)) {
+                    ps.setString(1, kind);
+                    ps.setString(2, like);
+                    ps.setString(3, after);
+                    ps.setInt(4, limit + 1);
+                    List<String> names = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      int type = rs.getMetaData().getColumnType(1);
+                      // MySQL and MariaDB keep names as their UTF-8 bytes (VARBINARY)
+                      boolean bytes =
+                          type == java.sql.Types.VARBINARY
+                              || type == java.sql.Types.BINARY
+                              || type == java.sql.Types.LONGVARBINARY;
+                      while (rs.next()) {
+                        names.add(
+                            bytes
+                                ? new String(
+                                    rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8)
+                                : rs.getString(1));
+                      }
+                    }
+                    return names;
+                  }
+                }));
+  }
+
+  /** A live lease of a resource, as {@link #holders} reads it. */
+  static final class Holding {
+    final String owner;
+
+    /** {@code P}, {@code R} or {@code W}. */
+    final String side;
+
+    final long fence;
+
+    /** Until another owner may take it, by the database clock ({@link LeaseTable#untilTakeable}). */
+    final long remainingMillis;
+
+    Holding(String owner, String side, long fence, long remainingMillis) {
+      this.owner = owner;
+      this.side = side;
+      this.fence = fence;
+      this.remainingMillis = remainingMillis;
+    }
+  }
+
+  /**
+   * Reads, without locking or writing anything, the leases of a resource that are live by the
+   * database clock ({@link LeaseTable#heldAt}), in fence order; writers' marks and expired leases
+   * are left out.
+   *
+   * @param kind {@link #SEMAPHORE} or {@link #READ_WRITE}
+   * @return the live leases, none if nothing is held or the tables do not exist
+   */
+  List<Holding> holders(String kind, String name) throws SQLException {
+    if (!present()) {
+      return List.of();
+    }
+    return base.onceMore(
+        () ->
+            read(
+                c -> {
+                  try (PreparedStatement ps = c.prepareStatement(selectHolders)) {
+                    ps.setString(1, kind);
+                    ps.setString(2, name);
+                    List<Holding> out = new ArrayList<>();
+                    try (ResultSet rs = ps.executeQuery()) {
+                      while (rs.next()) {
+                        long expiresAt = rs.getLong(4);
+                        long now = rs.getLong(5);
+                        if (LeaseTable.heldAt(expiresAt, now)) {
+                          out.add(
+                              new Holding(
+                                  rs.getString(1),
+                                  rs.getString(2).trim(),
+                                  rs.getLong(3),
+                                  LeaseTable.untilTakeable(expiresAt, now)));
+                        }
+                      }
+                    }
+                    return out;
+                  }
+                }));
+  }
+
+  /** A read on a borrowed connection. */
+  @FunctionalInterface
+  private interface Read<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /** Runs a read and ends its transaction (a rollback: nothing was written). */
+  private <T> T read(Read<T> read) throws SQLException {
+    try (Connection c = base.borrow()) {
+      boolean auto = c.getAutoCommit();
+      try {
+        T out = read.run(c);
+        if (!auto) {
+          c.rollback(); // ends the read; nothing was written
+        }
+        return out;
+      } catch (SQLException | RuntimeException e) {
+        if (!auto) {
+          LeaseTable.rollbackQuietly(c);
+        }
+        throw e;
+      }
     }
   }
 

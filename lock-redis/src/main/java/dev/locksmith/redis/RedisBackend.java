@@ -68,8 +68,8 @@ final class RedisBackend implements LockBackend {
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
-          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
-          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING)
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
           .promise(
               Fault.HOLDER_PAUSE,
               Promise.SAFE_WITH_FENCING,
@@ -212,8 +212,8 @@ final class RedisBackend implements LockBackend {
                 ? new Feature[] {Feature.LISTING}
                 : new Feature[0])
         // FIFO is declared, and checked by the kit, for locks only
-        .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
-        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING)
+        .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+        .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
         .promise(
             Fault.HOLDER_PAUSE,
             Promise.SAFE_WITH_FENCING,
@@ -655,14 +655,17 @@ final class RedisBackend implements LockBackend {
           keys.semaphoreLeases(name),
           keys.semaphorePermits(name),
           keys.fenceCounter(name),
-          keys.semaphoreWaiting(name));
+          keys.semaphoreWaiting(name),
+          keys.semaphoreTokens(name));
     }
     return List.of(
         keys.readLeases(name),
         keys.writeLeases(name),
         keys.writersWaiting(name),
         keys.fenceCounter(name),
-        keys.readWriteWaiting(name));
+        keys.readWriteWaiting(name),
+        keys.readTokens(name),
+        keys.writeTokens(name));
   }
 
   /**
@@ -673,13 +676,22 @@ final class RedisBackend implements LockBackend {
     switch (claim.kind()) {
       case PERMIT:
         return List.of(
-            keys.semaphoreLeases(name), keys.semaphorePermits(name), keys.semaphoreWaiting(name));
+            keys.semaphoreLeases(name),
+            keys.semaphorePermits(name),
+            keys.semaphoreWaiting(name),
+            keys.semaphoreTokens(name));
       case READ:
         return List.of(
-            keys.readLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+            keys.readLeases(name),
+            keys.writersWaiting(name),
+            keys.readWriteWaiting(name),
+            keys.readTokens(name));
       default:
         return List.of(
-            keys.writeLeases(name), keys.writersWaiting(name), keys.readWriteWaiting(name));
+            keys.writeLeases(name),
+            keys.writersWaiting(name),
+            keys.readWriteWaiting(name),
+            keys.writeTokens(name));
     }
   }
 
@@ -689,11 +701,12 @@ final class RedisBackend implements LockBackend {
   static List<String> sharedRenewKeys(RedisKeys keys, String name, Claim claim) {
     switch (claim.kind()) {
       case PERMIT:
-        return List.of(keys.semaphoreLeases(name), keys.semaphorePermits(name));
+        return List.of(
+            keys.semaphoreLeases(name), keys.semaphoreTokens(name), keys.semaphorePermits(name));
       case READ:
-        return List.of(keys.readLeases(name));
+        return List.of(keys.readLeases(name), keys.readTokens(name));
       default:
-        return List.of(keys.writeLeases(name));
+        return List.of(keys.writeLeases(name), keys.writeTokens(name));
     }
   }
 
@@ -927,6 +940,37 @@ final class RedisBackend implements LockBackend {
    */
   @Override
   public NamePage listNames(String prefix, String cursor, int limit) {
+    return scanNames(prefix, cursor, limit, "}:owner", List.of("}:owner"));
+  }
+
+  /**
+   * Semaphores and read-write locks: as {@link #listNames(String, String, int)}, one SCAN step over
+   * the keys of the live leases (a semaphore's leases, a read-write lock's read and write leases),
+   * which exist only while some lease may be live (they expire with their last lease). A
+   * read-write lock with both sides' keys present is named once per step.
+   */
+  @Override
+  public NamePage listNames(
+      String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+    switch (primitive) {
+      case LOCK:
+        return listNames(prefix, cursor, limit);
+      case SEMAPHORE:
+        return scanNames(prefix, cursor, limit, "}:sem:leases", List.of("}:sem:leases"));
+      default:
+        // one pattern for both sides: `:rw:` keys are the two sides', their tokens and waiting
+        // marks, at most a few per name
+        return scanNames(prefix, cursor, limit, "}:rw:*", List.of("}:rw:read", "}:rw:write"));
+    }
+  }
+
+  /**
+   * One SCAN step over the keys of the names that begin with the prefix and end with the glob
+   * {@code match}, naming those that end with one of {@code suffixes} (each starts with the brace
+   * that ends the name's hash tag); pages as {@link #listNames(String, String, int)} says.
+   */
+  private NamePage scanNames(
+      String prefix, String cursor, int limit, String match, List<String> suffixes) {
     String scanCursor = cursor == null ? "0" : cursor;
     String after = null;
     if (cursor != null && cursor.startsWith("p")) {
@@ -939,16 +983,19 @@ final class RedisBackend implements LockBackend {
           "`cursor` was '" + cursor + "' but it is not one a listing of this backend returned");
     }
     String start = keys.owner(prefix);
-    // the owner key of a name N is {<namespace>N}:owner: match {<namespace><prefix>*}:owner
+    // the keys of a name N are {<namespace>N}<suffix>: match {<namespace><prefix>*}<suffix>
     String open = start.substring(0, start.length() - "}:owner".length());
-    var step = node.scan(scanCursor, glob(open) + "*}:owner", limit);
+    var step = node.scan(scanCursor, glob(open) + "*" + match, limit);
     java.util.TreeSet<String> names = new java.util.TreeSet<>();
     int from = open.length() - prefix.length();
     for (String key : step.getValue()) {
-      if (key.endsWith("}:owner") && key.length() >= from + "}:owner".length()) {
-        String name = key.substring(from, key.length() - "}:owner".length());
-        if (after == null || name.compareTo(after) > 0) {
-          names.add(name);
+      for (String suffix : suffixes) {
+        if (key.endsWith(suffix) && key.length() >= from + suffix.length()) {
+          String name = key.substring(from, key.length() - suffix.length());
+          if (after == null || name.compareTo(after) > 0) {
+            names.add(name);
+          }
+          break;
         }
       }
     }
@@ -957,6 +1004,61 @@ final class RedisBackend implements LockBackend {
       return NamePage.of(page, "p" + scanCursor + ":" + page.get(limit - 1));
     }
     return NamePage.of(new ArrayList<>(names), "0".equals(step.getKey()) ? null : step.getKey());
+  }
+
+  /**
+   * Reads the live leases of a semaphore, or of both sides of a read-write lock, with one read-only
+   * script ({@link RedisScripts#SHARED_HOLDERS}): each lease's owner id, the rest of its lease in
+   * the server's clock, and the token its grant drew (kept per owner by the acquire script; a lease
+   * granted by a version that kept none is listed without a token). Expired leases are left out.
+   */
+  @Override
+  public dev.locksmith.HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+    boolean semaphore = primitive == Guarantees.Primitive.SEMAPHORE;
+    if (!semaphore && primitive != Guarantees.Primitive.READ_WRITE_LOCK) {
+      throw new IllegalArgumentException(
+          "`primitive` was " + primitive + " but it must be SEMAPHORE or READ_WRITE_LOCK");
+    }
+    List<String> pairs =
+        semaphore
+            ? List.of(keys.semaphoreLeases(name), keys.semaphoreTokens(name))
+            : List.of(
+                keys.writeLeases(name),
+                keys.writeTokens(name),
+                keys.readLeases(name),
+                keys.readTokens(name));
+    Object r = node.eval(RedisScripts.SHARED_HOLDERS, pairs, List.of());
+    if (!(r instanceof List)) {
+      throw new LockException(node.endpoint() + " answered the holders' read with " + r);
+    }
+    List<?> sides = (List<?>) r;
+    for (int i = 0; i < sides.size(); i++) {
+      List<LockState> states = holdersOf((List<?>) sides.get(i));
+      if (!states.isEmpty()) {
+        dev.locksmith.HeldLock.Kind kind =
+            semaphore
+                ? dev.locksmith.HeldLock.Kind.SEMAPHORE
+                : i == 0 ? dev.locksmith.HeldLock.Kind.WRITE : dev.locksmith.HeldLock.Kind.READ;
+        // a write side has one lease; should a second ever be live, the first is the holder
+        return dev.locksmith.HeldLock.of(
+            name, kind, kind == dev.locksmith.HeldLock.Kind.WRITE ? states.subList(0, 1) : states);
+      }
+    }
+    return null;
+  }
+
+  /** The states of one side of a {@link RedisScripts#SHARED_HOLDERS} reply. */
+  private static List<LockState> holdersOf(List<?> side) {
+    List<LockState> states = new ArrayList<>(side.size() / 3);
+    for (int j = 0; j + 2 < side.size(); j += 3) {
+      LockState held =
+          LockState.held()
+              .withRemaining(Duration.ofMillis(Math.max(1, ((Number) side.get(j + 1)).longValue())))
+              .withHolder(ownerOf(List.of(side.get(j))));
+      long token = ((Number) side.get(j + 2)).longValue();
+      states.add(token > 0 ? held.withFencingToken(token) : held);
+    }
+    return states;
   }
 
   /** Escapes the characters SCAN's MATCH gives a meaning: * ? [ ] and backslash. */

@@ -1,6 +1,7 @@
 package dev.locksmith.zookeeper;
 
 import dev.locksmith.spi.Claim;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -89,6 +90,49 @@ final class ClaimQueue {
         throw new IllegalArgumentException(
             "`claim` was " + claim + " but it must be a permit or a side of a read-write lock");
     }
+  }
+
+  /**
+   * The nodes {@link #judge} grants, each judged as what its name claims: of a semaphore, the first
+   * permit nodes, up to the head's count and up to the first node with another count; of a
+   * read-write lock, the head if it is not a reader's, else the readers up to the first other node.
+   * A node granted here may not have taken its grant yet (its waiter has not polled, or not
+   * written its token); a node not granted here holds nothing. Linear, as a semaphore may hold up
+   * to {@link Claim#MAX_PERMITS} and a read-write lock any number of readers.
+   *
+   * @param semaphore whether the children are a semaphore's, else a read-write lock's
+   * @param children the resource's children, sorted by {@link NodeNames#BY_SEQUENCE}
+   * @return the granted nodes, in order
+   */
+  static List<String> granted(boolean semaphore, List<String> children) {
+    List<String> granted = new ArrayList<>();
+    if (semaphore) {
+      int head = -1;
+      for (String node : children) {
+        int n = NodeNames.permitsOf(node);
+        if (n < 0) {
+          continue; // not a permit's node: nobody's lease, in nobody's way
+        }
+        if (head < 0) {
+          head = n;
+        }
+        if (n != head || granted.size() >= head) {
+          break; // refused, or waiting: so is every node behind it
+        }
+        granted.add(node);
+      }
+      return granted;
+    }
+    for (String node : children) {
+      if (!NodeNames.isReader(node)) {
+        if (granted.isEmpty()) {
+          granted.add(node); // a writer first in line
+        }
+        break;
+      }
+      granted.add(node);
+    }
+    return granted;
   }
 
   private static Verdict judgePermit(int permits, List<String> children, int mine) {

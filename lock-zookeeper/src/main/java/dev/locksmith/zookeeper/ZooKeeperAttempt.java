@@ -624,6 +624,9 @@ final class ZooKeeperAttempt implements LockAttempt {
         nodePath = null; // our node is gone: queue again at the back
         return Poll.busy(Duration.ZERO);
       }
+      // the fence's write to our node fires a watch set on it above, perhaps before the lease is
+      // recorded, when its event would not set it again: the node is watched as any other grant's
+      watchSet = false;
     }
     ZooKeeperBackend.Held h =
         new ZooKeeperBackend.Held(
@@ -672,12 +675,18 @@ final class ZooKeeperAttempt implements LockAttempt {
   }
 
   /**
-   * The token of a permit or side: one multi that checks our node is still there and writes the
-   * resource's parent node. Its zxid (the write's mzxid) is the token: the leader orders every
+   * The token of a permit or side: one multi that writes our node (its data unchanged) and the
+   * resource's parent node. Its zxid (the writes' mzxid) is the token: the leader orders every
    * transaction, so each grant's token is above every earlier grant's of the resource, whatever
    * order the nodes were created in, and never restarts when the parent node is made again. A node
    * deleted before the multi (session expired, revoked) fails it as a whole, so a grant whose token
    * is above a later holder's cannot happen.
+   *
+   * <p>The write to our node leaves the token in its mzxid, which nothing else writes afterwards
+   * (extend and release-after are for locks): a node whose mzxid is above its czxid has been
+   * granted, and the mzxid is its holder's token, which is how {@link
+   * ZooKeeperBackend#inspectHolders} reads every holding without a write. A waiter watching our
+   * node is woken by that write as well, reads the children again, and watches on.
    *
    * @return the token, or 0 if our node is gone
    */
@@ -688,7 +697,7 @@ final class ZooKeeperAttempt implements LockAttempt {
               .curator
               .transaction()
               .forOperations(
-                  backend.curator.transactionOp().check().withVersion(-1).forPath(nodePath),
+                  backend.curator.transactionOp().setData().withVersion(-1).forPath(nodePath, data),
                   backend.curator.transactionOp().setData().forPath(parent, new byte[0]));
       return results.get(1).getResultStat().getMzxid();
     } catch (KeeperException.NoNodeException e) {

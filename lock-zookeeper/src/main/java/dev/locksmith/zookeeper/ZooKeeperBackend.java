@@ -5,6 +5,7 @@ import dev.locksmith.Guarantees;
 import dev.locksmith.Guarantees.Fault;
 import dev.locksmith.Guarantees.Feature;
 import dev.locksmith.Guarantees.Promise;
+import dev.locksmith.HeldLock;
 import dev.locksmith.LeaseLostException;
 import dev.locksmith.LockException;
 import dev.locksmith.LockState;
@@ -106,8 +107,8 @@ final class ZooKeeperBackend implements LockBackend {
               Feature.SEMAPHORES,
               Feature.READ_WRITE_LOCKS)
           // FIFO is declared, and checked by the kit, for locks only
-          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS, Feature.LISTING)
-          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS, Feature.LISTING)
+          .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
+          .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
           .promise(
               Fault.HOLDER_PAUSE,
               Promise.SAFE_WITH_FENCING,
@@ -590,6 +591,39 @@ final class ZooKeeperBackend implements LockBackend {
    */
   @Override
   public NamePage listNames(String prefix, String cursor, int limit) {
+    return listChildren("/", "locks", prefix, cursor, limit);
+  }
+
+  /**
+   * Semaphores and read-write locks are the children of {@link NodeNames#SEMAPHORES} and {@link
+   * NodeNames#READ_WRITE_LOCKS} (see {@link NodeNames#parent}), listed as locks are. A parent node
+   * stays for a while after its last node went (ZooKeeper removes empty containers in the
+   * background), so a listed name may be free: {@link #inspectHolders} tells.
+   */
+  @Override
+  public NamePage listNames(
+      String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+    switch (primitive) {
+      case SEMAPHORE:
+        return listChildren("/" + NodeNames.SEMAPHORES, "semaphores", prefix, cursor, limit);
+      case READ_WRITE_LOCK:
+        return listChildren(
+            "/" + NodeNames.READ_WRITE_LOCKS, "read-write locks", prefix, cursor, limit);
+      default:
+        return listNames(prefix, cursor, limit);
+    }
+  }
+
+  /**
+   * One page of the names of a parent node's children: sorted, from after the cursor (the last
+   * name of the previous page, encoded), without the nodes whose names begin with '.', which
+   * {@link NodeNames#encode} never makes.
+   *
+   * @param parent the node whose children are the names
+   * @param what what the names are, for messages
+   */
+  private NamePage listChildren(
+      String parent, String what, String prefix, String cursor, int limit) {
     String after = null;
     if (cursor != null) {
       try {
@@ -601,7 +635,7 @@ final class ZooKeeperBackend implements LockBackend {
     }
     try {
       java.util.TreeSet<String> names = new java.util.TreeSet<>();
-      for (String child : curator.getChildren().forPath("/")) {
+      for (String child : curator.getChildren().forPath(parent)) {
         if (child.startsWith(".")) {
           continue;
         }
@@ -629,12 +663,79 @@ final class ZooKeeperBackend implements LockBackend {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BackendUnavailableException(
-          "interrupted while listing locks on ZooKeeper at " + settings.hosts, e);
+          "interrupted while listing " + what + " on ZooKeeper at " + settings.hosts, e);
     } catch (LockException e) {
       throw e;
     } catch (Exception e) {
       throw new BackendUnavailableException(
-          "could not list locks on ZooKeeper at " + settings.hosts + ": " + e, e);
+          "could not list " + what + " on ZooKeeper at " + settings.hosts + ": " + e, e);
+    }
+  }
+
+  /**
+   * One read of the resource's children says which nodes the grant logic grants ({@link
+   * ClaimQueue#granted}); queued waiters are never among them. Each of those is read for its stat
+   * and data: a node whose mzxid is above its czxid has taken its grant, and the mzxid is its
+   * holder's token (the fence writes it, see {@code ZooKeeperAttempt.fence()}); its data names the
+   * holder's owner id. A node granted but not yet fenced, or gone since the children were read,
+   * holds nothing yet, or no more. Permits and sides live as long as their session, so no remaining
+   * lease is reported. Reads only: nothing is written, nothing renewed.
+   */
+  @Override
+  public HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
+    boolean semaphore = primitive == Guarantees.Primitive.SEMAPHORE;
+    if (!semaphore && primitive != Guarantees.Primitive.READ_WRITE_LOCK) {
+      throw new IllegalArgumentException(
+          "`primitive` was " + primitive + " but it must be SEMAPHORE or READ_WRITE_LOCK");
+    }
+    String parent = NodeNames.parent(name, semaphore ? Claim.Kind.PERMIT : Claim.Kind.READ);
+    String what = (semaphore ? "semaphore '" : "read-write lock '") + name + "'";
+    try {
+      List<String> children;
+      try {
+        children = new ArrayList<>(curator.getChildren().forPath(parent));
+      } catch (KeeperException.NoNodeException e) {
+        return null;
+      }
+      children.sort(NodeNames.BY_SEQUENCE);
+      List<LockState> states = new ArrayList<>();
+      boolean write = false;
+      for (String node : ClaimQueue.granted(semaphore, children)) {
+        Stat stat = new Stat();
+        byte[] bytes;
+        try {
+          bytes = curator.getData().storingStatIn(stat).forPath(parent + "/" + node);
+        } catch (KeeperException.NoNodeException e) {
+          continue; // released since the children were read
+        }
+        if (stat.getMzxid() == stat.getCzxid()) {
+          continue; // granted by the queue, but its waiter has not taken the grant yet
+        }
+        LockState held = LockState.held().withFencingToken(stat.getMzxid());
+        String owner = NodeData.parse(bytes).owner;
+        if (!owner.isEmpty()) {
+          held = held.withHolder(owner);
+        }
+        states.add(held);
+        write |= !semaphore && !NodeNames.isReader(node);
+      }
+      if (states.isEmpty()) {
+        return null;
+      }
+      HeldLock.Kind kind =
+          semaphore
+              ? HeldLock.Kind.SEMAPHORE
+              : write ? HeldLock.Kind.WRITE : HeldLock.Kind.READ;
+      return HeldLock.of(name, kind, states);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BackendUnavailableException(
+          "interrupted while reading " + what + " on ZooKeeper at " + settings.hosts, e);
+    } catch (LockException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException(
+          "could not read " + what + " on ZooKeeper at " + settings.hosts + ": " + e, e);
     }
   }
 

@@ -127,6 +127,15 @@ public final class RedisKeys {
 
   /**
    * @param name the semaphore's name
+   * @return the hash of the token each live lease was granted: owner id to token, written by the
+   *     grant, dropped with the lease, expiring with the leases; read by a listing
+   */
+  public String semaphoreTokens(String name) {
+    return tag(name) + ":sem:tokens";
+  }
+
+  /**
+   * @param name the semaphore's name
    * @return the key whose presence says that some waiter polled busy lately, so a release publishes
    */
   public String semaphoreWaiting(String name) {
@@ -156,6 +165,24 @@ public final class RedisKeys {
    */
   public String writeLeases(String name) {
     return tag(name) + ":rw:write";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the hash of the token each live read lease was granted (owner id to token), as {@link
+   *     #semaphoreTokens}
+   */
+  public String readTokens(String name) {
+    return tag(name) + ":rw:read-tokens";
+  }
+
+  /**
+   * @param name the read-write lock's name
+   * @return the hash of the token the live write lease was granted (owner id to token), as {@link
+   *     #semaphoreTokens}
+   */
+  public String writeTokens(String name) {
+    return tag(name) + ":rw:write-tokens";
   }
 
   /**

@@ -349,22 +349,39 @@ public final class RedisScripts {
   /**
    * The start of every script of semaphores and read-write locks. {@code now}: the server's clock
    * in ms ({@code TIME}; never a client's clock), which every lease's and mark's score is counted
-   * in. {@code keep(key, with)}: gives a sorted set (and {@code with}, a key that lives as long as
-   * it) the TTL of its last score, so that an unused resource vanishes from Redis by itself. {@code
-   * mark(key, life)}: makes the key live at least {@code life} ms from now. {@code earliest(key,
-   * than)}: the lowest score of a sorted set, or {@code than} if that is lower or the set is empty.
+   * in. {@code keep(key, with, also)}: gives a sorted set (and {@code with} and {@code also}, keys
+   * that live as long as it) the TTL of its last score, so that an unused resource vanishes from
+   * Redis by itself. {@code prune(key, tokens)}: drops a sorted set's leases that ended by now, and
+   * their owners' fields from the hash {@code tokens} (if given) of the token each lease was
+   * granted. {@code mark(key, life)}: makes the key live at least {@code life} ms from now. {@code
+   * earliest(key, than)}: the lowest score of a sorted set, or {@code than} if that is lower or the
+   * set is empty.
    */
   private static final String SHARED =
       "local t = redis.call('TIME')\n"
           + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-          + "local function keep(key, with)\n"
+          + "local function keep(key, with, also)\n"
           + "  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')\n"
           + "  if last[2] then\n"
           + "    local ttl = math.max(1, tonumber(last[2]) - now)\n"
           + "    redis.call('PEXPIRE', key, ttl)\n"
           + "    if with then redis.call('PEXPIRE', with, ttl) end\n"
-          + "  elseif with then\n"
-          + "    redis.call('DEL', with)\n"
+          + "    if also then redis.call('PEXPIRE', also, ttl) end\n"
+          + "  else\n"
+          + "    if with then redis.call('DEL', with) end\n"
+          + "    if also then redis.call('DEL', also) end\n"
+          + "  end\n"
+          + "end\n"
+          + "local function prune(key, tokens)\n"
+          + "  if not tokens then\n"
+          + "    redis.call('ZREMRANGEBYSCORE', key, '-inf', now)\n"
+          + "    return\n"
+          + "  end\n"
+          + "  while true do\n"
+          + "    local gone = redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, 500)\n"
+          + "    if #gone == 0 then return end\n"
+          + "    redis.call('ZREM', key, unpack(gone))\n"
+          + "    redis.call('HDEL', tokens, unpack(gone))\n"
           + "  end\n"
           + "end\n"
           + "local function mark(key, life)\n"
@@ -381,10 +398,11 @@ public final class RedisScripts {
 
   /**
    * KEYS: the semaphore's leases (sorted set: owner id, score = expiry), its permit count, the
-   * fence counter of its slot, its waiting mark. ARGV: owner id, lease in ms, the permits asked
-   * for, how long the waiting mark lives (ms). Drops expired leases, then grants one permit if
-   * fewer leases than permits are live (or the owner already holds one: a retry after a lost reply,
-   * renewed): {1, token from the slot's counter}. A count other than the live leases' is refused:
+   * fence counter of its slot, its waiting mark, its tokens (hash: owner id to token). ARGV: owner
+   * id, lease in ms, the permits asked for, how long the waiting mark lives (ms). Drops expired
+   * leases, then grants one permit if fewer leases than permits are live (or the owner already
+   * holds one: a retry after a lost reply, renewed): {1, token from the slot's counter}, the token
+   * kept as the owner's field of the tokens hash (for a listing; it expires with the leases). A count other than the live leases' is refused:
    * {-1, their count}, nothing taken. Else marks that someone waits and answers {0, ms until the
    * earliest live lease ends}.
    */
@@ -392,7 +410,7 @@ public final class RedisScripts {
       new Script(
           "semaphore-acquire",
           SHARED
-              + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
+              + "prune(KEYS[1], KEYS[5])\n"
               + "local want = tonumber(ARGV[3])\n"
               + "local held = redis.call('ZCARD', KEYS[1])\n"
               + "if held > 0 then\n"
@@ -404,16 +422,18 @@ public final class RedisScripts {
               + "if held < want or redis.call('ZSCORE', KEYS[1], ARGV[1]) then\n"
               + "  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n"
               + "  redis.call('SET', KEYS[2], want)\n"
-              + "  keep(KEYS[1], KEYS[2])\n"
-              + "  return {1, redis.call('INCR', KEYS[3])}\n"
+              + "  local token = redis.call('INCR', KEYS[3])\n"
+              + "  redis.call('HSET', KEYS[5], ARGV[1], token)\n"
+              + "  keep(KEYS[1], KEYS[2], KEYS[5])\n"
+              + "  return {1, token}\n"
               + "end\n"
               + "mark(KEYS[4], tonumber(ARGV[4]))\n"
               + "return {0, earliest(KEYS[1]) - now}\n");
 
   /**
-   * KEYS: the semaphore's leases, its permit count, its waiting mark. ARGV: owner id, channel. The
-   * release of a permit, and the withdrawal of an attempt that may have been granted unseen: drops
-   * the owner's lease, and if it had one and someone waits, publishes the owner id on the channel.
+   * KEYS: the semaphore's leases, its permit count, its waiting mark, its tokens. ARGV: owner id,
+   * channel. The release of a permit, and the withdrawal of an attempt that may have been granted
+   * unseen: drops the owner's lease (and its token), and if it had one and someone waits, publishes the owner id on the channel.
    * Returns 1 if the lease was live, 0 if it was gone or past its expiry.
    */
   public static final Script SEMAPHORE_RELEASE =
@@ -423,8 +443,9 @@ public final class RedisScripts {
               + "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
               + "if not score then return 0 end\n"
               + "redis.call('ZREM', KEYS[1], ARGV[1])\n"
-              + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-              + "keep(KEYS[1], KEYS[2])\n"
+              + "redis.call('HDEL', KEYS[4], ARGV[1])\n"
+              + "prune(KEYS[1], KEYS[4])\n"
+              + "keep(KEYS[1], KEYS[2], KEYS[4])\n"
               + "if redis.call('EXISTS', KEYS[3]) == 1 then\n"
               + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
               + "end\n"
@@ -433,12 +454,13 @@ public final class RedisScripts {
 
   /**
    * KEYS: the read-write lock's read leases, its write lease, its waiting writers (score = when the
-   * mark lapses), the fence counter of its slot, its waiting mark. ARGV: owner id, lease in ms,
-   * {@code read} or {@code write}, how long a mark lives without a poll (ms). Drops expired leases
+   * mark lapses), the fence counter of its slot, its waiting mark, its read tokens, its write
+   * tokens (hashes: owner id to token). ARGV: owner id, lease in ms, {@code read} or {@code
+   * write}, how long a mark lives without a poll (ms). Drops expired leases
    * and marks. A writer is granted when no lease is live, a reader when no write lease is live and
    * no writer waits (writer preference), and an owner that already holds the side asked for (a
-   * retry after a lost reply) has it renewed: {1, token from the slot's counter}; a granted
-   * writer's mark goes at once. Else a writer marks itself waiting (or refreshes its mark), both
+   * retry after a lost reply) has it renewed: {1, token from the slot's counter}, kept as the
+   * owner's field of the side's tokens hash (for a listing); a granted writer's mark goes at once. Else a writer marks itself waiting (or refreshes its mark), both
    * mark that someone waits, and the answer is {0, ms until the earliest lease in the way ends, or
    * for a reader held back only by waiting writers, until the first of their marks lapses}.
    */
@@ -446,11 +468,12 @@ public final class RedisScripts {
       new Script(
           "read-write-acquire",
           SHARED
-              + "for i = 1, 3 do\n"
-              + "  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)\n"
-              + "end\n"
+              + "prune(KEYS[1], KEYS[6])\n"
+              + "prune(KEYS[2], KEYS[7])\n"
+              + "prune(KEYS[3])\n"
               + "local write = ARGV[3] == 'write'\n"
               + "local mine = write and KEYS[2] or KEYS[1]\n"
+              + "local tokens = write and KEYS[7] or KEYS[6]\n"
               + "local free\n"
               + "if redis.call('ZSCORE', mine, ARGV[1]) then\n"
               + "  free = true\n"
@@ -463,11 +486,13 @@ public final class RedisScripts {
               + "end\n"
               + "if free then\n"
               + "  redis.call('ZADD', mine, now + tonumber(ARGV[2]), ARGV[1])\n"
-              + "  keep(mine)\n"
+              + "  local token = redis.call('INCR', KEYS[4])\n"
+              + "  redis.call('HSET', tokens, ARGV[1], token)\n"
+              + "  keep(mine, tokens)\n"
               + "  if write and redis.call('ZREM', KEYS[3], ARGV[1]) == 1 then\n"
               + "    keep(KEYS[3])\n"
               + "  end\n"
-              + "  return {1, redis.call('INCR', KEYS[4])}\n"
+              + "  return {1, token}\n"
               + "end\n"
               + "local life = tonumber(ARGV[4])\n"
               + "mark(KEYS[5], life)\n"
@@ -480,8 +505,8 @@ public final class RedisScripts {
 
   /**
    * KEYS: the leases of one side of a read-write lock (read or write), its waiting writers, its
-   * waiting mark. ARGV: owner id, channel. The release of a side, and the withdrawal of an attempt:
-   * drops the owner's lease and its waiting writer's mark, and if either was there and someone
+   * waiting mark, the side's tokens. ARGV: owner id, channel. The release of a side, and the
+   * withdrawal of an attempt: drops the owner's lease (and its token) and its waiting writer's mark, and if either was there and someone
    * waits, publishes the owner id on the channel (a writer that stops waiting may let readers in).
    * Returns 1 if the lease was live, 0 if it was gone or past its expiry.
    */
@@ -495,8 +520,9 @@ public final class RedisScripts {
               + "local score = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
               + "if score then\n"
               + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
-              + "  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-              + "  keep(KEYS[1])\n"
+              + "  redis.call('HDEL', KEYS[4], ARGV[1])\n"
+              + "  prune(KEYS[1], KEYS[4])\n"
+              + "  keep(KEYS[1], KEYS[4])\n"
               + "end\n"
               + "if (score or withdrew) and redis.call('EXISTS', KEYS[3]) == 1 then\n"
               + "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n"
@@ -506,7 +532,8 @@ public final class RedisScripts {
 
   /**
    * KEYS: the sorted set that holds the lease (a semaphore's leases, or one side of a read-write
-   * lock), and optionally a key that lives as long as it (the semaphore's permit count). ARGV:
+   * lock), its tokens hash, and optionally a key that lives as long as it (the semaphore's permit
+   * count). ARGV:
    * owner id, lease in ms. Renewal and extend of a semaphore's or read-write lock's lease: sets its
    * expiry to the lease from now, longer or shorter, only if it is live; an expired lease is never
    * brought back. Returns {@link #RENEWED} or {@link #GONE}; only the first changed anything.
@@ -520,9 +547,35 @@ public final class RedisScripts {
               + "  return -1\n"
               + "end\n"
               + "redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])\n"
-              + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)\n"
-              + "keep(KEYS[1], KEYS[2])\n"
+              + "prune(KEYS[1], KEYS[2])\n"
+              + "keep(KEYS[1], KEYS[2], KEYS[3])\n"
               + "return 1\n");
+
+  /**
+   * KEYS: pairs of a sorted set of leases (a semaphore's, or one side of a read-write lock) and its
+   * tokens hash. Reads only (the server's clock, no write): for each pair, in order, a flat list of
+   * its live leases (score past now), three entries each: owner id, remaining ms (at least 1), and
+   * the token the lease was granted (0 if the hash has none for it: granted by a version that kept
+   * no tokens).
+   */
+  public static final Script SHARED_HOLDERS =
+      new Script(
+          "shared-holders",
+          "local t = redis.call('TIME')\n"
+              + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+              + "local out = {}\n"
+              + "for i = 1, #KEYS, 2 do\n"
+              + "  local live = redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. now, '+inf',"
+              + " 'WITHSCORES')\n"
+              + "  local side = {}\n"
+              + "  for j = 1, #live, 2 do\n"
+              + "    side[#side + 1] = live[j]\n"
+              + "    side[#side + 1] = math.max(1, math.ceil(tonumber(live[j + 1]) - now))\n"
+              + "    side[#side + 1] = tonumber(redis.call('HGET', KEYS[i + 1], live[j]) or '0')\n"
+              + "  end\n"
+              + "  out[#out + 1] = side\n"
+              + "end\n"
+              + "return out\n");
 
   /**
    * {@link #SEMAPHORE_RELEASE} for a Redis Cluster: {@code SPUBLISH}, as {@link
@@ -557,6 +610,7 @@ public final class RedisScripts {
     READ_WRITE_ACQUIRE,
     READ_WRITE_RELEASE,
     SHARED_RENEW,
+    SHARED_HOLDERS,
     SEMAPHORE_RELEASE_SHARDED,
     READ_WRITE_RELEASE_SHARDED
   };
