@@ -21,13 +21,14 @@ final class ListCommand {
           "\n",
           "usage: lockctl ls [--backend URI | --config FILE] [--limit N] [PREFIX]",
           "",
-          "Lists the locks held now whose names begin with PREFIX (every lock without it): name,"
-              + " fencing token,",
-          "remaining lease and holder (application, host, pid, thread), read page by page without"
-              + " taking or",
-          "renewing anything. On backends that declare LISTING (redis single and sentinel, jdbc,"
-              + " zookeeper, etcd,",
-          "local:).",
+          "Lists the locks, semaphores and read-write locks held now whose names begin with PREFIX"
+              + " (all",
+          "without it), a line per holder: name, kind (lock, permit, read, write), fencing token,"
+              + " remaining",
+          "lease and holder (application, host, pid, thread), read page by page without taking or"
+              + " renewing",
+          "anything. On backends that declare LISTING (redis single and sentinel, jdbc, zookeeper,"
+              + " etcd, local:).",
           "",
           "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
           "  --config FILE   a properties file with locksmith.uri and other settings",
@@ -243,18 +244,31 @@ final class ListCommand {
       width = Math.max(width, l.name().length());
     }
     width = Math.min(width, 60);
-    String format = "%-" + width + "s  %8s  %10s  %s%n";
-    out.printf(format, "NAME", "TOKEN", "REMAINING", "HOLDER");
+    String format = "%-" + width + "s  %-6s  %8s  %10s  %s%n";
+    out.printf(format, "NAME", "KIND", "TOKEN", "REMAINING", "HOLDER");
     for (HeldLock l : locks) {
-      LockState s = l.state();
-      out.printf(
-          format,
-          l.name(),
-          s.fencingToken().isPresent() ? Long.toString(s.fencingToken().getAsLong()) : "-",
-          s.remaining().map(Durations::format).orElse("session"),
-          s.holderIdentity()
-              .map(Object::toString)
-              .orElse(s.holder().orElse("held after release, or not readable")));
+      // one line a holder: a semaphore's holdings and a lock's readers each get theirs
+      for (LockState s : l.holders()) {
+        out.printf(
+            format,
+            l.name(),
+            kind(l),
+            s.fencingToken().isPresent() ? Long.toString(s.fencingToken().getAsLong()) : "-",
+            s.remaining().map(Durations::format).orElse("session"),
+            s.holderIdentity()
+                .map(Object::toString)
+                .orElse(s.holder().orElse("held after release, or not readable")));
+      }
     }
+  }
+
+  /** How a listing's kind reads in the table and the live page: lock, permit, read or write. */
+  static String kind(HeldLock l) {
+    return switch (l.kind()) {
+      case LOCK -> "lock";
+      case SEMAPHORE -> "permit";
+      case READ -> "read";
+      case WRITE -> "write";
+    };
   }
 }

@@ -206,21 +206,24 @@ final class ServeCommand {
     List<HeldLock> all = ListCommand.listAll(client, prefix, 200, 5000);
     StringBuilder b =
         new StringBuilder("{\"allowBreak\":").append(allowBreak).append(",\"locks\":[");
-    for (int i = 0; i < all.size(); i++) {
-      HeldLock l = all.get(i);
-      LockState s = l.state();
-      b.append(i == 0 ? "" : ",").append("{\"name\":").append(quote(l.name()));
-      if (s.fencingToken().isPresent()) {
-        b.append(",\"token\":").append(s.fencingToken().getAsLong());
+    boolean first = true;
+    for (HeldLock l : all) {
+      for (LockState s : l.holders()) { // an entry a holder, as lockctl ls prints them
+        b.append(first ? "" : ",").append("{\"name\":").append(quote(l.name()));
+        first = false;
+        b.append(",\"kind\":").append(quote(ListCommand.kind(l)));
+        if (s.fencingToken().isPresent()) {
+          b.append(",\"token\":").append(s.fencingToken().getAsLong());
+        }
+        if (s.remaining().isPresent()) {
+          b.append(",\"remainingMillis\":").append(s.remaining().get().toMillis());
+        }
+        String holder = s.holderIdentity().map(Object::toString).orElse(s.holder().orElse(null));
+        if (holder != null) {
+          b.append(",\"holder\":").append(quote(holder));
+        }
+        b.append('}');
       }
-      if (s.remaining().isPresent()) {
-        b.append(",\"remainingMillis\":").append(s.remaining().get().toMillis());
-      }
-      String holder = s.holderIdentity().map(Object::toString).orElse(s.holder().orElse(null));
-      if (holder != null) {
-        b.append(",\"holder\":").append(quote(holder));
-      }
-      b.append('}');
     }
     return b.append("]}").toString();
   }
@@ -292,7 +295,8 @@ final class ServeCommand {
         "</style></head><body>",
         "<h1 id=\"title\"></h1>",
         "<p id=\"status\">loading…</p>",
-        "<table><thead><tr><th>Name</th><th>Token</th><th>Remaining</th><th>Holder</th>"
+        "<table><thead><tr><th>Name</th><th>Kind</th><th>Token</th><th>Remaining</th>"
+            + "<th>Holder</th>"
             + "<th></th></tr></thead><tbody id=\"locks\"></tbody></table>",
         "<script>",
         "document.getElementById('title').textContent = " + quote(title) + ";",
@@ -320,12 +324,13 @@ final class ServeCommand {
         "      const row = document.createElement('tr');",
         "      row.className = 'lock';",
         "      cell(row, l.name).className = 'name';",
+        "      cell(row, l.kind);",
         "      cell(row, l.token === undefined ? '-' : String(l.token), 'n');",
         "      cell(row, l.remainingMillis === undefined ? 'session' : (l.remainingMillis / 1000)"
             + ".toFixed(1) + ' s', 'n');",
         "      cell(row, l.holder || '');",
         "      const act = cell(row, '');",
-        "      if (data.allowBreak) {",
+        "      if (data.allowBreak && l.kind === 'lock') {",
         "        const b = document.createElement('button');",
         "        b.textContent = 'break'; b.onclick = () => breakLock(l.name); act.appendChild(b);",
         "      }",

@@ -69,6 +69,34 @@ class LockctlListIT {
   }
 
   @Test
+  void listsSemaphoresAndReadWriteLocksALineAHolder() throws Exception {
+    List<Lease> held = new ArrayList<>();
+    try {
+      held.add(client.semaphore("kinds/pool", 3).acquire(Duration.ofSeconds(5)));
+      held.add(client.semaphore("kinds/pool", 3).acquire(Duration.ofSeconds(5)));
+      held.add(client.readWriteLock("kinds/prices").readLock().acquire(Duration.ofSeconds(5)));
+      held.add(client.readWriteLock("kinds/report").writeLock().acquire(Duration.ofSeconds(5)));
+      held.add(client.lock("kinds/job").acquire(Duration.ofSeconds(5)));
+      Lockctl.Result r = Lockctl.run("ls", "--backend", redis.uri(), "--limit", "1", "kinds/");
+      assertThat(r.exit).as("%s", r).isZero();
+      List<String> lines = r.out.lines().toList();
+      assertThat(lines.get(0)).startsWith("NAME").contains("KIND", "TOKEN");
+      assertThat(lines.subList(1, lines.size()))
+          .as("%s", r.out)
+          .satisfiesExactly(
+              l -> assertThat(l).startsWith("kinds/job ").contains(" lock "),
+              l -> assertThat(l).startsWith("kinds/pool ").contains(" permit "),
+              l -> assertThat(l).startsWith("kinds/pool ").contains(" permit "),
+              l -> assertThat(l).startsWith("kinds/prices ").contains(" read "),
+              l -> assertThat(l).startsWith("kinds/report ").contains(" write "));
+      assertThat(r.out)
+          .contains(" " + held.get(0).fencingToken() + " ", " " + held.get(1).fencingToken() + " ");
+    } finally {
+      held.forEach(Lease::release);
+    }
+  }
+
+  @Test
   void watchPrintsTheTableAgainUntilItsCount() throws Exception {
     try (Lease lease = client.lock("watch/a").acquire(Duration.ofSeconds(5))) {
       Lockctl.Result r =

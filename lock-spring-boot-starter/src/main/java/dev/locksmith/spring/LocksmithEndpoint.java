@@ -83,8 +83,9 @@ public class LocksmithEndpoint {
   static final int MAX_HELD = 500;
 
   /**
-   * @return every lock held in the backend's namespace, by any application (up to {@link
-   *     #MAX_HELD}, then {@code truncated: true}): name, token, remaining lease and holder
+   * @return every lock, semaphore and read-write lock held in the backend's namespace, by any
+   *     application (up to {@link #MAX_HELD}, then {@code truncated: true}): name, kind, token,
+   *     remaining lease and holder, and every holder where there are several
    */
   private Map<String, Object> held() {
     Map<String, Object> out = new LinkedHashMap<>();
@@ -101,13 +102,18 @@ public class LocksmithEndpoint {
           }
           Map<String, Object> lock = new LinkedHashMap<>();
           lock.put("name", l.name());
-          l.state().fencingToken().ifPresent(t -> lock.put("fencingToken", t));
-          l.state().remaining().ifPresent(d -> lock.put("remainingMillis", d.toMillis()));
-          l.state()
-              .holderIdentity()
-              .ifPresentOrElse(
-                  who -> lock.put("holder", who.toString()),
-                  () -> l.state().holder().ifPresent(h -> lock.put("holder", h)));
+          lock.put("kind", l.kind().name().toLowerCase(java.util.Locale.ROOT));
+          putHolder(lock, l.state());
+          if (l.holders().size() > 1) {
+            // every holding of a semaphore or every reader; the first is also shown above
+            List<Map<String, Object>> holders = new ArrayList<>();
+            for (LockState s : l.holders()) {
+              Map<String, Object> one = new LinkedHashMap<>();
+              putHolder(one, s);
+              holders.add(one);
+            }
+            lock.put("holders", holders);
+          }
           locks.add(lock);
         }
         cursor = truncated ? null : page.next().orElse(null);
@@ -118,6 +124,16 @@ public class LocksmithEndpoint {
     out.put("locks", locks);
     out.put("truncated", truncated);
     return out;
+  }
+
+  /** One holder's token, remaining lease and identity, where the backend read them. */
+  private static void putHolder(Map<String, Object> into, LockState s) {
+    s.fencingToken().ifPresent(t -> into.put("fencingToken", t));
+    s.remaining().ifPresent(d -> into.put("remainingMillis", d.toMillis()));
+    s.holderIdentity()
+        .ifPresentOrElse(
+            who -> into.put("holder", who.toString()),
+            () -> s.holder().ifPresent(h -> into.put("holder", h)));
   }
 
   /**

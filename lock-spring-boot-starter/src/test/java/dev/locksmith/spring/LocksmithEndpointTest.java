@@ -56,6 +56,7 @@ class LocksmithEndpointTest {
                             l ->
                                 assertThat(l)
                                     .containsEntry("name", "report")
+                                    .containsEntry("kind", "lock")
                                     .containsEntry("fencingToken", lease.fencingToken())
                                     .containsEntry("holder", held.get("holder")));
                     assertThat((Long) held.get("remainingMillis"))
