@@ -786,7 +786,8 @@ final class JdbcBackend implements LockBackend {
     try {
       rows = shared.liveNames(kind, prefix, cursor == null ? "" : cursor, limit);
     } catch (SQLException e) {
-      throw unavailable("listing " + Claim.noun(claimKind(primitive)) + "s under '" + prefix + "'", e);
+      throw unavailable(
+          "listing " + Claim.noun(claimKind(primitive)) + "s under '" + prefix + "'", e);
     }
     // distinct names, in the rows' order (repeats of a name come one after the other)
     List<String> names = new ArrayList<>();
@@ -858,7 +859,9 @@ final class JdbcBackend implements LockBackend {
         return SharedTable.READ_WRITE;
       default:
         throw new IllegalArgumentException(
-            "`primitive` was " + primitive + " but only semaphores and read-write locks are shared");
+            "`primitive` was "
+                + primitive
+                + " but only semaphores and read-write locks are shared");
     }
   }
 

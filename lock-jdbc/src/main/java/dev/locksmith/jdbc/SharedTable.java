@@ -222,11 +222,10 @@ final class SharedTable {
    * the other.
    *
    * @param kind {@link #SEMAPHORE} or {@link #READ_WRITE}
-   * @return the names of the rows read, in order, repeats kept; none if the tables do not exist
-   *     (no semaphore or read-write lock was ever taken)
+   * @return the names of the rows read, in order, repeats kept; none if the tables do not exist (no
+   *     semaphore or read-write lock was ever taken)
    */
-  List<String> liveNames(String kind, String prefix, String after, int limit)
-      throws SQLException {
+  List<String> liveNames(String kind, String prefix, String after, int limit) throws SQLException {
     if (!present()) {
       return List.of();
     }
@@ -270,7 +269,9 @@ final class SharedTable {
 
     final long fence;
 
-    /** Until another owner may take it, by the database clock ({@link LeaseTable#untilTakeable}). */
+    /**
+     * Until another owner may take it, by the database clock ({@link LeaseTable#untilTakeable}).
+     */
     final long remainingMillis;
 
     Holding(String owner, String side, long fence, long remainingMillis) {
