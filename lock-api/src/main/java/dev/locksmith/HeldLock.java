@@ -100,6 +100,14 @@ public final class HeldLock {
   }
 
   /**
+   * @return how many callers were waiting for it when it was listed, where the backend counts them
+   *     (the first holder's {@link LockState#waiting()})
+   */
+  public java.util.OptionalInt waiting() {
+    return state().waiting();
+  }
+
+  /**
    * @return every holder's state when it was listed, at least one
    */
   public List<LockState> holders() {

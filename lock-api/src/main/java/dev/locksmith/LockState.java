@@ -3,34 +3,42 @@ package dev.locksmith;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 /**
  * What a backend could tell about a lock without taking it: free or held, and of a held lock the
- * holder's fencing token, the rest of its lease and its owner id, each where the backend can read
- * it. A snapshot, read at one moment: the lock may have changed hands by the time it is looked at,
- * so never decide to write on it; use a {@link Lease} for that.
+ * holder's fencing token, the rest of its lease, its owner id and how many wait for it, each where
+ * the backend can read it. A snapshot, read at one moment: the lock may have changed hands by the
+ * time it is looked at, so never decide to write on it; use a {@link Lease} for that.
  *
  * <p>Backends that declare {@link Guarantees.Feature#STATE_READS} answer with a known state; the
  * others answer {@link #unknown()}. Immutable.
  */
 public final class LockState {
-  private static final LockState UNKNOWN = new LockState(false, false, 0, null, null);
-  private static final LockState FREE = new LockState(true, false, 0, null, null);
+  private static final LockState UNKNOWN = new LockState(false, false, 0, null, null, -1);
+  private static final LockState FREE = new LockState(true, false, 0, null, null, -1);
 
   private final boolean known;
   private final boolean held;
   private final long fencingToken;
   private final Duration remaining;
   private final String holder;
+  private final int waiting;
 
   private LockState(
-      boolean known, boolean held, long fencingToken, Duration remaining, String holder) {
+      boolean known,
+      boolean held,
+      long fencingToken,
+      Duration remaining,
+      String holder,
+      int waiting) {
     this.known = known;
     this.held = held;
     this.fencingToken = fencingToken;
     this.remaining = remaining;
     this.holder = holder;
+    this.waiting = waiting;
   }
 
   /**
@@ -52,7 +60,7 @@ public final class LockState {
    *     methods
    */
   public static LockState held() {
-    return new LockState(true, true, 0, null, null);
+    return new LockState(true, true, 0, null, null, -1);
   }
 
   /**
@@ -67,7 +75,7 @@ public final class LockState {
       throw new IllegalArgumentException(
           "`token` was " + token + " but fencing tokens are greater than zero");
     }
-    return new LockState(true, true, token, remaining, holder);
+    return new LockState(true, true, token, remaining, holder, waiting);
   }
 
   /**
@@ -82,7 +90,7 @@ public final class LockState {
     if (left.isNegative()) {
       throw new IllegalArgumentException("`left` was " + left + " but it must be zero or more");
     }
-    return new LockState(true, true, fencingToken, left, holder);
+    return new LockState(true, true, fencingToken, left, holder, waiting);
   }
 
   /**
@@ -93,7 +101,22 @@ public final class LockState {
   public LockState withHolder(String ownerId) {
     requireHeld("withHolder");
     Objects.requireNonNull(ownerId, "`ownerId` was null");
-    return new LockState(true, true, fencingToken, remaining, ownerId);
+    return new LockState(true, true, fencingToken, remaining, ownerId, waiting);
+  }
+
+  /**
+   * @param count how many callers wait for the lock (or the semaphore or read-write lock) now,
+   *     where the backend counts them; zero or more
+   * @return this held state with the count
+   * @throws IllegalStateException if this state is not {@link #held()}
+   * @throws IllegalArgumentException if {@code count} is negative
+   */
+  public LockState withWaiting(int count) {
+    requireHeld("withWaiting");
+    if (count < 0) {
+      throw new IllegalArgumentException("`count` was " + count + " but it must be zero or more");
+    }
+    return new LockState(true, true, fencingToken, remaining, holder, count);
   }
 
   private void requireHeld(String method) {
@@ -140,6 +163,15 @@ public final class LockState {
   }
 
   /**
+   * @return how many callers were waiting for the lock when it was read (for a semaphore or
+   *     read-write lock: for any of it), where the backend counts them; a waiter that gave up may
+   *     be counted until the backend notices
+   */
+  public OptionalInt waiting() {
+    return waiting >= 0 ? OptionalInt.of(waiting) : OptionalInt.empty();
+  }
+
+  /**
    * Who holds the lock, in words a person reads, where the backend stores the holder's owner id and
    * a Locksmith client wrote it: application, host, process id, thread and when it asked.
    *
@@ -159,12 +191,13 @@ public final class LockState {
         && held == s.held
         && fencingToken == s.fencingToken
         && Objects.equals(remaining, s.remaining)
-        && Objects.equals(holder, s.holder);
+        && Objects.equals(holder, s.holder)
+        && waiting == s.waiting;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(known, held, fencingToken, remaining, holder);
+    return Objects.hash(known, held, fencingToken, remaining, holder, waiting);
   }
 
   @Override
@@ -184,6 +217,9 @@ public final class LockState {
     }
     if (holder != null) {
       b.append(", by ").append(holder);
+    }
+    if (waiting >= 0) {
+      b.append(", ").append(waiting).append(" waiting");
     }
     return b.toString();
   }

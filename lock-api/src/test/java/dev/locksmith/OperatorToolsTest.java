@@ -90,6 +90,36 @@ class OperatorToolsTest {
   }
 
   @Test
+  void stateAndListingCountTheWaiters() throws Exception {
+    try (LockClient a = connect();
+        LockClient b = Locks.connect(a.config().uri().toString())) {
+      Lease held = a.lock("q/lock").acquire(Duration.ofSeconds(5));
+      Lease permit = a.semaphore("q/pool", 1).acquire(Duration.ofSeconds(5));
+      assertThat(a.lock("q/lock").state().waiting()).hasValue(0);
+      var waiter = b.lock("q/lock").acquireAsync(Duration.ofSeconds(30));
+      var permitWaiter = b.semaphore("q/pool", 1).acquireAsync(Duration.ofSeconds(30));
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (a.lock("q/lock").state().waiting().orElse(-1) != 1 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(a.lock("q/lock").state().waiting()).hasValue(1);
+      LockPage page = a.list("q/", null, 100);
+      assertThat(page.locks())
+          .extracting(l -> l.name() + " " + l.waiting().orElse(-1))
+          .containsExactly("q/lock 1", "q/pool 1");
+      waiter.cancel(true);
+      permitWaiter.cancel(true);
+      deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (a.lock("q/lock").state().waiting().orElse(-1) != 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(a.lock("q/lock").state().waiting()).as("after the waiter gave up").hasValue(0);
+      assertThat(held.release()).isTrue();
+      assertThat(permit.release()).isTrue();
+    }
+  }
+
+  @Test
   void listingShowsSemaphoresAndReadWriteLocksWithEveryHolderAfterTheLocks() throws Exception {
     try (LockClient a = connect();
         LockClient b = Locks.connect(a.config().uri().toString())) {

@@ -412,7 +412,8 @@ final class LocalSpace {
               LockState.held()
                   .withFencingToken(h.getValue().fence)
                   .withRemaining(java.time.Duration.ofNanos(h.getValue().expiresAt - now))
-                  .withHolder(h.getKey()));
+                  .withHolder(h.getKey())
+                  .withWaiting(s.waiters.size()));
         }
       }
       if (states.isEmpty()) {
@@ -455,7 +456,8 @@ final class LocalSpace {
       return LockState.held()
           .withFencingToken(e.fence)
           .withRemaining(java.time.Duration.ofNanos(e.expiresAt - now))
-          .withHolder(e.owner);
+          .withHolder(e.owner)
+          .withWaiting(e.queue.size());
     } finally {
       mutex.unlock();
     }

@@ -12,6 +12,7 @@ import dev.locksmith.LockOptions;
 import dev.locksmith.LockState;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -220,6 +221,77 @@ interface StateReadRules extends KitRules {
     String name = name("state-unknown");
     try (Lease lease = client().lock(name).acquire(Duration.ofSeconds(10))) {
       assertThat(client().lock(name).state()).isEqualTo(LockState.unknown());
+    }
+  }
+
+  /** Reads the state until {@code count} callers read as waiting, or the tolerance passes. */
+  private LockState awaitWaiting(LockClient reader, String name, int count) throws Exception {
+    long deadline = System.nanoTime() + limits().tolerance().toNanos();
+    LockState s = reader.lock(name).state();
+    while ((!s.isHeld() || s.waiting().orElse(-1) != count) && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+      s = reader.lock(name).state();
+    }
+    return s;
+  }
+
+  @Test
+  @DisplayName(
+      "16.7 MUST: where state reads count the waiters, the count is the callers waiting: none, then"
+          + " two, then one after the other gave up, then none")
+  default void rule16_7_waitingCountIsTheCallersWaiting() throws Exception {
+    requireFeature(Feature.STATE_READS, "16.7");
+    String name = name("state-waiting");
+    LockClient reader = client();
+    Lease lease = client().lock(name).acquire(Duration.ofSeconds(10));
+    java.util.concurrent.CompletableFuture<Lease> first = null;
+    java.util.concurrent.CompletableFuture<Lease> second = null;
+    try {
+      LockState alone = reader.lock(name).state();
+      assumeTrue(
+          alone.waiting().isPresent(),
+          () -> "rule 16.7 skipped: the backend's state reads count no waiters (" + alone + ")");
+      assertThat(alone.waiting().getAsInt())
+          .withFailMessage(
+              "waiting count broken: a held lock nobody waits for read %s: the holder is not a"
+                  + " waiter",
+              alone)
+          .isZero();
+      first = client().lock(name).acquireAsync(Duration.ofSeconds(60));
+      second = client().lock(name).acquireAsync(Duration.ofSeconds(60));
+      LockState two = awaitWaiting(reader, name, 2);
+      assertThat(two.waiting().orElse(-1))
+          .withFailMessage(
+              "waiting count broken: two callers waited for %d ms but the state read %s",
+              limits().tolerance().toMillis(), two)
+          .isEqualTo(2);
+      first.cancel(true);
+      LockState one = awaitWaiting(reader, name, 1);
+      assertThat(one.waiting().orElse(-1))
+          .withFailMessage(
+              "waiting count broken: one of two waiters gave up %d ms ago but the state read %s: a"
+                  + " waiter that gave up must leave the count",
+              limits().tolerance().toMillis(), one)
+          .isEqualTo(1);
+      assertThat(lease.release()).isTrue();
+      Lease next = second.get(limits().tolerance().toMillis() * 5, TimeUnit.MILLISECONDS);
+      try {
+        LockState none = awaitWaiting(reader, name, 0);
+        assertThat(none.waiting().orElse(-1))
+            .withFailMessage(
+                "waiting count broken: the last waiter holds the lock but the state read %s", none)
+            .isEqualTo(0);
+      } finally {
+        next.release();
+      }
+    } finally {
+      lease.release();
+      if (first != null) {
+        first.cancel(true);
+      }
+      if (second != null) {
+        second.cancel(true);
+      }
     }
   }
 }

@@ -261,6 +261,16 @@ class KitCatchesBrokenBackendsTest {
             StateReads.class,
             "rule16_5_expiredLeaseReadsFree",
             "still read as held"),
+        Arguments.of(
+            Defect.WAITING_COUNTS_HOLDER,
+            StateReads.class,
+            "rule16_7_waitingCountIsTheCallersWaiting",
+            "the holder is not a waiter"),
+        Arguments.of(
+            Defect.GHOST_WAITER,
+            StateReads.class,
+            "rule16_7_waitingCountIsTheCallersWaiting",
+            "a waiter that gave up must leave the count"),
         // 18. semaphores
         Arguments.of(
             Defect.SEM_OVER_GRANT,

@@ -131,6 +131,8 @@ final class MemoryBackends {
     EXPIRED_READS_HELD,
     /** State reads report the holder's client, not its owner id. */
     WRONG_HOLDER,
+    /** State reads count the holder among the waiters. */
+    WAITING_COUNTS_HOLDER,
     // break-glass
     /** Break-glass frees the lock and resets its fence counter, so tokens start again. */
     BREAK_RESETS_FENCE,
@@ -1222,7 +1224,11 @@ final class MemoryBackends {
                 ? Duration.ofNanos(e.leaseNanos)
                 : Duration.ofNanos(Math.max(0, e.expiresAt - now));
         String holder = defect == Defect.WRONG_HOLDER ? clientOf(e.owner) : e.owner;
-        return LockState.held().withFencingToken(e.fence).withRemaining(left).withHolder(holder);
+        return LockState.held()
+            .withFencingToken(e.fence)
+            .withRemaining(left)
+            .withHolder(holder)
+            .withWaiting(e.queue.size() + (defect == Defect.WAITING_COUNTS_HOLDER ? 1 : 0));
       } finally {
         mutex.unlock();
       }
