@@ -96,9 +96,9 @@ final class ClaimQueue {
    * The nodes {@link #judge} grants, each judged as what its name claims: of a semaphore, the first
    * permit nodes, up to the head's count and up to the first node with another count; of a
    * read-write lock, the head if it is not a reader's, else the readers up to the first other node.
-   * A node granted here may not have taken its grant yet (its waiter has not polled, or not
-   * written its token); a node not granted here holds nothing. Linear, as a semaphore may hold up
-   * to {@link Claim#MAX_PERMITS} and a read-write lock any number of readers.
+   * A node granted here may not have taken its grant yet (its waiter has not polled, or not written
+   * its token); a node not granted here holds nothing. Linear, as a semaphore may hold up to {@link
+   * Claim#MAX_PERMITS} and a read-write lock any number of readers.
    *
    * @param semaphore whether the children are a semaphore's, else a read-write lock's
    * @param children the resource's children, sorted by {@link NodeNames#BY_SEQUENCE}

@@ -615,9 +615,9 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
-   * One page of the names of a parent node's children: sorted, from after the cursor (the last
-   * name of the previous page, encoded), without the nodes whose names begin with '.', which
-   * {@link NodeNames#encode} never makes.
+   * One page of the names of a parent node's children: sorted, from after the cursor (the last name
+   * of the previous page, encoded), without the nodes whose names begin with '.', which {@link
+   * NodeNames#encode} never makes.
    *
    * @param parent the node whose children are the names
    * @param what what the names are, for messages
@@ -723,9 +723,7 @@ final class ZooKeeperBackend implements LockBackend {
         return null;
       }
       HeldLock.Kind kind =
-          semaphore
-              ? HeldLock.Kind.SEMAPHORE
-              : write ? HeldLock.Kind.WRITE : HeldLock.Kind.READ;
+          semaphore ? HeldLock.Kind.SEMAPHORE : write ? HeldLock.Kind.WRITE : HeldLock.Kind.READ;
       return HeldLock.of(name, kind, states);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -136,4 +136,65 @@ class ClaimQueueTest {
         .isEqualTo(NodeNames.parent("a", Claim.Kind.READ));
     assertThat(lock).as("no lock is a child of the semaphores' node").isEqualTo("/%2Esemaphores");
   }
+
+  /** The nodes {@link ClaimQueue#judge} grants, each judged as what it claims, one by one. */
+  private static List<String> grantedOneByOne(boolean semaphore, List<String> sorted) {
+    List<String> granted = new ArrayList<>();
+    for (int i = 0; i < sorted.size(); i++) {
+      String node = sorted.get(i);
+      Claim claim;
+      if (semaphore) {
+        int n = NodeNames.permitsOf(node);
+        if (n < 0) {
+          continue;
+        }
+        claim = Claim.permit(n);
+      } else {
+        claim = NodeNames.isReader(node) ? Claim.read() : Claim.write();
+      }
+      if (ClaimQueue.judge(claim, sorted, i).action == ClaimQueue.Action.GRANT) {
+        granted.add(node);
+      }
+    }
+    return granted;
+  }
+
+  @Test
+  void theGrantedNodesAreThoseJudgeGrantsAndNeverAWaiter() {
+    java.util.Random random = new java.util.Random(34);
+    for (int round = 0; round < 2_000; round++) {
+      boolean semaphore = random.nextBoolean();
+      List<String> nodes = new ArrayList<>();
+      int size = random.nextInt(9);
+      for (int i = 0; i < size; i++) {
+        Claim claim =
+            semaphore
+                ? Claim.permit(1 + random.nextInt(random.nextBoolean() ? 1 : 4))
+                : random.nextInt(3) == 0 ? Claim.write() : Claim.read();
+        nodes.add(node(claim, "o:" + i));
+      }
+      if (semaphore && random.nextInt(5) == 0) {
+        nodes.add(random.nextInt(nodes.size() + 1), "_c_x-lock-a-" + String.format("%010d", seq++));
+      }
+      nodes.sort(NodeNames.BY_SEQUENCE);
+      assertThat(ClaimQueue.granted(semaphore, nodes))
+          .as("%s %s", semaphore ? "semaphore" : "read-write lock", nodes)
+          .isEqualTo(grantedOneByOne(semaphore, nodes));
+    }
+  }
+
+  @Test
+  void grantedHoldersOfAReadWriteLockAreTheLeadingReadersOrOneWriter() {
+    String r1 = node(Claim.read(), "a:1");
+    String r2 = node(Claim.read(), "b:1");
+    String w1 = node(Claim.write(), "c:1");
+    String r3 = node(Claim.read(), "d:1");
+    assertThat(ClaimQueue.granted(false, List.of(r1, r2, w1, r3))).containsExactly(r1, r2);
+    assertThat(ClaimQueue.granted(false, List.of(w1, r3))).containsExactly(w1);
+    assertThat(ClaimQueue.granted(false, List.of())).isEmpty();
+    String p1 = node(Claim.permit(2), "a:2");
+    String p2 = node(Claim.permit(2), "b:2");
+    String p3 = node(Claim.permit(2), "c:2");
+    assertThat(ClaimQueue.granted(true, List.of(p1, p2, p3))).containsExactly(p1, p2);
+  }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.locksmith.Guarantees;
+import dev.locksmith.HeldLock;
 import dev.locksmith.spi.BackendConfig;
 import dev.locksmith.spi.BackendLease;
 import dev.locksmith.spi.Claim;
@@ -566,6 +568,85 @@ class ZooKeeperSemaphoreIT {
           .as("tokens of a semaphore and a read-write lock: zxids of their grants")
           .isSorted()
           .doesNotHaveDuplicates();
+    }
+  }
+
+  /** The tokens of a listing's holders, in order. */
+  private static List<Long> tokens(HeldLock held) {
+    List<Long> tokens = new ArrayList<>();
+    held.holders().forEach(h -> tokens.add(h.fencingToken().getAsLong()));
+    return tokens;
+  }
+
+  @Test
+  void aListingShowsEveryHoldingWithItsTokenAndOwnerAndNeverAWaiter() throws Exception {
+    RecordingContext ca = new RecordingContext();
+    RecordingContext cb = new RecordingContext();
+    String name = name();
+    try (ZooKeeperBackend a = open(ca);
+        ZooKeeperBackend b = open(cb)) {
+      assertThat(a.inspectHolders(name, Guarantees.Primitive.SEMAPHORE)).isNull();
+      assertThat(a.inspectHolders(name, Guarantees.Primitive.READ_WRITE_LOCK)).isNull();
+      Waiting p1 = new Waiting(a, ca, name, Claim.permit(2), 1);
+      Waiting p2 = new Waiting(b, cb, name, Claim.permit(2), 2);
+      Poll g1 = p1.granted();
+      Poll g2 = p2.granted();
+      Waiting p3 = new Waiting(b, cb, name, Claim.permit(2), 3);
+      assertThat(pollOnce(p3.attempt)).as("a third permit of two").isFalse();
+      assertThat(children(name, Claim.Kind.PERMIT)).hasSize(3);
+      HeldLock sem = b.inspectHolders(name, Guarantees.Primitive.SEMAPHORE);
+      assertThat(sem.kind()).isEqualTo(HeldLock.Kind.SEMAPHORE);
+      assertThat(tokens(sem)).containsExactly(g1.fencingToken(), g2.fencingToken());
+      assertThat(sem.holders())
+          .extracting(h -> h.holder().orElse(null))
+          .containsExactly(p1.ownerId, p2.ownerId);
+      assertThat(sem.holders()).allMatch(h -> h.remaining().isEmpty());
+      assertThat(a.listNames(name, null, 10, Guarantees.Primitive.SEMAPHORE).names())
+          .containsExactly(name);
+      assertThat(a.listNames(name, null, 10, Guarantees.Primitive.READ_WRITE_LOCK).names())
+          .as("no read-write lock of that name")
+          .isEmpty();
+      assertThat(a.listNames(name, null, 10).names()).as("no lock of that name").isEmpty();
+      assertThat(p1.release(g1)).isTrue();
+      // the waiter is first in the queue's grant now, but has not taken it: not a holder yet
+      assertThat(tokens(a.inspectHolders(name, Guarantees.Primitive.SEMAPHORE)))
+          .containsExactly(g2.fencingToken());
+      Poll g3 = p3.granted();
+      assertThat(tokens(a.inspectHolders(name, Guarantees.Primitive.SEMAPHORE)))
+          .containsExactly(g2.fencingToken(), g3.fencingToken());
+      assertThat(p2.release(g2)).isTrue();
+      assertThat(p3.release(g3)).isTrue();
+      assertThat(a.inspectHolders(name, Guarantees.Primitive.SEMAPHORE)).isNull();
+
+      Waiting r1 = new Waiting(a, ca, name, Claim.read(), 4);
+      Waiting r2 = new Waiting(b, cb, name, Claim.read(), 5);
+      Poll gr1 = r1.granted();
+      Poll gr2 = r2.granted();
+      Waiting w = new Waiting(b, cb, name, Claim.write(), 6);
+      assertThat(pollOnce(w.attempt)).as("a writer while two readers hold").isFalse();
+      Waiting late = new Waiting(a, ca, name, Claim.read(), 7);
+      assertThat(pollOnce(late.attempt)).as("a reader behind a waiting writer").isFalse();
+      HeldLock read = a.inspectHolders(name, Guarantees.Primitive.READ_WRITE_LOCK);
+      assertThat(read.kind()).isEqualTo(HeldLock.Kind.READ);
+      assertThat(tokens(read)).containsExactly(gr1.fencingToken(), gr2.fencingToken());
+      assertThat(read.holders())
+          .extracting(h -> h.holder().orElse(null))
+          .containsExactly(r1.ownerId, r2.ownerId);
+      assertThat(a.listNames(name, null, 10, Guarantees.Primitive.READ_WRITE_LOCK).names())
+          .containsExactly(name);
+      assertThat(r1.release(gr1)).isTrue();
+      assertThat(r2.release(gr2)).isTrue();
+      Poll gw = w.granted();
+      HeldLock write = a.inspectHolders(name, Guarantees.Primitive.READ_WRITE_LOCK);
+      assertThat(write.kind()).isEqualTo(HeldLock.Kind.WRITE);
+      assertThat(tokens(write)).containsExactly(gw.fencingToken());
+      assertThat(write.holders().get(0).holder()).contains(w.ownerId);
+      assertThat(w.release(gw)).isTrue();
+      Poll gl = late.granted();
+      assertThat(tokens(a.inspectHolders(name, Guarantees.Primitive.READ_WRITE_LOCK)))
+          .containsExactly(gl.fencingToken());
+      assertThat(late.release(gl)).isTrue();
+      assertThat(a.inspectHolders(name, Guarantees.Primitive.READ_WRITE_LOCK)).isNull();
     }
   }
 
