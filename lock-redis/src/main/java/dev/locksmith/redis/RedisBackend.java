@@ -946,8 +946,8 @@ final class RedisBackend implements LockBackend {
   /**
    * Semaphores and read-write locks: as {@link #listNames(String, String, int)}, one SCAN step over
    * the keys of the live leases (a semaphore's leases, a read-write lock's read and write leases),
-   * which exist only while some lease may be live (they expire with their last lease). A
-   * read-write lock with both sides' keys present is named once per step.
+   * which exist only while some lease may be live (they expire with their last lease). A read-write
+   * lock with both sides' keys present is named once per step.
    */
   @Override
   public NamePage listNames(

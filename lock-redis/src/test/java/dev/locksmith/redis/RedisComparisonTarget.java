@@ -65,8 +65,11 @@ public final class RedisComparisonTarget implements AutoCloseable {
       keys.owner(name),
       keys.semaphoreLeases(name),
       keys.semaphorePermits(name),
+      keys.semaphoreTokens(name),
       keys.readLeases(name),
-      keys.writeLeases(name)
+      keys.writeLeases(name),
+      keys.readTokens(name),
+      keys.writeTokens(name)
     };
   }
 

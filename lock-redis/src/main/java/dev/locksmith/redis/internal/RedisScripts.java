@@ -402,9 +402,9 @@ public final class RedisScripts {
    * id, lease in ms, the permits asked for, how long the waiting mark lives (ms). Drops expired
    * leases, then grants one permit if fewer leases than permits are live (or the owner already
    * holds one: a retry after a lost reply, renewed): {1, token from the slot's counter}, the token
-   * kept as the owner's field of the tokens hash (for a listing; it expires with the leases). A count other than the live leases' is refused:
-   * {-1, their count}, nothing taken. Else marks that someone waits and answers {0, ms until the
-   * earliest live lease ends}.
+   * kept as the owner's field of the tokens hash (for a listing; it expires with the leases). A
+   * count other than the live leases' is refused: {-1, their count}, nothing taken. Else marks that
+   * someone waits and answers {0, ms until the earliest live lease ends}.
    */
   public static final Script SEMAPHORE_ACQUIRE =
       new Script(
@@ -433,8 +433,9 @@ public final class RedisScripts {
   /**
    * KEYS: the semaphore's leases, its permit count, its waiting mark, its tokens. ARGV: owner id,
    * channel. The release of a permit, and the withdrawal of an attempt that may have been granted
-   * unseen: drops the owner's lease (and its token), and if it had one and someone waits, publishes the owner id on the channel.
-   * Returns 1 if the lease was live, 0 if it was gone or past its expiry.
+   * unseen: drops the owner's lease (and its token), and if it had one and someone waits, publishes
+   * the owner id on the channel. Returns 1 if the lease was live, 0 if it was gone or past its
+   * expiry.
    */
   public static final Script SEMAPHORE_RELEASE =
       new Script(
@@ -455,14 +456,15 @@ public final class RedisScripts {
   /**
    * KEYS: the read-write lock's read leases, its write lease, its waiting writers (score = when the
    * mark lapses), the fence counter of its slot, its waiting mark, its read tokens, its write
-   * tokens (hashes: owner id to token). ARGV: owner id, lease in ms, {@code read} or {@code
-   * write}, how long a mark lives without a poll (ms). Drops expired leases
-   * and marks. A writer is granted when no lease is live, a reader when no write lease is live and
-   * no writer waits (writer preference), and an owner that already holds the side asked for (a
-   * retry after a lost reply) has it renewed: {1, token from the slot's counter}, kept as the
-   * owner's field of the side's tokens hash (for a listing); a granted writer's mark goes at once. Else a writer marks itself waiting (or refreshes its mark), both
-   * mark that someone waits, and the answer is {0, ms until the earliest lease in the way ends, or
-   * for a reader held back only by waiting writers, until the first of their marks lapses}.
+   * tokens (hashes: owner id to token). ARGV: owner id, lease in ms, {@code read} or {@code write},
+   * how long a mark lives without a poll (ms). Drops expired leases and marks. A writer is granted
+   * when no lease is live, a reader when no write lease is live and no writer waits (writer
+   * preference), and an owner that already holds the side asked for (a retry after a lost reply)
+   * has it renewed: {1, token from the slot's counter}, kept as the owner's field of the side's
+   * tokens hash (for a listing); a granted writer's mark goes at once. Else a writer marks itself
+   * waiting (or refreshes its mark), both mark that someone waits, and the answer is {0, ms until
+   * the earliest lease in the way ends, or for a reader held back only by waiting writers, until
+   * the first of their marks lapses}.
    */
   public static final Script READ_WRITE_ACQUIRE =
       new Script(
@@ -506,9 +508,10 @@ public final class RedisScripts {
   /**
    * KEYS: the leases of one side of a read-write lock (read or write), its waiting writers, its
    * waiting mark, the side's tokens. ARGV: owner id, channel. The release of a side, and the
-   * withdrawal of an attempt: drops the owner's lease (and its token) and its waiting writer's mark, and if either was there and someone
-   * waits, publishes the owner id on the channel (a writer that stops waiting may let readers in).
-   * Returns 1 if the lease was live, 0 if it was gone or past its expiry.
+   * withdrawal of an attempt: drops the owner's lease (and its token) and its waiting writer's
+   * mark, and if either was there and someone waits, publishes the owner id on the channel (a
+   * writer that stops waiting may let readers in). Returns 1 if the lease was live, 0 if it was
+   * gone or past its expiry.
    */
   public static final Script READ_WRITE_RELEASE =
       new Script(
@@ -533,10 +536,10 @@ public final class RedisScripts {
   /**
    * KEYS: the sorted set that holds the lease (a semaphore's leases, or one side of a read-write
    * lock), its tokens hash, and optionally a key that lives as long as it (the semaphore's permit
-   * count). ARGV:
-   * owner id, lease in ms. Renewal and extend of a semaphore's or read-write lock's lease: sets its
-   * expiry to the lease from now, longer or shorter, only if it is live; an expired lease is never
-   * brought back. Returns {@link #RENEWED} or {@link #GONE}; only the first changed anything.
+   * count). ARGV: owner id, lease in ms. Renewal and extend of a semaphore's or read-write lock's
+   * lease: sets its expiry to the lease from now, longer or shorter, only if it is live; an expired
+   * lease is never brought back. Returns {@link #RENEWED} or {@link #GONE}; only the first changed
+   * anything.
    */
   public static final Script SHARED_RENEW =
       new Script(
