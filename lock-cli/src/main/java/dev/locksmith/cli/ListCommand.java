@@ -25,8 +25,9 @@ final class ListCommand {
               + " (all",
           "without it), a line per holder: name, kind (lock, permit, read, write), fencing token,"
               + " remaining",
-          "lease and holder (application, host, pid, thread), read page by page without taking or"
-              + " renewing",
+          "lease, callers waiting (- where the backend does not count them) and holder"
+              + " (application, host,",
+          "pid, thread), read page by page without taking or renewing",
           "anything. On backends that declare LISTING (redis single and sentinel, jdbc, zookeeper,"
               + " etcd, local:).",
           "",
@@ -244,8 +245,8 @@ final class ListCommand {
       width = Math.max(width, l.name().length());
     }
     width = Math.min(width, 60);
-    String format = "%-" + width + "s  %-6s  %8s  %10s  %s%n";
-    out.printf(format, "NAME", "KIND", "TOKEN", "REMAINING", "HOLDER");
+    String format = "%-" + width + "s  %-6s  %8s  %10s  %7s  %s%n";
+    out.printf(format, "NAME", "KIND", "TOKEN", "REMAINING", "WAITING", "HOLDER");
     for (HeldLock l : locks) {
       // one line a holder: a semaphore's holdings and a lock's readers each get theirs
       for (LockState s : l.holders()) {
@@ -255,6 +256,7 @@ final class ListCommand {
             kind(l),
             s.fencingToken().isPresent() ? Long.toString(s.fencingToken().getAsLong()) : "-",
             s.remaining().map(Durations::format).orElse("session"),
+            l.waiting().isPresent() ? Integer.toString(l.waiting().getAsInt()) : "-",
             s.holderIdentity()
                 .map(Object::toString)
                 .orElse(s.holder().orElse("held after release, or not readable")));

@@ -218,6 +218,9 @@ final class ServeCommand {
         if (s.remaining().isPresent()) {
           b.append(",\"remainingMillis\":").append(s.remaining().get().toMillis());
         }
+        if (l.waiting().isPresent()) {
+          b.append(",\"waiting\":").append(l.waiting().getAsInt());
+        }
         String holder = s.holderIdentity().map(Object::toString).orElse(s.holder().orElse(null));
         if (holder != null) {
           b.append(",\"holder\":").append(quote(holder));
@@ -296,7 +299,7 @@ final class ServeCommand {
         "<h1 id=\"title\"></h1>",
         "<p id=\"status\">loading…</p>",
         "<table><thead><tr><th>Name</th><th>Kind</th><th>Token</th><th>Remaining</th>"
-            + "<th>Holder</th>"
+            + "<th>Waiting</th><th>Holder</th>"
             + "<th></th></tr></thead><tbody id=\"locks\"></tbody></table>",
         "<script>",
         "document.getElementById('title').textContent = " + quote(title) + ";",
@@ -328,6 +331,7 @@ final class ServeCommand {
         "      cell(row, l.token === undefined ? '-' : String(l.token), 'n');",
         "      cell(row, l.remainingMillis === undefined ? 'session' : (l.remainingMillis / 1000)"
             + ".toFixed(1) + ' s', 'n');",
+        "      cell(row, l.waiting === undefined ? '-' : String(l.waiting), 'n');",
         "      cell(row, l.holder || '');",
         "      const act = cell(row, '');",
         "      if (data.allowBreak && l.kind === 'lock') {",

@@ -104,6 +104,7 @@ public class LocksmithEndpoint {
           lock.put("name", l.name());
           lock.put("kind", l.kind().name().toLowerCase(java.util.Locale.ROOT));
           putHolder(lock, l.state());
+          l.waiting().ifPresent(n -> lock.put("waiting", n));
           if (l.holders().size() > 1) {
             // every holding of a semaphore or every reader; the first is also shown above
             List<Map<String, Object>> holders = new ArrayList<>();
