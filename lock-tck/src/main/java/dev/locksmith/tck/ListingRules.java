@@ -121,7 +121,9 @@ interface ListingRules extends KitRules {
   default void rule23_1_listingIsCompleteAndConsistent() throws Exception {
     requireFeature(Feature.LISTING, "23.1");
     String prefix = name("list") + "/";
-    LockClient holder = client();
+    // 60 s unrenewed leases: these rules are not about renewal, and paging through a large
+    // keyspace a few names at a time on a loaded machine can take longer than a renewal's slack
+    LockClient holder = client(longLease());
     LockClient lister = client();
     Map<String, Lease> held = new LinkedHashMap<>();
     for (int i = 0; i < 7; i++) {
@@ -224,8 +226,8 @@ interface ListingRules extends KitRules {
     String prefix = name("list-sem") + "/";
     String pool = prefix + "pool";
     String plain = prefix + "plain";
-    LockClient a = client();
-    LockClient b = client();
+    LockClient a = client(longLease()); // unrenewed, as in 23.1
+    LockClient b = client(longLease());
     LockClient lister = client();
     Lease first = a.semaphore(pool, 3).acquire(Duration.ofSeconds(10));
     Lease second = b.semaphore(pool, 3).acquire(Duration.ofSeconds(10));
@@ -277,8 +279,8 @@ interface ListingRules extends KitRules {
     requireFeature(Feature.LISTING, Guarantees.Primitive.READ_WRITE_LOCK, "23.4");
     String prefix = name("list-rw") + "/";
     String rw = prefix + "prices";
-    LockClient a = client();
-    LockClient b = client();
+    LockClient a = client(longLease()); // unrenewed, as in 23.1
+    LockClient b = client(longLease());
     LockClient lister = client();
     Lease r1 = a.readWriteLock(rw).readLock().acquire(Duration.ofSeconds(10));
     Lease r2 = b.readWriteLock(rw).readLock().acquire(Duration.ofSeconds(10));
