@@ -341,16 +341,9 @@ final class LocalSpace {
       long now = System.nanoTime();
       java.util.TreeSet<String> names = new java.util.TreeSet<>();
       for (Map.Entry<String, Entry> e : locks.entrySet()) {
-        String name = e.getKey();
         Entry x = e.getValue();
-        if (name.startsWith(prefix)
-            && (after == null || name.compareTo(after) > 0)
-            && x.owner != null
-            && !expired(x, now)) {
-          names.add(name);
-          if (names.size() > limit + 1) {
-            names.pollLast();
-          }
+        if (x.owner != null && !expired(x, now)) {
+          gather(names, e.getKey(), prefix, after, limit);
         }
       }
       return new java.util.ArrayList<>(names);
@@ -375,19 +368,27 @@ final class LocalSpace {
         if (!e.getKey().startsWith(start)) {
           continue;
         }
-        String name = e.getKey().substring(start.length());
-        if (name.startsWith(prefix)
-            && (after == null || name.compareTo(after) > 0)
-            && e.getValue().holders.values().stream().anyMatch(h -> now - h.expiresAt < 0)) {
-          names.add(name);
-          if (names.size() > limit + 1) {
-            names.pollLast();
-          }
+        if (e.getValue().holders.values().stream().anyMatch(h -> now - h.expiresAt < 0)) {
+          gather(names, e.getKey().substring(start.length()), prefix, after, limit);
         }
       }
       return new java.util.ArrayList<>(names);
     } finally {
       mutex.unlock();
+    }
+  }
+
+  /**
+   * Adds a held resource's name to a listing's page being gathered, if it is under {@code prefix}
+   * and after {@code after}, keeping the first {@code limit + 1} names in order.
+   */
+  private static void gather(
+      java.util.TreeSet<String> names, String name, String prefix, String after, int limit) {
+    if (name.startsWith(prefix) && (after == null || name.compareTo(after) > 0)) {
+      names.add(name);
+      if (names.size() > limit + 1) {
+        names.pollLast();
+      }
     }
   }
 

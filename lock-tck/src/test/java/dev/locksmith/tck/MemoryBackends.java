@@ -815,10 +815,7 @@ final class MemoryBackends {
             if (defect == Defect.LIST_RENEWS) {
               e.expiresAt = now + e.leaseNanos;
             }
-            names.add(name);
-            if (names.size() > limit + 1) {
-              names.pollLast();
-            }
+            keepFirst(names, name, limit);
           }
         }
         return new ArrayList<>(names);
@@ -841,15 +838,20 @@ final class MemoryBackends {
               && x.getValue().holders.values().stream().anyMatch(h -> now - h[1] < 0)
               && name.startsWith(prefix)
               && (after == null || name.compareTo(after) > 0)) {
-            names.add(name);
-            if (names.size() > limit + 1) {
-              names.pollLast();
-            }
+            keepFirst(names, name, limit);
           }
         }
         return new ArrayList<>(names);
       } finally {
         mutex.unlock();
+      }
+    }
+
+    /** Adds a name to a listing's page, keeping the first {@code limit + 1} in order. */
+    private static void keepFirst(java.util.TreeSet<String> names, String name, int limit) {
+      names.add(name);
+      if (names.size() > limit + 1) {
+        names.pollLast();
       }
     }
 
