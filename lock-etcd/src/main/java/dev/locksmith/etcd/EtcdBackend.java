@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  * while fewer keys than its permits are ahead of it, a writer when no key is, a reader when no
  * writer's key is (arrival order). Their token is the revision of the grant's write. The watch for
  * deleted keys (loss detection) is {@link EtcdDeleteWatch}, the waiters' watches are {@link
- * EtcdQueueWatches}, and deletes retried in the background are {@link EtcdDeleteRetries}.
+ * EtcdQueueWatches}, and deletes retried in the background are {@link EtcdDeleteRetries}. Listing
+ * reads key names in key order, a range per primitive; the holders of a semaphore or a read-write
+ * lock are told from its waiters by {@link EtcdHolders}.
  */
 final class EtcdBackend implements LockBackend {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdBackend.class);
@@ -790,7 +792,8 @@ final class EtcdBackend implements LockBackend {
    * tells them apart.
    */
   @Override
-  public NamePage listNames(String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
+  public NamePage listNames(
+      String prefix, String cursor, int limit, Guarantees.Primitive primitive) {
     switch (primitive) {
       case SEMAPHORE:
         return listUnder(settings.prefix + "/!sem/", prefix, cursor, limit, "semaphores");

@@ -28,10 +28,11 @@ import java.util.Locale;
  *   <li>written again on its session's lease (version 2): granted after waiting, by that write,
  *       whose revision (its mod revision) is the token;
  *   <li>written once (version 1): granted in its create transaction, its create revision the token,
- *       if nothing it must not pass was ahead of it then. A waiter the last key ahead of it has just
- *       left is written once too until its next poll grants it, or for good if its client paused
- *       or vanished: so for these keys the range is read as it was at their create revision
- *       (counting only, one transaction for all of them).
+ *       if nothing it must not pass was ahead of it then. A waiter the last key ahead of it has
+ *       just left is written once too until its next poll grants it, or for good if its client
+ *       paused or vanished: so for these keys the range is read as it was at their create revision
+ *       (names only, up to the count that still lets it in; one transaction for up to 100 of them).
+ *       A revision etcd has compacted cannot be read: such a key counts as granted at its create.
  * </ul>
  *
  * The rest of a holder's lease is not reported, as for a lock ({@link EtcdBackend#inspect}): the
@@ -39,9 +40,7 @@ import java.util.Locale;
  * holding's own lease.
  */
 final class EtcdHolders {
-  /**
-   * Reads of past revisions per transaction: etcd's default {@code --max-txn-ops} is 128.
-   */
+  /** Reads of past revisions per transaction: etcd's default {@code --max-txn-ops} is 128. */
   private static final int CHECKS_PER_TXN = 100;
 
   private final EtcdBackend backend;

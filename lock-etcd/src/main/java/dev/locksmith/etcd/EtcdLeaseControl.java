@@ -22,12 +22,15 @@ import org.slf4j.LoggerFactory;
  * Either way etcd's own lease clock ends the key when this client is gone.
  *
  * <p>Both move the key by a put in a transaction that first compares the key's create revision and
- * value with ours: a put keeps the create revision, so the fencing token and the waiters' order
- * stay as they were, and a key that is no longer ours is never touched. etcd counts TTLs in whole
- * seconds, so a lease of its own gets the duration rounded up (and at least the server's minimum
- * TTL); etcd then expires it on a sweep of about 500 ms. The server's end is therefore late by up
- * to a second plus the sweep, never early; a live client ends it on time itself (the core releases
- * an unrenewed lease at its expiry, and a hold is deleted here exactly at its end).
+ * (for a lock) value with ours: a put keeps the create revision, so the fencing token and the
+ * waiters' order stay as they were, and a key that is no longer ours is never touched. The put
+ * gives the key a new mod revision, which was the token of a permit or read-write side granted
+ * after waiting: the value of a moved permit or side carries its token after the owner id ({@link
+ * #valueOf}), for listing ({@link EtcdHolders}). etcd counts TTLs in whole seconds, so a lease of
+ * its own gets the duration rounded up (and at least the server's minimum TTL); etcd then expires
+ * it on a sweep of about 500 ms. The server's end is therefore late by up to a second plus the
+ * sweep, never early; a live client ends it on time itself (the core releases an unrenewed lease at
+ * its expiry, and a hold is deleted here exactly at its end).
  */
 final class EtcdLeaseControl {
   private static final Logger LOG = LoggerFactory.getLogger(EtcdLeaseControl.class);
@@ -286,7 +289,7 @@ final class EtcdLeaseControl {
 
   /**
    * Between the owner id and the token in the value of a permit's or side's key moved by {@link
-   * #extend}; no owner id holds it.
+   * #extend}: the last one in such a value (an owner id may hold it too, its thread's name).
    */
   static final char TOKEN_MARK = '#';
 
