@@ -36,6 +36,12 @@ final class LeaseStatements {
   final String selectOwnerIfLive;
   final String selectState;
 
+  /**
+   * {@link #selectState} with the number of callers waiting: the distinct owners of the name's live
+   * tickets, the holder's own excluded, read in the same statement (one snapshot).
+   */
+  final String selectStateWithWaiting;
+
   /** Held names (owner set) under a LIKE prefix, after a name, in name order: one index range. */
   final String listHeld;
 
@@ -88,6 +94,18 @@ final class LeaseStatements {
     this.selectState =
         "SELECT owner, fence, expires_at, " + now + " FROM " + table + " WHERE name = ?";
     this.selectForUpdate = selectState + " FOR UPDATE";
+    this.selectStateWithWaiting =
+        "SELECT t.owner, t.fence, t.expires_at, "
+            + now
+            + ", (SELECT COUNT(DISTINCT q.owner) FROM "
+            + queueTable
+            + " q WHERE q.name = t.name AND q.owner <> t.owner AND q.expires_at >= "
+            + now
+            + " - "
+            + LeaseTable.CLOCK_ALLOWANCE_MILLIS
+            + ") FROM "
+            + table
+            + " t WHERE t.name = ?";
     this.listHeld =
         "SELECT name FROM "
             + table

@@ -719,7 +719,7 @@ final class LeaseTable {
   private LockState stateOnce(String name) throws SQLException {
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
-      try (PreparedStatement ps = c.prepareStatement(sql.selectState)) {
+      try (PreparedStatement ps = c.prepareStatement(sql.selectStateWithWaiting)) {
         ps.setString(1, name);
         LockState state = LockState.free();
         try (ResultSet rs = ps.executeQuery()) {
@@ -742,6 +742,9 @@ final class LeaseTable {
                     state.withHolder(
                         owner); // held after release: by no lease, so no holder to name
               }
+              // the live tickets of other owners: a waiter enqueues at its first busy poll, deletes
+              // its ticket when it gives up (withdraw) and in the transaction of its grant
+              state = state.withWaiting(rs.getInt(5));
             }
           }
         }
