@@ -717,13 +717,16 @@ final class EtcdBackend implements LockBackend {
    */
   @Override
   public LockState inspect(String name) {
-    KeyValue kv = holderKey(name, "reading lock '" + name + "'");
-    if (kv == null) {
+    var got = contenders(name, "reading lock '" + name + "'");
+    if (got.getKvs().isEmpty()) {
       return LockState.free();
     }
+    KeyValue kv = got.getKvs().get(0);
+    // the range's count is every key under the lock's prefix: the holder's and one per waiter
     return LockState.held()
         .withFencingToken(kv.getCreateRevision())
-        .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8));
+        .withHolder(kv.getValue().toString(java.nio.charset.StandardCharsets.UTF_8))
+        .withWaiting((int) Math.max(0, Math.min(Integer.MAX_VALUE, got.getCount() - 1)));
   }
 
   /**
@@ -731,6 +734,14 @@ final class EtcdBackend implements LockBackend {
    *     (one range read); null if the lock is free
    */
   private KeyValue holderKey(String name, String what) {
+    var got = contenders(name, what);
+    return got.getKvs().isEmpty() ? null : got.getKvs().get(0);
+  }
+
+  /**
+   * @return one range read of a lock's keys: the oldest (the holder's), and the count of them all
+   */
+  private io.etcd.jetcd.kv.GetResponse contenders(String name, String what) {
     ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
     GetOption oldest =
         GetOption.builder()
@@ -739,10 +750,8 @@ final class EtcdBackend implements LockBackend {
             .withSortOrder(GetOption.SortOrder.ASCEND)
             .withLimit(1)
             .build();
-    var got =
-        calls.awaitUninterruptibly(
-            () -> client.getKVClient().get(prefix, oldest), settings.requestTimeout, what);
-    return got.getKvs().isEmpty() ? null : got.getKvs().get(0);
+    return calls.awaitUninterruptibly(
+        () -> client.getKVClient().get(prefix, oldest), settings.requestTimeout, what);
   }
 
   /**
