@@ -681,27 +681,15 @@ final class LeaseTable {
   }
 
   private List<String> heldNamesOnce(String prefix, String after, int limit) throws SQLException {
-    String like = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
     try (Connection c = borrow()) {
       boolean auto = c.getAutoCommit();
       try (PreparedStatement ps = c.prepareStatement(sql.listHeld)) {
-        ps.setString(1, like);
+        ps.setString(1, likePrefix(prefix));
         ps.setString(2, after);
         ps.setInt(3, limit + 1);
-        List<String> names = new ArrayList<>();
+        List<String> names;
         try (ResultSet rs = ps.executeQuery()) {
-          int type = rs.getMetaData().getColumnType(1);
-          // MySQL and MariaDB keep names as their UTF-8 bytes (VARBINARY)
-          boolean bytes =
-              type == java.sql.Types.VARBINARY
-                  || type == java.sql.Types.BINARY
-                  || type == java.sql.Types.LONGVARBINARY;
-          while (rs.next()) {
-            names.add(
-                bytes
-                    ? new String(rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8)
-                    : rs.getString(1));
-          }
+          names = names(rs);
         }
         if (!auto) {
           c.rollback(); // ends the read; nothing was written
@@ -714,6 +702,33 @@ final class LeaseTable {
         throw e;
       }
     }
+  }
+
+  /**
+   * @return a LIKE pattern (escape character {@code !}) of the names that begin with {@code prefix}
+   */
+  static String likePrefix(String prefix) {
+    return prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
+  }
+
+  /**
+   * @return the names in the first column of every row of {@code rs}; MySQL and MariaDB keep names
+   *     as their UTF-8 bytes (VARBINARY)
+   */
+  static List<String> names(ResultSet rs) throws SQLException {
+    int type = rs.getMetaData().getColumnType(1);
+    boolean bytes =
+        type == java.sql.Types.VARBINARY
+            || type == java.sql.Types.BINARY
+            || type == java.sql.Types.LONGVARBINARY;
+    List<String> names = new ArrayList<>();
+    while (rs.next()) {
+      names.add(
+          bytes
+              ? new String(rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8)
+              : rs.getString(1));
+    }
+    return names;
   }
 
   private LockState stateOnce(String name) throws SQLException {

@@ -229,7 +229,7 @@ final class SharedTable {
     if (!present()) {
       return List.of();
     }
-    String like = prefix.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%";
+    String like = LeaseTable.likePrefix(prefix);
     return base.onceMore(
         () ->
             read(
@@ -239,23 +239,9 @@ final class SharedTable {
                     ps.setString(2, like);
                     ps.setString(3, after);
                     ps.setInt(4, limit + 1);
-                    List<String> names = new ArrayList<>();
                     try (ResultSet rs = ps.executeQuery()) {
-                      int type = rs.getMetaData().getColumnType(1);
-                      // MySQL and MariaDB keep names as their UTF-8 bytes (VARBINARY)
-                      boolean bytes =
-                          type == java.sql.Types.VARBINARY
-                              || type == java.sql.Types.BINARY
-                              || type == java.sql.Types.LONGVARBINARY;
-                      while (rs.next()) {
-                        names.add(
-                            bytes
-                                ? new String(
-                                    rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8)
-                                : rs.getString(1));
-                      }
+                      return LeaseTable.names(rs);
                     }
-                    return names;
                   }
                 }));
   }

@@ -2,7 +2,10 @@ package dev.locksmith.zookeeper;
 
 import dev.locksmith.spi.Claim;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Decides, from one read of a semaphore's or read-write lock's children in sequence order, what the
@@ -133,6 +136,39 @@ final class ClaimQueue {
       granted.add(node);
     }
     return granted;
+  }
+
+  /**
+   * The callers waiting in a resource's queue: one per {@link NodeNames#caller} among its children,
+   * leaving out the nodes that do not wait (those that hold, or went since the children were read)
+   * and any other node of their callers. A node in nobody's queue is nobody's wait: the hold node
+   * and nodes without a sequence number, and of a semaphore a node that is not a permit's ({@link
+   * #granted} passes those by as well). Read from the children alone: no other read, no write.
+   *
+   * @param semaphore whether the children are a semaphore's; false for a lock's or a read-write
+   *     lock's, whose every node with a sequence number is in line
+   * @param children the resource's children
+   * @param notWaiting the children that hold, or are gone
+   * @return how many callers wait
+   */
+  static int waiting(boolean semaphore, List<String> children, Collection<String> notWaiting) {
+    Set<String> done = new HashSet<>();
+    for (String node : notWaiting) {
+      String caller = NodeNames.caller(node);
+      if (caller != null) {
+        done.add(caller);
+      }
+    }
+    Set<String> waiting = new HashSet<>();
+    for (String node : children) {
+      String caller = NodeNames.caller(node);
+      if (caller != null
+          && !done.contains(caller)
+          && (!semaphore || NodeNames.permitsOf(node) >= 0)) {
+        waiting.add(caller);
+      }
+    }
+    return waiting.size();
   }
 
   private static Verdict judgePermit(int permits, List<String> children, int mine) {

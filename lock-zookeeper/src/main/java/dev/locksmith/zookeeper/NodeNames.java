@@ -23,6 +23,12 @@ final class NodeNames {
 
   private static final int SEQUENCE_DIGITS = 10;
 
+  /** What Curator's protected mode puts before a node's random id. */
+  private static final String PROTECTION_PREFIX = "_c_";
+
+  /** The length of Curator's protection: the prefix, a UUID of 36 characters and a '-'. */
+  private static final int PROTECTED_LENGTH = PROTECTION_PREFIX.length() + 36 + 1;
+
   /** Our part of a semaphore waiter's node name, before its owner. */
   static final String PERMIT_MARK = "permit-";
 
@@ -228,6 +234,29 @@ final class NodeNames {
     }
     String rest = nodeName.substring(0, nodeName.length() - SEQUENCE_DIGITS - 1);
     return rest.substring(rest.lastIndexOf('-') + 1);
+  }
+
+  /**
+   * Who a node of a resource's queue stands for: its name without Curator's protection prefix
+   * ({@code _c_<uuid>-}, our counting create names its nodes alike) and without the sequence number
+   * ZooKeeper appended, which leaves the base an attempt made it from, with that attempt's owner id
+   * in it. Two nodes of one caller (a create whose answer was lost, made after all) thus count
+   * once.
+   *
+   * @param nodeName a child of a resource's parent node
+   * @return the caller it stands for, or null for a node that is in nobody's queue: the {@link
+   *     #HOLD} node, a node without a sequence number
+   */
+  static String caller(String nodeName) {
+    if (HOLD.equals(nodeName) || sequence(nodeName) == Long.MAX_VALUE) {
+      return null;
+    }
+    String base = nodeName.substring(0, nodeName.length() - SEQUENCE_DIGITS);
+    return base.startsWith(PROTECTION_PREFIX)
+            && base.length() > PROTECTED_LENGTH
+            && base.charAt(PROTECTED_LENGTH - 1) == '-'
+        ? base.substring(PROTECTED_LENGTH)
+        : base;
   }
 
   /**

@@ -494,7 +494,9 @@ final class ZooKeeperBackend implements LockBackend {
    * lease is reported. A head with one is held until the leader's clock passes it and free after;
    * telling which takes a write to this client's scratch node ({@link #leaderNow()}), the only
    * write a state read makes, and only for such a head. A hold reports no token and no holder: no
-   * lease holds it.
+   * lease holds it. A held state counts the callers waiting ({@link ClaimQueue#waiting}) from the
+   * same read of the children: every node queued behind the head, never the hold node or a node
+   * without a sequence number.
    */
   @Override
   public LockState inspect(String name) {
@@ -523,6 +525,7 @@ final class ZooKeeperBackend implements LockBackend {
         boolean hold = NodeNames.HOLD.equals(head);
         LockState held =
             hold ? LockState.held() : LockState.held().withFencingToken(stat.getCzxid());
+        held = held.withWaiting(ClaimQueue.waiting(false, children, List.of(head)));
         if (!hold && !data.owner.isEmpty()) {
           held = held.withHolder(data.owner);
         }
@@ -679,7 +682,9 @@ final class ZooKeeperBackend implements LockBackend {
    * holder's token (the fence writes it, see {@code ZooKeeperAttempt.fence()}); its data names the
    * holder's owner id. A node granted but not yet fenced, or gone since the children were read,
    * holds nothing yet, or no more. Permits and sides live as long as their session, so no remaining
-   * lease is reported. Reads only: nothing is written, nothing renewed.
+   * lease is reported. Each holding counts the callers waiting ({@link ClaimQueue#waiting}) from
+   * the same read of the children: the queued nodes that do not hold, a granted node that has not
+   * taken its grant among them. Reads only: nothing is written, nothing renewed.
    */
   @Override
   public HeldLock inspectHolders(String name, Guarantees.Primitive primitive) {
@@ -699,6 +704,7 @@ final class ZooKeeperBackend implements LockBackend {
       }
       children.sort(NodeNames.BY_SEQUENCE);
       List<LockState> states = new ArrayList<>();
+      List<String> notWaiting = new ArrayList<>();
       boolean write = false;
       for (String node : ClaimQueue.granted(semaphore, children)) {
         Stat stat = new Stat();
@@ -706,11 +712,13 @@ final class ZooKeeperBackend implements LockBackend {
         try {
           bytes = curator.getData().storingStatIn(stat).forPath(parent + "/" + node);
         } catch (KeeperException.NoNodeException e) {
+          notWaiting.add(node);
           continue; // released since the children were read
         }
         if (stat.getMzxid() == stat.getCzxid()) {
-          continue; // granted by the queue, but its waiter has not taken the grant yet
+          continue; // granted by the queue, but its waiter has not taken the grant yet: it waits
         }
+        notWaiting.add(node);
         LockState held = LockState.held().withFencingToken(stat.getMzxid());
         String owner = NodeData.parse(bytes).owner;
         if (!owner.isEmpty()) {
@@ -722,6 +730,8 @@ final class ZooKeeperBackend implements LockBackend {
       if (states.isEmpty()) {
         return null;
       }
+      int waiting = ClaimQueue.waiting(semaphore, children, notWaiting);
+      states.replaceAll(state -> state.withWaiting(waiting));
       HeldLock.Kind kind =
           semaphore ? HeldLock.Kind.SEMAPHORE : write ? HeldLock.Kind.WRITE : HeldLock.Kind.READ;
       return HeldLock.of(name, kind, states);

@@ -197,4 +197,50 @@ class ClaimQueueTest {
     String p3 = node(Claim.permit(2), "c:2");
     assertThat(ClaimQueue.granted(true, List.of(p1, p2, p3))).containsExactly(p1, p2);
   }
+
+  /** A lock waiter's node as Curator's protected mode and ZooKeeper's sequence make it. */
+  private static String lockNode(String owner) {
+    return String.format(
+        "_c_%08x-0000-0000-0000-000000000000-%s%010d", seq, NodeNames.waiterBase(owner), seq++);
+  }
+
+  @Test
+  void aLocksWaitersAreTheQueuedNodesBehindTheHeadNeitherTheHoldNorOddNodes() {
+    String holder = lockNode("a:1");
+    String w1 = lockNode("b:1");
+    String w2 = lockNode("c:1");
+    assertThat(ClaimQueue.waiting(false, List.of(holder), List.of(holder))).isZero();
+    assertThat(ClaimQueue.waiting(false, List.of(holder, w1, w2), List.of(holder))).isEqualTo(2);
+    assertThat(
+            ClaimQueue.waiting(
+                false, List.of(NodeNames.HOLD, w1, w2, "odd"), List.of(NodeNames.HOLD)))
+        .as("a hold holds; every queued node behind it waits; a node without a sequence does not")
+        .isEqualTo(2);
+    String again = lockNode("b:1"); // a create of b's whose answer was lost, made after all
+    assertThat(ClaimQueue.waiting(false, List.of(holder, w1, again), List.of(holder)))
+        .as("two nodes of one caller are one waiter")
+        .isEqualTo(1);
+    assertThat(ClaimQueue.waiting(false, List.of(holder, lockNode("a:1"), w2), List.of(holder)))
+        .as("a second node of the holder's is not a waiter")
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aSemaphoresWaitersAreItsPermitNodesThatDoNotHold() {
+    Claim two = Claim.permit(2);
+    String h1 = node(two, "a:1");
+    String h2 = node(two, "b:1");
+    String w1 = node(two, "c:1");
+    String refused = node(Claim.permit(5), "d:1");
+    String notAPermit = node(Claim.read(), "e:1");
+    List<String> all = List.of(h1, h2, w1, refused, notAPermit);
+    assertThat(ClaimQueue.waiting(true, all, List.of(h1, h2)))
+        .as("a waiter and one about to be refused wait; a node that is no permit's does not")
+        .isEqualTo(2);
+    assertThat(ClaimQueue.waiting(true, all, List.of(h1)))
+        .as("a node granted by the queue that has not taken its grant still waits")
+        .isEqualTo(3);
+    assertThat(ClaimQueue.waiting(false, List.of(h1, node(Claim.write(), "f:1")), List.of(h1)))
+        .isEqualTo(1);
+  }
 }
