@@ -879,13 +879,17 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
-   * @return the STATE script's reply for a lock: its owner value, PTTL and token; empty if free
+   * @return the STATE script's reply for a lock: its owner value, PTTL, token and number of live
+   *     queue entries other than the holder's; empty if free
    */
   private List<?> stateOf(String name) {
     Object r =
-        node.eval(RedisScripts.STATE, List.of(keys.owner(name), keys.token(name)), List.of());
+        node.eval(
+            RedisScripts.STATE,
+            List.of(keys.owner(name), keys.token(name), keys.queueDeadlines(name)),
+            List.of());
     List<?> reply = r instanceof List ? (List<?>) r : List.of();
-    return reply.size() < 3 ? List.of() : reply;
+    return reply.size() < 4 ? List.of() : reply;
   }
 
   /** The owner value of a {@link #stateOf} reply. */
@@ -905,9 +909,14 @@ final class RedisBackend implements LockBackend {
     String owner = ownerOf(reply);
     long ttl = ((Number) reply.get(1)).longValue();
     long token = ((Number) reply.get(2)).longValue();
+    // the live entries of the lock's queue, the holder's left out: a waiter that gives up
+    // withdraws its entry at once (Attempt.abandon), one that vanished stops counting when its
+    // entry lapses
+    int waiting =
+        (int) Math.max(0, Math.min(Integer.MAX_VALUE, ((Number) reply.get(3)).longValue()));
     // held after release, the owner is the hold's value, which names the lease that set it but is
     // no lease's owner id, and the token key still holds that lease's token: as local: reports
-    LockState held = LockState.held().withHolder(owner);
+    LockState held = LockState.held().withHolder(owner).withWaiting(waiting);
     if (token > 0) {
       held = held.withFencingToken(token);
     }

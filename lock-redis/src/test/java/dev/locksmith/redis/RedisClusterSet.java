@@ -43,6 +43,13 @@ public final class RedisClusterSet implements AutoCloseable {
           port = ServerProcess.freePort();
         } while (port + 10000 > 65535 || !free(port + 10000)); // the bus listens on port + 10000
         Path dir = Path.of("target", "redis-servers", name + "-cluster-" + port).toAbsolutePath();
+        // a new node: an earlier cluster's node on the same port (the same build, or an earlier
+        // one) left its nodes.conf and data here, with which the node would start as a member of
+        // that cluster and refuse to join this one ("is not empty")
+        for (String old : List.of("nodes.conf", "dump.rdb", "appendonly.aof")) {
+          java.nio.file.Files.deleteIfExists(dir.resolve(old));
+        }
+        deleteTree(dir.resolve("appendonlydir"));
         List<String> command =
             RedisNodes.command(
                 binary,
@@ -277,6 +284,18 @@ public final class RedisClusterSet implements AutoCloseable {
       return true;
     } catch (java.io.IOException e) {
       return false;
+    }
+  }
+
+  /** Deletes a folder and everything in it, if it is there. */
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    if (!java.nio.file.Files.exists(dir)) {
+      return;
+    }
+    try (var paths = java.nio.file.Files.walk(dir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        java.nio.file.Files.deleteIfExists(p);
+      }
     }
   }
 }

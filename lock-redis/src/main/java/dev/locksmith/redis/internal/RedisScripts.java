@@ -313,10 +313,13 @@ public final class RedisScripts {
               + "return held\n");
 
   /**
-   * KEYS: owner key, token key. Reads only, in one atomic step: an empty reply when the lock is
-   * free, else {owner id, remaining ms of the lease (-1 without a TTL), the holder's token (0 if
-   * the lock was taken by a version without token keys)}. During a hold after release the owner is
-   * the hold's value ({@link #HOLD_PREFIX}), no lease's owner id.
+   * KEYS: owner key, token key, queue deadlines key. Reads only (the server's clock, no write), in
+   * one atomic step: an empty reply when the lock is free, else {owner id, remaining ms of the
+   * lease (-1 without a TTL), the holder's token (0 if the lock was taken by a version without
+   * token keys), the number of waiters}. The waiters are the live entries of the lock's queue (the
+   * {@link #ACQUIRE_QUEUED} entries whose lapse time is still ahead; lapsed ones are dropped only
+   * by the next poll and are not counted), the holder's own entry, if any, left out. During a hold
+   * after release the owner is the hold's value ({@link #HOLD_PREFIX}), no lease's owner id.
    */
   public static final Script STATE =
       new Script(
@@ -325,8 +328,15 @@ public final class RedisScripts {
               + "if not owner then\n"
               + "  return {}\n"
               + "end\n"
+              + "local t = redis.call('TIME')\n"
+              + "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+              + "local waiting = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')\n"
+              + "local mine = redis.call('ZSCORE', KEYS[3], owner)\n"
+              + "if mine and tonumber(mine) > now then\n"
+              + "  waiting = waiting - 1\n"
+              + "end\n"
               + "return {owner, redis.call('PTTL', KEYS[1]), tonumber(redis.call('GET', KEYS[2]) or"
-              + " '0')}\n");
+              + " '0'), waiting}\n");
 
   /**
    * {@link #RELEASE_QUEUED} for a Redis Cluster: the same script with {@code SPUBLISH} (Redis 7
