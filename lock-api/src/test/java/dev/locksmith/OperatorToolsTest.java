@@ -98,12 +98,15 @@ class OperatorToolsTest {
       assertThat(a.lock("q/lock").state().waiting()).hasValue(0);
       var waiter = b.lock("q/lock").acquireAsync(Duration.ofSeconds(30));
       var permitWaiter = b.semaphore("q/pool", 1).acquireAsync(Duration.ofSeconds(30));
+      // each waiter queues on its own thread: wait until both are counted
       long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-      while (a.lock("q/lock").state().waiting().orElse(-1) != 1 && System.nanoTime() < deadline) {
+      LockPage page = a.list("q/", null, 100);
+      while (!page.locks().stream().allMatch(l -> l.waiting().orElse(-1) == 1)
+          && System.nanoTime() < deadline) {
         Thread.sleep(5);
+        page = a.list("q/", null, 100);
       }
       assertThat(a.lock("q/lock").state().waiting()).hasValue(1);
-      LockPage page = a.list("q/", null, 100);
       assertThat(page.locks())
           .extracting(l -> l.name() + " " + l.waiting().orElse(-1))
           .containsExactly("q/lock 1", "q/pool 1");
