@@ -34,7 +34,10 @@ interface BreakGlassRules extends KitRules {
     // a backend that wakes waiters on a release gets a waiter that polls only every 30 s: a break
     // that wakes nobody is caught; one that polls keeps its own recheck, and the bound has it
     boolean notified = operator.guarantees().has(Feature.NOTIFIED_WAKEUP);
-    LockClient waiterClient = client(renewing(), notified ? Duration.ofSeconds(30) : null);
+    // the next holder's lease is not what this rule is about: long and unrenewed, so that a
+    // loaded machine's late renewal cannot end it before its release (a clean run found its
+    // release false once so)
+    LockClient waiterClient = client(longLease(), notified ? Duration.ofSeconds(30) : null);
     Duration bound = limits().wakeUp().plus(limits().tolerance());
     if (!notified) {
       bound = bound.plus(operator.config().recheck());
