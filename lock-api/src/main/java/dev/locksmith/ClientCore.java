@@ -219,10 +219,17 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    *     clients, and naming this client's application, host, process and the thread ({@link
    *     Holder})
    */
+  /**
+   * Who asks, where it is not the calling thread: an {@link Election} campaign sets its identity
+   * here around its acquire, which runs on the calling thread.
+   */
+  static final ThreadLocal<String> ASKER = new ThreadLocal<>();
+
   private String nextOwnerId() {
+    String asker = ASKER.get();
     return Holder.ownerId(
         config.application(),
-        Thread.currentThread().getName(),
+        asker != null ? asker : Thread.currentThread().getName(),
         System.currentTimeMillis(),
         clientId,
         leaseSeq.incrementAndGet());

@@ -66,6 +66,7 @@ public final class LeaderLatch implements AutoCloseable {
   private final Object guard = new Object();
   private Consumer<? super Leadership> elected = l -> {};
   private Consumer<? super Leadership> revoked = l -> {};
+  private String identity;
   private Thread campaigner;
 
   /** The campaigner waits for the lock (guarded): only then may close() interrupt it. */
@@ -121,6 +122,24 @@ public final class LeaderLatch implements AutoCloseable {
     synchronized (guard) {
       requireNotStarted("onRevoked");
       this.revoked = action;
+    }
+    return this;
+  }
+
+  /**
+   * @param identity who campaigns, as others read it ({@link Election.Leader#identity()}, {@code
+   *     lockctl leader}): 1 to {@value Election#MAX_IDENTITY} characters, each a letter or digit
+   *     (ASCII), {@code .}, {@code _} or {@code -}; without one, the latch's thread's name
+   * @return this latch
+   * @throws NullPointerException if {@code identity} is null
+   * @throws IllegalArgumentException if {@code identity} is not as above
+   * @throws IllegalStateException if the latch was started
+   */
+  public LeaderLatch identity(String identity) {
+    String id = Election.checkIdentity(identity);
+    synchronized (guard) {
+      requireNotStarted("identity");
+      this.identity = id;
     }
     return this;
   }
@@ -251,6 +270,9 @@ public final class LeaderLatch implements AutoCloseable {
   }
 
   private void campaign() {
+    if (identity != null) {
+      ClientCore.ASKER.set(identity); // this thread campaigns for the latch only
+    }
     while (!closed) {
       Lease lease;
       try {

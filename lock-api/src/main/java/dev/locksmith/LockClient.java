@@ -175,6 +175,20 @@ public interface LockClient extends AutoCloseable {
   }
 
   /**
+   * An election over this client's exclusive lock {@code name}: {@linkplain Election#campaign
+   * campaign} under an identity, read {@linkplain Election#leader() who leads}, {@linkplain
+   * Election#observe watch} the leader change.
+   *
+   * @param name the election's name: the name of the lock its leader holds
+   * @return the election; nothing is written until a campaign
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name
+   * @throws NullPointerException if {@code name} is null
+   */
+  default Election election(String name) {
+    return new Election(this, name);
+  }
+
+  /**
    * Break-glass: frees the exclusive lock {@code name} whoever holds it, for an operator facing a
    * lock held by a process that will never let it go. Unlike a forced unlock that just deletes the
    * lock, it is safe for the data the lock guards: the holder's next renewal fails and its {@link

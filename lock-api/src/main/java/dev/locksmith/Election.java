@@ -1,0 +1,446 @@
+package dev.locksmith;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Leader election by campaigning: an instance {@linkplain #campaign campaigns} under an identity
+ * and, once elected, holds a {@link Leadership} whose {@linkplain Leadership#term() term} fences
+ * its writes; anyone can ask {@linkplain #leader() who leads} and {@linkplain #observe watch} the
+ * leader change, without campaigning. For a service that just wants to be told when it leads, see
+ * {@link LeaderLatch}, which campaigns again by itself.
+ *
+ * <pre>{@code
+ * Election election = client.election("billing-scheduler");
+ * try (Election.Leadership leading = election.campaign("web-1", Duration.ofMinutes(5))) {
+ *   leading.lost().thenRun(scheduler::stop);     // deposed: stop acting at once
+ *   scheduler.runAs(leading.term());             // pass the term with every write
+ * }                                              // resigns: the next leader need not wait
+ * election.leader().ifPresent(l -> log.info("{} leads, term {}", l.identity(), l.term()));
+ * }</pre>
+ *
+ * <p>An election is the client's exclusive lock of the same name, so it works on every backend and
+ * brings that lock's guarantees: at most one leadership at a time where the backend keeps mutual
+ * exclusion, a term that is the lock's fencing token (above every earlier term where the backend
+ * declares {@link Guarantees.Feature#FENCING}, so a deposed leader that does not know it yet is
+ * refused by the fence), and {@link Leadership#lost()} when the lease is lost. The leadership's
+ * lease is the client's default lease, renewed while it leads. Campaigners wait in the lock's
+ * queue: in the order the backend's {@link Guarantees.Feature#FIFO} says, woken on a resignation
+ * where it declares {@link Guarantees.Feature#NOTIFIED_WAKEUP}.
+ *
+ * <p>The identity is written into the owner id of the leader's lease, where a lock's holder names
+ * its thread (see {@link Holder}), so it is read back on every backend that stores the owner id, by
+ * {@link #leader()}, {@code lockctl leader} and {@code lockctl ls} alike. {@link #leader()} and
+ * {@link #observe} need {@link Guarantees.Feature#STATE_READS}. A crashed leader is the leader
+ * until its lease ends: its identity stays readable until then. Thread-safe.
+ */
+public final class Election {
+  private static final Logger LOG = LoggerFactory.getLogger(Election.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+
+  /** The longest identity a campaign takes, in characters. */
+  public static final int MAX_IDENTITY = Holder.MAX_PART;
+
+  /**
+   * How often an {@linkplain #observe observer} reads the leader: a change is seen within this and
+   * one round trip.
+   */
+  public static final Duration OBSERVE_EVERY = Duration.ofMillis(50);
+
+  private static final String IDENTITY_RULE =
+      "it must be 1 to "
+          + MAX_IDENTITY
+          + " characters, each a letter or digit (A-Z, a-z, 0-9), '.', '_' or '-', such as"
+          + " web-1 or orders.host-3";
+
+  private final LockClient client;
+  private final String name;
+  private final DistributedLock lock;
+
+  Election(LockClient client, String name) {
+    this.client = client;
+    // not reentrant: leadership belongs to the campaign, not to a thread; renewed while it leads
+    this.lock =
+        client.lock(
+            name, client.config().defaults().toBuilder().reentrant(false).autoRenew(true).build());
+    this.name = name;
+  }
+
+  /**
+   * @return the election's name: the name of the lock its leader holds
+   */
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Campaigns until this caller leads or the timeout passes.
+   *
+   * @param identity who campaigns, as others will read it ({@link Leader#identity()}): 1 to {@value
+   *     #MAX_IDENTITY} characters, each a letter or digit (ASCII), {@code .}, {@code _} or {@code
+   *     -}
+   * @param timeout how long to wait: zero looks once; longer than 292 years waits for ever
+   * @return the leadership, held until it is {@linkplain Leadership#resign() resigned} or lost
+   * @throws NullPointerException if {@code identity} or {@code timeout} is null
+   * @throws IllegalArgumentException if {@code identity} is not as above or {@code timeout} is
+   *     negative
+   * @throws LockTimeoutException if another led for the whole timeout
+   * @throws InterruptedException if interrupted while waiting; this caller then does not lead
+   * @throws BackendUnavailableException if the server could not be reached
+   */
+  public Leadership campaign(String identity, Duration timeout) throws InterruptedException {
+    String id = checkIdentity(identity);
+    Names.timeoutNanos(timeout);
+    String before = ClientCore.ASKER.get();
+    ClientCore.ASKER.set(id);
+    Lease lease;
+    try {
+      lease = lock.acquire(timeout);
+    } finally {
+      if (before == null) {
+        ClientCore.ASKER.remove();
+      } else {
+        ClientCore.ASKER.set(before);
+      }
+    }
+    return new Leadership(name, id, lease);
+  }
+
+  /**
+   * Reads who leads now, without campaigning: one state read of the election's lock.
+   *
+   * @return the leader, or empty if none leads (never elected, resigned, or its lease ran out)
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#STATE_READS}
+   * @throws BackendUnavailableException if the server could not be reached
+   */
+  public Optional<Leader> leader() {
+    requireStateReads("leader");
+    LockState state = lock.state();
+    return state.isHeld() ? Optional.of(new Leader(name, state)) : Optional.empty();
+  }
+
+  /**
+   * Watches the leader: {@code listener} is called on a daemon thread of its own with the leader
+   * read when the observation starts, then with every change it sees: another leader, or empty when
+   * none leads. Each leadership is delivered once, in term order (a read older than one already
+   * delivered is dropped), and the current one within {@link #OBSERVE_EVERY} and one round trip of
+   * the change. A leadership that begins and ends between two reads is not seen: for every term,
+   * use the fencing token the leaders write with. A read that fails is logged and read again; a
+   * listener that throws is logged. Stop with {@link Observation#close()}.
+   *
+   * @param listener called with each leader seen, empty for none
+   * @return the running observation
+   * @throws NullPointerException if {@code listener} is null
+   * @throws UnsupportedOperationException if the backend does not declare {@link
+   *     Guarantees.Feature#STATE_READS}
+   */
+  public Observation observe(Consumer<? super Optional<Leader>> listener) {
+    Objects.requireNonNull(listener, "`listener` was null but it must be a callback");
+    requireStateReads("observe");
+    Observation o = new Observation(this, listener);
+    o.thread.start();
+    return o;
+  }
+
+  private void requireStateReads(String method) {
+    if (!client.guarantees().has(Guarantees.Feature.STATE_READS)) {
+      throw new UnsupportedOperationException(
+          "Election."
+              + method
+              + "() reads the election's lock and needs feature STATE_READS, which the backend"
+              + " for "
+              + client.config().uri()
+              + " does not declare; campaign() works on it");
+    }
+  }
+
+  static String checkIdentity(String identity) {
+    if (identity == null) {
+      throw new NullPointerException("`identity` was null but " + IDENTITY_RULE);
+    }
+    if (identity.isEmpty() || identity.length() > MAX_IDENTITY) {
+      throw new IllegalArgumentException(
+          "`identity` was '"
+              + Names.show(identity.length() > 60 ? identity.substring(0, 60) + "…" : identity)
+              + "' ("
+              + identity.length()
+              + " characters) but "
+              + IDENTITY_RULE);
+    }
+    for (int i = 0; i < identity.length(); i++) {
+      char c = identity.charAt(i);
+      boolean ok =
+          c >= 'a' && c <= 'z'
+              || c >= 'A' && c <= 'Z'
+              || c >= '0' && c <= '9'
+              || c == '.'
+              || c == '_'
+              || c == '-';
+      if (!ok) {
+        throw new IllegalArgumentException(
+            "`identity` was '"
+                + Names.show(identity)
+                + "' but it has "
+                + String.format("U+%04X", (int) c)
+                + " at index "
+                + i
+                + "; "
+                + IDENTITY_RULE);
+      }
+    }
+    return identity;
+  }
+
+  /**
+   * One leadership won by {@link Election#campaign}: held until it is resigned, closed or lost.
+   * Closing resigns. Any thread may resign it.
+   */
+  public static final class Leadership implements AutoCloseable {
+    private final String election;
+    private final String identity;
+    private final Lease lease;
+
+    Leadership(String election, String identity, Lease lease) {
+      this.election = election;
+      this.identity = identity;
+      this.lease = lease;
+    }
+
+    /**
+     * @return the election's name
+     */
+    public String election() {
+      return election;
+    }
+
+    /**
+     * @return the identity this leadership campaigned under
+     */
+    public String identity() {
+      return identity;
+    }
+
+    /**
+     * @return the term: the election lock's fencing token, above every earlier term of this
+     *     election where the backend declares {@link Guarantees.Feature#FENCING}; pass it with the
+     *     leader's writes, so that the writes of a deposed leader are refused
+     */
+    public long term() {
+      return lease.fencingToken();
+    }
+
+    /**
+     * @return completes when the lease behind this leadership is lost (expired, taken, renewal
+     *     failed, session lost): stop acting as the leader; not completed by a resignation
+     */
+    public CompletionStage<LeaseLostException> lost() {
+      return lease.lost();
+    }
+
+    /**
+     * @return whether this leadership still holds, as far as this caller can tell
+     */
+    public boolean isValid() {
+      return lease.isValid();
+    }
+
+    /**
+     * Steps down at once: the election's lock is released, so the next campaigner leads without
+     * waiting for the lease. Returns once the release is done on the server.
+     *
+     * @return true if this caller still led up to the resignation; false if the leadership had
+     *     already ended (resigned, or lost)
+     * @throws BackendUnavailableException if the server could not be reached; the leadership then
+     *     ends with its lease
+     */
+    public boolean resign() {
+      return lease.release();
+    }
+
+    /** Resigns, logging rather than throwing a server that cannot be reached. */
+    @Override
+    public void close() {
+      lease.close();
+    }
+
+    @Override
+    public String toString() {
+      return "Leadership{election='"
+          + election
+          + "', identity="
+          + identity
+          + ", term="
+          + term()
+          + "}";
+    }
+  }
+
+  /** The leader of an election as a state read saw it. */
+  public static final class Leader {
+    private final String election;
+    private final LockState state;
+
+    Leader(String election, LockState state) {
+      this.election = election;
+      this.state = state;
+    }
+
+    /**
+     * @return the election's name
+     */
+    public String election() {
+      return election;
+    }
+
+    /**
+     * @return the identity the leader campaigned under; for a holder that took the election's lock
+     *     directly (a {@link LeaderLatch}, or a plain lock), the name of the thread that asked;
+     *     empty where the backend does not keep the holder's owner id, or the owner id is not one a
+     *     Locksmith client wrote
+     */
+    public Optional<String> identity() {
+      return state.holderIdentity().map(Holder::thread);
+    }
+
+    /**
+     * @return the leader's term (its fencing token), where the backend reads it
+     */
+    public OptionalLong term() {
+      return state.fencingToken();
+    }
+
+    /**
+     * @return the rest of the leader's lease when it was read (it is renewed while the leader
+     *     lives), where the backend reads it; empty for a lease that lasts as long as a session
+     */
+    public Optional<Duration> remaining() {
+      return state.remaining();
+    }
+
+    /**
+     * @return who leads in full (application, host, process, when it campaigned), where the backend
+     *     keeps a Locksmith owner id
+     */
+    public Optional<Holder> holder() {
+      return state.holderIdentity();
+    }
+
+    /**
+     * @return the state read of the election's lock this leader comes from
+     */
+    public LockState state() {
+      return state;
+    }
+
+    /** The same leadership: the same owner id and term (the rest of the lease aside). */
+    boolean sameAs(Leader other) {
+      return other != null
+          && state.holder().equals(other.state.holder())
+          && state.fencingToken().equals(other.state.fencingToken());
+    }
+
+    @Override
+    public String toString() {
+      return "Leader{election='"
+          + election
+          + "', identity="
+          + identity().orElse("?")
+          + ", term="
+          + (term().isPresent() ? Long.toString(term().getAsLong()) : "?")
+          + "}";
+    }
+  }
+
+  /** A running {@link Election#observe} watch: closing it stops the calls. */
+  public static final class Observation implements AutoCloseable {
+    private final Election election;
+    private final Consumer<? super Optional<Leader>> listener;
+    final Thread thread;
+    private volatile boolean closed;
+
+    Observation(Election election, Consumer<? super Optional<Leader>> listener) {
+      this.election = election;
+      this.listener = listener;
+      this.thread =
+          new Thread(
+              this::watch, "locksmith-observer-" + THREADS.incrementAndGet() + "-" + election.name);
+      this.thread.setDaemon(true);
+    }
+
+    private void watch() {
+      boolean first = true;
+      Leader last = null; // the last leader delivered; null with first false: none delivered
+      long lastTerm = Long.MIN_VALUE; // the highest term delivered
+      long every = OBSERVE_EVERY.toNanos();
+      while (!closed) {
+        long from = System.nanoTime();
+        Optional<Leader> now;
+        try {
+          now = election.leader();
+        } catch (IllegalStateException e) {
+          if (!closed) {
+            LOG.warn("election '{}': observer stops: {}", election.name, e.getMessage());
+          }
+          return; // the client was closed
+        } catch (RuntimeException e) {
+          LOG.debug(
+              "election '{}': observer could not read the leader: {}", election.name, e.toString());
+          now = null;
+        }
+        if (now != null && !closed) {
+          Leader seen = now.orElse(null);
+          boolean stale =
+              seen != null && seen.term().isPresent() && seen.term().getAsLong() < lastTerm;
+          boolean changed = first || (seen == null ? last != null : !seen.sameAs(last));
+          if (changed && !stale) {
+            first = false;
+            last = seen;
+            if (seen != null && seen.term().isPresent()) {
+              lastTerm = seen.term().getAsLong();
+            }
+            try {
+              listener.accept(now);
+            } catch (RuntimeException e) {
+              LOG.warn("election '{}': an observer's listener threw, ignored", election.name, e);
+            }
+          }
+        }
+        long left = every - (System.nanoTime() - from);
+        if (left > 0) {
+          try {
+            TimeUnit.NANOSECONDS.sleep(left);
+          } catch (InterruptedException e) {
+            return; // closed
+          }
+        }
+      }
+    }
+
+    /**
+     * Stops the watch: no call begins after this returns (waits for one that is running, unless
+     * called from the listener).
+     */
+    @Override
+    public void close() {
+      closed = true;
+      if (Thread.currentThread() == thread) {
+        return;
+      }
+      thread.interrupt();
+      try {
+        thread.join(TimeUnit.SECONDS.toMillis(10));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

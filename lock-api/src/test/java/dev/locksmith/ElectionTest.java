@@ -1,0 +1,185 @@
+package dev.locksmith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link Election} on local:, with leases far longer than any hand-over the tests allow. */
+class ElectionTest {
+  private final String space = "election-" + UUID.randomUUID();
+  private final List<LockClient> clients = new ArrayList<>();
+
+  private LockClient client(String lease) {
+    LockClient c = Locks.connect("local:" + space + "?lease=" + lease);
+    clients.add(c);
+    return c;
+  }
+
+  @AfterEach
+  void closeAll() {
+    clients.forEach(LockClient::close);
+  }
+
+  @Test
+  void theLeaderIsReadWithItsIdentityAndTermAndResigningHandsOverAtOnce() throws Exception {
+    Election a = client("30s").election("scheduler");
+    Election b = client("30s").election("scheduler");
+    assertThat(a.leader()).isEmpty();
+    Election.Leadership first = a.campaign("web-1", Duration.ofSeconds(5));
+    assertThat(first.identity()).isEqualTo("web-1");
+    assertThat(first.election()).isEqualTo("scheduler");
+    Election.Leader read = b.leader().orElseThrow();
+    assertThat(read.identity()).contains("web-1");
+    assertThat(read.term()).hasValue(first.term());
+    assertThat(read.holder().orElseThrow().thread()).isEqualTo("web-1");
+    assertThat(read.remaining()).isPresent();
+
+    CompletableFuture<Election.Leadership> second =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return b.campaign("web-2", Duration.ofSeconds(10));
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    Thread.sleep(100);
+    assertThat(second).isNotDone();
+    long resignedAt = System.nanoTime();
+    assertThat(first.resign()).isTrue();
+    Election.Leadership next = second.get(5, TimeUnit.SECONDS);
+    // not the 30 s lease: the resignation handed over
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resignedAt)).isLessThan(3_000);
+    assertThat(next.term()).isGreaterThan(first.term());
+    assertThat(first.resign()).isFalse();
+    assertThat(a.leader().orElseThrow().identity()).contains("web-2");
+    next.close();
+    assertThat(a.leader()).isEmpty();
+  }
+
+  @Test
+  void aCampaignThatTimesOutDoesNotLead() throws Exception {
+    Election a = client("30s").election("scheduler");
+    Election b = client("30s").election("scheduler");
+    try (Election.Leadership l = a.campaign("web-1", Duration.ZERO)) {
+      assertThatThrownBy(() -> b.campaign("web-2", Duration.ofMillis(100)))
+          .isInstanceOf(LockTimeoutException.class);
+      assertThat(b.leader().orElseThrow().identity()).contains("web-1");
+      assertThat(l.isValid()).isTrue();
+    }
+  }
+
+  @Test
+  void aDeposedLeaderIsToldAndTheNextTermIsHigher() throws Exception {
+    LockClient c = client("600ms");
+    Election a = c.election("scheduler");
+    Election.Leadership l = a.campaign("web-1", Duration.ZERO);
+    assertThat(c.breakLock("scheduler", "test: depose the leader")).isTrue();
+    LeaseLostException lost = l.lost().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertThat(lost).isNotNull();
+    assertThat(l.isValid()).isFalse();
+    try (Election.Leadership next =
+        client("30s").election("scheduler").campaign("web-2", Duration.ZERO)) {
+      assertThat(next.term()).isGreaterThan(l.term());
+      assertThat(l.resign()).isFalse(); // the deposed leader's resignation frees nothing
+      assertThat(a.leader().orElseThrow().identity()).contains("web-2");
+    }
+  }
+
+  @Test
+  void anObserverSeesEachLeaderOnceInOrderAndNoLeader() throws Exception {
+    Election a = client("30s").election("scheduler");
+    Election watcher = client("30s").election("scheduler");
+    List<Optional<Election.Leader>> seen = new CopyOnWriteArrayList<>();
+    try (Election.Observation o = watcher.observe(seen::add)) {
+      awaitSize(seen, 1);
+      assertThat(seen.get(0)).isEmpty();
+      Election.Leadership one = a.campaign("web-1", Duration.ZERO);
+      awaitSize(seen, 2);
+      assertThat(seen.get(1).orElseThrow().identity()).contains("web-1");
+      one.resign();
+      awaitSize(seen, 3);
+      assertThat(seen.get(2)).isEmpty();
+      Election.Leadership two = a.campaign("web-2", Duration.ZERO);
+      awaitSize(seen, 4);
+      assertThat(seen.get(3).orElseThrow().identity()).contains("web-2");
+      assertThat(seen.get(3).orElseThrow().term().getAsLong())
+          .isGreaterThan(seen.get(1).orElseThrow().term().getAsLong());
+      Thread.sleep(4 * Election.OBSERVE_EVERY.toMillis());
+      assertThat(seen).hasSize(4); // the same leader is not delivered again
+      two.close();
+    }
+    int after = seen.size();
+    a.campaign("web-3", Duration.ZERO).close();
+    Thread.sleep(4 * Election.OBSERVE_EVERY.toMillis());
+    assertThat(seen).hasSize(after); // closed: no call after close() returned
+  }
+
+  @Test
+  void aLatchCampaignsUnderItsIdentity() throws Exception {
+    LockClient c = client("30s");
+    try (LeaderLatch latch = c.leaderLatch("scheduler").identity("worker_7.eu").start()) {
+      assertThat(latch.awaitLeadership(Duration.ofSeconds(5))).isTrue();
+      assertThat(c.election("scheduler").leader().orElseThrow().identity()).contains("worker_7.eu");
+    }
+  }
+
+  @Test
+  void badInputNamesTheParameterAndWhatIsValid() {
+    Election e = client("30s").election("scheduler");
+    assertThatThrownBy(() -> e.campaign(null, Duration.ZERO))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`identity` was null");
+    assertThatThrownBy(() -> e.campaign("", Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`identity` was ''")
+        .hasMessageContaining("1 to 40 characters");
+    assertThatThrownBy(() -> e.campaign("web 1", Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`identity` was 'web 1'")
+        .hasMessageContaining("U+0020 at index 3");
+    assertThatThrownBy(() -> e.campaign("x".repeat(41), Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("(41 characters)");
+    assertThatThrownBy(() -> e.campaign("web:1", Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("U+003A");
+    assertThatThrownBy(() -> e.campaign("web-1", null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`timeout` was null");
+    assertThatThrownBy(() -> e.campaign("web-1", Duration.ofSeconds(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`timeout` was '-1s'");
+    assertThatThrownBy(() -> e.observe(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`listener` was null");
+    assertThatThrownBy(() -> client("30s").election(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`name` was null");
+    assertThatThrownBy(() -> client("30s").leaderLatch("x").identity("a/b"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`identity` was 'a/b'");
+    // nothing was written by a rejected campaign
+    assertThat(e.leader()).isEmpty();
+  }
+
+  private static void awaitSize(List<?> list, int size) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (list.size() < size) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("expected " + size + " calls within 5 s, saw " + list);
+      }
+      Thread.sleep(5);
+    }
+  }
+}
