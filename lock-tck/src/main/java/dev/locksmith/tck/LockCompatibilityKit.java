@@ -372,4 +372,8 @@ public abstract class LockCompatibilityKit {
   @Nested
   @DisplayName("Rule 23: listing")
   class Listing extends RuleGroup implements ListingRules {}
+
+  @Nested
+  @DisplayName("Rule 24: elections")
+  class Elections extends RuleGroup implements ElectionRules {}
 }

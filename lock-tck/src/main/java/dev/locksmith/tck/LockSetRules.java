@@ -91,6 +91,9 @@ interface LockSetRules extends KitRules {
     int rounds = 20;
     List<List<String>> shapes = List.of(List.of(a, b), List.of(b, a), List.of(a), List.of(b));
     List<Thread> workers = new ArrayList<>();
+    // every contender starts at once: one that started late could run its rounds alone
+    java.util.concurrent.CountDownLatch ready =
+        new java.util.concurrent.CountDownLatch(shapes.size());
     for (List<String> shape : shapes) {
       LockClient c = client(longLease());
       DistributedLock lock = shape.size() == 1 ? c.lock(shape.get(0)) : c.locks(shape);
@@ -98,6 +101,8 @@ interface LockSetRules extends KitRules {
           background(
               "set " + shape.size(),
               () -> {
+                ready.countDown();
+                ready.await();
                 for (int i = 0; i < rounds; i++) {
                   try (Lease lease = lock.acquire(Duration.ofSeconds(30))) {
                     for (String n : lease.lockNames()) {
@@ -105,7 +110,7 @@ interface LockSetRules extends KitRules {
                         overlaps.incrementAndGet();
                       }
                     }
-                    spin(TimeUnit.MICROSECONDS.toNanos(200));
+                    spin(TimeUnit.MILLISECONDS.toNanos(1));
                     for (String n : lease.lockNames()) {
                       inside.get(n).decrementAndGet();
                     }

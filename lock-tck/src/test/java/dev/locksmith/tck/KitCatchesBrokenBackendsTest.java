@@ -5,6 +5,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNeste
 
 import dev.locksmith.tck.LockCompatibilityKit.BadInput;
 import dev.locksmith.tck.LockCompatibilityKit.BreakGlass;
+import dev.locksmith.tck.LockCompatibilityKit.Elections;
 import dev.locksmith.tck.LockCompatibilityKit.Expiry;
 import dev.locksmith.tck.LockCompatibilityKit.Fairness;
 import dev.locksmith.tck.LockCompatibilityKit.Fencing;
@@ -510,7 +511,53 @@ class KitCatchesBrokenBackendsTest {
             Defect.LIST_READERS_AS_WRITER,
             Listing.class,
             "rule23_4_listingShowsReadersAndWriters",
-            "was listed as WRITE, not READ"));
+            "was listed as WRITE, not READ"),
+        // 24. elections
+        Arguments.of(
+            Defect.TWO_HOLDERS,
+            Elections.class,
+            "rule24_1_oneLeaderAtATimeAndResigningHandsOver",
+            "two leaderships at once"),
+        Arguments.of(
+            Defect.NEVER_WAKES,
+            Elections.class,
+            "rule24_1_oneLeaderAtATimeAndResigningHandsOver",
+            "the hand-over waited"),
+        Arguments.of(
+            Defect.STATE_TOKEN_LAGS,
+            Elections.class,
+            "rule24_1_oneLeaderAtATimeAndResigningHandsOver",
+            "a lagging state read"),
+        Arguments.of(
+            Defect.WRONG_HOLDER,
+            Elections.class,
+            "rule24_1_oneLeaderAtATimeAndResigningHandsOver",
+            "which is not the owner id the client gave the backend"),
+        Arguments.of(
+            Defect.STALE_STATE,
+            Elections.class,
+            "rule24_1_oneLeaderAtATimeAndResigningHandsOver",
+            "after the last leader resigned, leader() still read a leader"),
+        Arguments.of(
+            Defect.STALE_STATE,
+            Elections.class,
+            "rule24_2_observersSeeEachLeaderInOrder",
+            "the observer was not told 'no leader'"),
+        Arguments.of(
+            Defect.STATE_TOKEN_LAGS,
+            Elections.class,
+            "rule24_2_observersSeeEachLeaderInOrder",
+            "a lagging state read"),
+        Arguments.of(
+            Defect.STATE_FREE_WHEN_UNRENEWED,
+            Elections.class,
+            "rule24_3_aCrashedLeaderStaysReadableUntilItsLeaseEnds",
+            "a crashed leader must be read until its lease ends"),
+        Arguments.of(
+            Defect.WRONG_HOLDER,
+            Elections.class,
+            "rule24_3_aCrashedLeaderStaysReadableUntilItsLeaseEnds",
+            "which is not the owner id the crashed leader's client gave the backend"));
   }
 
   @org.junit.jupiter.api.Test

@@ -131,6 +131,13 @@ final class MemoryBackends {
     EXPIRED_READS_HELD,
     /** State reads report the holder's client, not its owner id. */
     WRONG_HOLDER,
+    /** A state read reports the token of the grant before the current one (a lagging replica). */
+    STATE_TOKEN_LAGS,
+    /**
+     * A state read reports a lock free once its holder has not renewed it for half its lease (a
+     * liveness check taken for the lease), while the server still holds it.
+     */
+    STATE_FREE_WHEN_UNRENEWED,
     /** State reads count the holder among the waiters. */
     WAITING_COUNTS_HOLDER,
     // break-glass
@@ -1218,7 +1225,9 @@ final class MemoryBackends {
         if (e == null
             || e.owner == null
             || (expired(e, now) && defect != Defect.EXPIRED_READS_HELD)
-            || (defect == Defect.STATE_FREE_EARLY && now - e.expiresAt >= 0)) {
+            || (defect == Defect.STATE_FREE_EARLY && now - e.expiresAt >= 0)
+            || (defect == Defect.STATE_FREE_WHEN_UNRENEWED
+                && now - (e.expiresAt - e.leaseNanos) > e.leaseNanos / 2)) {
           return LockState.free();
         }
         Duration left =
@@ -1227,7 +1236,8 @@ final class MemoryBackends {
                 : Duration.ofNanos(Math.max(0, e.expiresAt - now));
         String holder = defect == Defect.WRONG_HOLDER ? clientOf(e.owner) : e.owner;
         return LockState.held()
-            .withFencingToken(e.fence)
+            .withFencingToken(
+                defect == Defect.STATE_TOKEN_LAGS ? Math.max(1, e.fence - 1) : e.fence)
             .withRemaining(left)
             .withHolder(holder)
             .withWaiting(e.queue.size() + (defect == Defect.WAITING_COUNTS_HOLDER ? 1 : 0));
