@@ -23,8 +23,9 @@ final class LeaderCommand {
           "",
           "Tells whether the election NAME (of lockctl elect, or of a LeaderLatch) has a leader"
               + " and, if so,",
-          "its term (the fencing token it writes with), the rest of its lease and its owner id,"
-              + " read without",
+          "its identity (as Election.campaign or LeaderLatch.identity gave it), its term (the"
+              + " fencing token it",
+          "writes with), the rest of its lease and its owner id, read without",
           "campaigning. Nothing is written. A backend that cannot read a lock's state (redlock) is"
               + " reported",
           "as such: lockctl leader never takes the leadership, not even for a moment.",
@@ -71,6 +72,7 @@ final class LeaderCommand {
         status = Main.TEMPFAIL;
       } else {
         out.println("leader:          yes");
+        state.holderIdentity().ifPresent(h -> out.println("identity:        " + h.thread()));
         out.println(
             "term:            "
                 + (state.fencingToken().isPresent()

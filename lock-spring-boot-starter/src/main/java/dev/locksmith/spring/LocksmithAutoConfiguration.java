@@ -525,11 +525,20 @@ public class LocksmithAutoConfiguration {
       ObjectProvider<LockClients> clients,
       org.springframework.context.ApplicationEventPublisher publisher) {
     Map<String, LockClient> byElection = new java.util.LinkedHashMap<>();
+    Map<String, String> identities = new java.util.LinkedHashMap<>();
     List<String> problems = new java.util.ArrayList<>();
     for (Map.Entry<String, LocksmithProperties.Election> e : properties.getElections().entrySet()) {
       LocksmithProperties.Election election = e.getValue();
       if (!election.isEnabled()) {
         continue;
+      }
+      if (election.getIdentity() != null) {
+        try {
+          client.leaderLatch(e.getKey()).identity(election.getIdentity()); // checks it
+          identities.put(e.getKey(), election.getIdentity());
+        } catch (IllegalArgumentException bad) {
+          problems.add("`locksmith.elections." + e.getKey() + ".identity`: " + bad.getMessage());
+        }
       }
       String named = election.getClient();
       if (named == null || named.isBlank()) {
@@ -553,7 +562,7 @@ public class LocksmithAutoConfiguration {
     if (!problems.isEmpty()) {
       throw new LockConfigurationException(problems);
     }
-    return new LocksmithElections(byElection, publisher);
+    return new LocksmithElections(byElection, identities, publisher);
   }
 
   /** The actuator endpoint listing held leases, when Spring Boot's actuator is present. */

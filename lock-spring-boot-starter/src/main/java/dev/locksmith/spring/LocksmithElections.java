@@ -22,6 +22,7 @@ import org.springframework.context.SmartLifecycle;
  * <pre>{@code
  * locksmith.elections.billing-scheduler.enabled=true     # an election, on the main client
  * locksmith.elections.reports.client=orders              # one on locksmith.clients.orders
+ * locksmith.elections.reports.identity=web-1             # as lockctl leader names this instance
  *
  * @EventListener void lead(LeadershipGrantedEvent e)   { scheduler.start(e.term()); }
  * @EventListener void stop(LeadershipRevokedEvent e)   { scheduler.stop(); }
@@ -29,6 +30,7 @@ import org.springframework.context.SmartLifecycle;
  */
 public final class LocksmithElections implements SmartLifecycle {
   private final Map<String, LockClient> clients;
+  private final Map<String, String> identities;
   private final ApplicationEventPublisher publisher;
   private final ReentrantLock lifecycle = new ReentrantLock();
 
@@ -38,8 +40,11 @@ public final class LocksmithElections implements SmartLifecycle {
   private boolean running;
 
   LocksmithElections(
-      Map<String, LockClient> clientsByElection, ApplicationEventPublisher publisher) {
+      Map<String, LockClient> clientsByElection,
+      Map<String, String> identities,
+      ApplicationEventPublisher publisher) {
     this.clients = Collections.unmodifiableMap(new LinkedHashMap<>(clientsByElection));
+    this.identities = Map.copyOf(identities);
     this.publisher = publisher;
   }
 
@@ -97,8 +102,7 @@ public final class LocksmithElections implements SmartLifecycle {
             (name, client) ->
                 started.put(
                     name,
-                    client
-                        .leaderLatch(name)
+                    latchOf(client, name)
                         .onElected(
                             l ->
                                 publisher.publishEvent(
@@ -114,6 +118,12 @@ public final class LocksmithElections implements SmartLifecycle {
     } finally {
       lifecycle.unlock();
     }
+  }
+
+  private LeaderLatch latchOf(LockClient client, String name) {
+    LeaderLatch latch = client.leaderLatch(name);
+    String identity = identities.get(name);
+    return identity == null ? latch : latch.identity(identity);
   }
 
   /** Steps down (publishing the revocation before the lock is released) and stops campaigning. */

@@ -387,6 +387,26 @@ public class LocksmithProperties {
     private String client;
 
     /**
+     * Who campaigns, as others read the leader (lockctl leader, Election.leader()): 1 to 40
+     * letters, digits, '.', '_' or '-'; unset for the latch thread's name.
+     */
+    private String identity;
+
+    /**
+     * @return the identity this instance campaigns under, or null for the latch thread's name
+     */
+    public String getIdentity() {
+      return identity;
+    }
+
+    /**
+     * @param identity the identity this instance campaigns under
+     */
+    public void setIdentity(String identity) {
+      this.identity = identity;
+    }
+
+    /**
      * @return whether the election campaigns
      */
     public boolean isEnabled() {

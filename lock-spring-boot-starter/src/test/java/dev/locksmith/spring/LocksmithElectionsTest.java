@@ -130,6 +130,34 @@ class LocksmithElectionsTest {
   }
 
   @Test
+  void anElectionCampaignsUnderItsIdentityAndABadOneFailsTheStart() {
+    String space = "local:elections-identity-" + System.nanoTime();
+    instance(space)
+        .withPropertyValues("locksmith.elections.billing.identity=web-1.eu")
+        .run(
+            ctx -> {
+              await("elected", ctx.getBean(Recorder.class)::granted);
+              assertThat(
+                      ctx.getBean(dev.locksmith.LockClient.class)
+                          .election("billing")
+                          .leader()
+                          .orElseThrow()
+                          .identity())
+                  .contains("web-1.eu");
+            });
+    instance(space)
+        .withPropertyValues("locksmith.elections.billing.identity=web 1")
+        .run(
+            ctx -> {
+              assertThat(ctx).hasFailed();
+              assertThat(cause(ctx.getStartupFailure()).getMessage())
+                  .contains("`locksmith.elections.billing.identity`")
+                  .contains("`identity` was 'web 1'")
+                  .contains("1 to 40 characters");
+            });
+  }
+
+  @Test
   void anElectionNamingAnUnknownClientOrAMisspeltSettingFailsTheStart() {
     instance("local:elections-bad-" + System.nanoTime())
         .withPropertyValues("locksmith.elections.billing.client=nope")
