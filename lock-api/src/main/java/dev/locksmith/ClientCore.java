@@ -221,7 +221,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
    */
   /**
    * Who asks, where it is not the calling thread: an {@link Election} campaign sets its identity
-   * here around its acquire, which runs on the calling thread.
+   * here around its acquire, which runs on the calling thread; an asynchronous acquire sets the
+   * asker it captured on its client thread.
    */
   static final ThreadLocal<String> ASKER = new ThreadLocal<>();
 
@@ -690,9 +691,13 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     CompletableFuture<Lease> future = new CompletableFuture<>();
     // Completed by anyone but us (cancel, orTimeout): withdraw the waiter.
     future.whenComplete((lease, error) -> waiter.cancel());
+    // the owner id names who asked (an election's identity, or the calling thread), not the
+    // client's thread that waits for it
+    String asker = ASKER.get() != null ? ASKER.get() : Thread.currentThread().getName();
     try {
       background.execute(
           () -> {
+            ASKER.set(asker);
             try {
               LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
               if (lease == null) {
@@ -709,6 +714,8 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
               Thread.currentThread().interrupt();
             } catch (Throwable e) {
               future.completeExceptionally(e);
+            } finally {
+              ASKER.remove();
             }
           });
     } catch (RejectedExecutionException e) {

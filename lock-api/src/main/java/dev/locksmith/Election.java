@@ -115,6 +115,21 @@ public final class Election {
   }
 
   /**
+   * The election as a lock that campaigns under {@code identity}: for code that takes locks through
+   * an API of its own, such as {@code ReactiveLocks}, the Kotlin suspend forms or {@code
+   * acquireAsync}, each acquire of it is a campaign, and its lease is the leadership ({@link
+   * Lease#fencingToken()} is the term; releasing resigns). Not reentrant; renewed while held.
+   *
+   * @param identity as for {@link #campaign}
+   * @return a lock of this election's name whose every acquire campaigns under {@code identity}
+   * @throws NullPointerException if {@code identity} is null
+   * @throws IllegalArgumentException if {@code identity} is not as {@link #campaign} says
+   */
+  public DistributedLock candidate(String identity) {
+    return new Candidate(lock, checkIdentity(identity));
+  }
+
+  /**
    * Reads who leads now, without campaigning: one state read of the election's lock.
    *
    * @return the leader, or empty if none leads (never elected, resigned, or its lease ran out)

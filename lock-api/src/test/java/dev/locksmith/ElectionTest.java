@@ -126,6 +126,33 @@ class ElectionTest {
   }
 
   @Test
+  void aCandidateCampaignsUnderItsIdentityThroughEveryAcquire() throws Exception {
+    LockClient c = client("30s");
+    Election e = c.election("scheduler");
+    DistributedLock candidate = e.candidate("async-1");
+    Lease lease = candidate.acquireAsync(Duration.ofSeconds(5)).get(5, TimeUnit.SECONDS);
+    assertThat(e.leader().orElseThrow().identity()).contains("async-1");
+    assertThat(e.leader().orElseThrow().term()).hasValue(lease.fencingToken());
+    assertThat(lease.release()).isTrue();
+    assertThat(e.leader()).isEmpty();
+    try (Lease l = e.candidate("blocking-2").acquire(Duration.ZERO)) {
+      assertThat(e.leader().orElseThrow().identity()).contains("blocking-2");
+    }
+    assertThat(e.candidate("view-3").asLock().tryLock()).isTrue();
+    assertThat(e.leader().orElseThrow().identity()).contains("view-3");
+    e.candidate("view-3").asLock().unlock();
+    // an asynchronous acquire of a plain lock names the thread that asked, not the client's
+    String me = Thread.currentThread().getName();
+    try (Lease l = c.lock("plain").acquireAsync(Duration.ZERO).get(5, TimeUnit.SECONDS)) {
+      assertThat(c.lock("plain").state().holderIdentity().orElseThrow().thread())
+          .isEqualTo(Holder.parse(Holder.ownerId("a", me, 0, "1-x", 1)).orElseThrow().thread());
+    }
+    assertThatThrownBy(() -> e.candidate("no way"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`identity` was 'no way'");
+  }
+
+  @Test
   void aLatchCampaignsUnderItsIdentity() throws Exception {
     LockClient c = client("30s");
     try (LeaderLatch latch = c.leaderLatch("scheduler").identity("worker_7.eu").start()) {
