@@ -40,6 +40,20 @@ class SuspendingLocksTest : SuspendingLocksContract() {
   }
 
   @Test
+  fun anElectionsCandidateCampaignsSuspendingUnderItsIdentity() = runTest {
+    val election = client.election(name)
+    val term =
+        election.candidate("kotlin-1").withLock(Duration.ofSeconds(5)) { lease ->
+          val leader = other.election(name).leader().orElseThrow()
+          assertThat(leader.identity()).contains("kotlin-1")
+          assertThat(leader.term().asLong).isEqualTo(lease.fencingToken())
+          lease.fencingToken()
+        }
+    assertThat(term).isPositive()
+    assertThat(election.leader()).isEmpty()
+  }
+
+  @Test
   fun aZeroWaitIsOneAttemptAndAnInfiniteOneWaitsAsLongAsItTakes() = runTest {
     val held = client.lock(name).acquireSuspending(Duration.ZERO)
     assertThat(runCatching { other.lock(name).acquireSuspending(kotlin.time.Duration.ZERO) }

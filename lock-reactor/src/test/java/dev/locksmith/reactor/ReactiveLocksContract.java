@@ -98,6 +98,29 @@ abstract class ReactiveLocksContract {
   }
 
   @Test
+  void anElectionsCandidateCampaignsReactivelyUnderItsIdentity() {
+    dev.locksmith.Election seen = other.election(name);
+    StepVerifier.create(
+            locks
+                .withLockMono(
+                    client.election(name).candidate("reactive-1"),
+                    LONG,
+                    lease ->
+                        Mono.fromCallable(() -> seen.leader().orElseThrow())
+                            .subscribeOn(Schedulers.boundedElastic())
+                            .map(
+                                l ->
+                                    l.identity().orElse("?")
+                                        + "@"
+                                        + (l.term().orElse(-1) == lease.fencingToken())))
+                .subscribeOn(Schedulers.parallel()))
+        .assertNext(leader -> assertThat(leader).isEqualTo("reactive-1@true"))
+        .expectComplete()
+        .verify(VERIFY);
+    assertFreeNow(name);
+  }
+
+  @Test
   void theLeaseAndTheBodyArriveWhereBlockingIsAllowed() {
     StepVerifier.create(
             locks
