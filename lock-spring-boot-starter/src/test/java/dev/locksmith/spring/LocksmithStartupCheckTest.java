@@ -412,6 +412,7 @@ class LocksmithStartupCheckTest {
       case "application" -> "orders-service";
       case "order" -> "10";
       case "namespace" -> "app";
+      case "identity" -> "web-1.eu"; // locksmith.elections.<name>.identity
       case "use-application-datasource" ->
           "false"; // true needs a DataSource bean: LocksmithApplicationDataSourceTest
       default ->
