@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * declares {@link Guarantees.Feature#FENCING}, so a deposed leader that does not know it yet is
  * refused by the fence), and {@link Leadership#lost()} when the lease is lost. The leadership's
  * lease is the client's default lease, renewed while it leads. Campaigners wait in the lock's
- * queue: in the order the backend's {@link Guarantees.Feature#FIFO} says, woken on a resignation
- * where it declares {@link Guarantees.Feature#NOTIFIED_WAKEUP}.
+ * queue: in the order the backend's {@link Guarantees.Feature#FIFO_FAIRNESS} says, woken on a
+ * resignation where it declares {@link Guarantees.Feature#NOTIFIED_WAKEUP}.
  *
  * <p>The identity is written into the owner id of the leader's lease, where a lock's holder names
  * its thread (see {@link Holder}), so it is read back on every backend that stores the owner id, by
