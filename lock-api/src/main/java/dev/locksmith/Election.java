@@ -99,18 +99,7 @@ public final class Election {
   public Leadership campaign(String identity, Duration timeout) throws InterruptedException {
     String id = checkIdentity(identity);
     Names.timeoutNanos(timeout);
-    String before = ClientCore.ASKER.get();
-    ClientCore.ASKER.set(id);
-    Lease lease;
-    try {
-      lease = lock.acquire(timeout);
-    } finally {
-      if (before == null) {
-        ClientCore.ASKER.remove();
-      } else {
-        ClientCore.ASKER.set(before);
-      }
-    }
+    Lease lease = new Candidate(lock, id).acquire(timeout);
     return new Leadership(name, id, lease);
   }
 
