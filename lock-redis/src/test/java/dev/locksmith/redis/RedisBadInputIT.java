@@ -94,8 +94,11 @@ class RedisBadInputIT {
             "127.0.0.1:" + GUARDED.server().port(),
             "TLS",
             "within 1s");
-    // the TCP connect, the TLS handshake and the PING share the connect timeout: within 20%
-    assertThat(ms).isBetween(900L, 1200L);
+    // the TCP connect, the TLS handshake and the PING share the connect timeout. Unloaded this
+    // takes 1.02-1.03 s. The bound's room is for a loaded machine (CI runs two modules at a time;
+    // one such run took 640 ms past the default timeout) and still fails both defects it is for:
+    // the option ignored (the default 2 s) and a handshake restarted on close (a second timeout)
+    assertThat(ms).isBetween(900L, 1800L);
   }
 
   @Test
@@ -106,7 +109,9 @@ class RedisBadInputIT {
             "127.0.0.1:" + GUARDED.server().port(),
             "TLS",
             "within 2s");
-    assertThat(ms).isBetween(1800L, 2400L);
+    // 2.02 s unloaded; 2.64 s once in CI beside another module. A handshake restarted on close
+    // would take 4 s
+    assertThat(ms).isBetween(1800L, 3600L);
   }
 
   @Test
