@@ -42,7 +42,11 @@ import java.lang.annotation.Target;
  * Reactor's {@code Mono} or {@code Flux} (with {@code dev.locksmith:lock-reactor} on the classpath)
  * does nothing until the publisher is subscribed to, then acquires the lock without blocking, calls
  * the method, and keeps the lock until its publisher completes, fails or is cancelled; its
- * operators find the lease in the Reactor context under {@link CurrentLease#CONTEXT_KEY}.
+ * operators find the lease in the Reactor context under {@link CurrentLease#CONTEXT_KEY}. A Kotlin
+ * {@code suspend} function (with lock-reactor, kotlinx-coroutines-reactor and kotlin-reflect on the
+ * classpath, else refused at startup) holds the lock from its call until it returns, throws or its
+ * coroutine is cancelled, across its suspensions; its key sees its own arguments, not its
+ * continuation, and it gets the lease through a {@code Lease} parameter.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -86,7 +86,9 @@ final class LockedInterceptor implements MethodInterceptor {
     if (op.returns == LockedOperation.Returns.FUTURE) {
       return invokeAsync(invocation, op, lock, observer, target, args);
     }
-    if (op.returns == LockedOperation.Returns.MONO || op.returns == LockedOperation.Returns.FLUX) {
+    if (op.returns == LockedOperation.Returns.MONO
+        || op.returns == LockedOperation.Returns.FLUX
+        || op.returns == LockedOperation.Returns.SUSPEND) {
       // only here is Reactor needed: the class is loaded on the first such call
       return ReactiveLocked.invoke(invocation, op, c, lock, observer, target);
     }

@@ -7,6 +7,9 @@ import dev.locksmith.spi.Durations;
 import java.lang.reflect.Array;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.lang.reflect.WildcardType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,6 +22,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.Expression;
@@ -38,12 +42,20 @@ final class LockedOperation {
   private static final String FLUX = "reactor.core.publisher.Flux";
   private static final String REACTIVE_LOCKS = "dev.locksmith.reactor.ReactiveLocks";
 
+  /** With it, Spring calls a suspend function as a publisher that its proxy awaits. */
+  private static final String COROUTINES_REACTOR = "kotlinx.coroutines.reactor.MonoKt";
+
+  /** Spring calls a suspend function through Kotlin reflection. */
+  private static final String KOTLIN_REFLECT = "kotlin.reflect.full.KCallables";
+
   enum Returns {
     VOID,
     OPTIONAL,
     FUTURE,
     MONO,
     FLUX,
+    /** A Kotlin {@code suspend} function: held as a {@code Mono} is, until it returns. */
+    SUSPEND,
     PRIMITIVE,
     OTHER
   }
@@ -63,6 +75,10 @@ final class LockedOperation {
   final Method fallback;
   final Returns returns;
   final int[] leaseParams;
+
+  /** How many of the method's parameters the key sees: all but a suspend function's last. */
+  private final int keyArgs;
+
   private volatile LockOptions options;
 
   private LockedOperation(Method method, Class<?> targetClass, Locked a, List<String> problems) {
@@ -82,7 +98,10 @@ final class LockedOperation {
               + " (or protected) and not final or static");
     }
     this.keySource = a.key();
-    this.key = keySource.isEmpty() ? null : parseKey(method, keySource, problems);
+    // a suspend function's last parameter is its continuation, not an argument of the caller's
+    this.keyArgs =
+        method.getParameterCount() - (KotlinDetector.isSuspendingFunction(method) ? 1 : 0);
+    this.key = keySource.isEmpty() ? null : parseKey(method, keyArgs, keySource, problems);
     this.lease =
         a.lease().isEmpty()
             ? null
@@ -93,6 +112,13 @@ final class LockedOperation {
     this.onBusy = a.onBusy();
     this.client = a.client();
     this.returns = returns(method, problems);
+    if (onBusy == Locked.OnBusy.SKIP
+        && returns == Returns.SUSPEND
+        && !suspendMayReturnNull(method)) {
+      problems.add(
+          "onBusy = SKIP returns null, but the suspend function's result type is not nullable;"
+              + " make it nullable (T?) or Unit, or use THROW or FALLBACK");
+    }
     if (onBusy == Locked.OnBusy.SKIP && returns == Returns.PRIMITIVE) {
       problems.add(
           "onBusy = SKIP returns null, but the method returns "
@@ -132,7 +158,8 @@ final class LockedOperation {
     return b.toString();
   }
 
-  private static Expression parseKey(Method method, String source, List<String> problems) {
+  private static Expression parseKey(
+      Method method, int args, String source, List<String> problems) {
     Expression e;
     try {
       e = PARSER.parseExpression(source);
@@ -147,10 +174,10 @@ final class LockedOperation {
     }
     String[] names = NAMES.getParameterNames(method);
     Set<String> known = new HashSet<>(List.of("root", "this"));
-    for (int i = 0; i < method.getParameterCount(); i++) {
+    for (int i = 0; i < args; i++) {
       known.add("p" + i);
       known.add("a" + i);
-      if (names != null) {
+      if (names != null && i < names.length) {
         known.add(names[i]);
       }
     }
@@ -225,6 +252,9 @@ final class LockedOperation {
   }
 
   private static Returns returns(Method method, List<String> problems) {
+    if (KotlinDetector.isSuspendingFunction(method)) {
+      return suspending(method, problems);
+    }
     Class<?> r = method.getReturnType();
     if (r == void.class) {
       return Returns.VOID;
@@ -274,6 +304,97 @@ final class LockedOperation {
       return Returns.OTHER;
     }
     return Returns.OTHER;
+  }
+
+  /**
+   * A Kotlin {@code suspend} function. Spring calls it (and its fallback) as a {@code Mono} that
+   * its proxy awaits in the caller's coroutine when kotlinx-coroutines-reactor is on the classpath,
+   * so the lock is held from that subscription until the function returns, throws or is cancelled.
+   * Without it, the proxy would see the function return at its first suspension, with the work not
+   * done: refused.
+   */
+  private static Returns suspending(Method method, List<String> problems) {
+    ClassLoader loader = method.getDeclaringClass().getClassLoader();
+    List<String> missing = new ArrayList<>();
+    if (!ClassUtils.isPresent(COROUTINES_REACTOR, loader)) {
+      missing.add("org.jetbrains.kotlinx:kotlinx-coroutines-reactor");
+    }
+    if (!ClassUtils.isPresent(KOTLIN_REFLECT, loader)) {
+      missing.add("org.jetbrains.kotlin:kotlin-reflect");
+    }
+    if (!ClassUtils.isPresent(REACTIVE_LOCKS, loader)) {
+      missing.add("dev.locksmith:lock-reactor");
+    }
+    if (!missing.isEmpty()) {
+      problems.add(
+          "it is a Kotlin suspend function, held until it returns only with "
+              + String.join(" and ", missing)
+              + " on the classpath (without them the lock would be released at the function's first"
+              + " suspension, before its work is done); add them, or make it a plain function");
+      return Returns.OTHER;
+    }
+    String result = suspendResult(method);
+    if (result.startsWith("kotlinx.coroutines.flow.")
+        || result.equals(MONO)
+        || result.equals(FLUX)) {
+      problems.add(
+          "it is a Kotlin suspend function returning "
+              + result
+              + ": the lock would be held until the stream is returned, not until it is consumed;"
+              + " return the values themselves, or lock inside the stream (lock-kotlin's"
+              + " lockedBy/flowWithLock)");
+      return Returns.OTHER;
+    }
+    return Returns.SUSPEND;
+  }
+
+  /**
+   * @return whether a suspend function's Kotlin result type is nullable or Unit, read through
+   *     kotlin-reflect (present: {@link #suspending} requires it)
+   */
+  private static boolean suspendMayReturnNull(Method method) {
+    try {
+      ClassLoader loader = method.getDeclaringClass().getClassLoader();
+      Object function =
+          Class.forName("kotlin.reflect.jvm.ReflectJvmMapping", true, loader)
+              .getMethod("getKotlinFunction", Method.class)
+              .invoke(null, method);
+      if (function == null) {
+        return true;
+      }
+      Object type =
+          Class.forName("kotlin.reflect.KCallable", true, loader)
+              .getMethod("getReturnType")
+              .invoke(function);
+      Class<?> kType = Class.forName("kotlin.reflect.KType", true, loader);
+      if ((boolean) kType.getMethod("isMarkedNullable").invoke(type)) {
+        return true;
+      }
+      Object classifier = kType.getMethod("getClassifier").invoke(type);
+      return String.valueOf(classifier).equals("class kotlin.Unit");
+    } catch (ReflectiveOperationException | LinkageError e) {
+      return true; // cannot tell: not refused
+    }
+  }
+
+  /**
+   * @return the Kotlin result type of a suspend function, read from its continuation parameter
+   *     ({@code Continuation<? super T>}), or "" when it cannot be read
+   */
+  private static String suspendResult(Method method) {
+    Type[] params = method.getGenericParameterTypes();
+    if (params.length == 0 || !(params[params.length - 1] instanceof ParameterizedType p)) {
+      return "";
+    }
+    Type t = p.getActualTypeArguments()[0];
+    if (t instanceof WildcardType w) {
+      Type[] lower = w.getLowerBounds();
+      t = lower.length > 0 ? lower[0] : w.getUpperBounds()[0];
+    }
+    if (t instanceof ParameterizedType pt) {
+      t = pt.getRawType();
+    }
+    return t instanceof Class<?> c ? c.getName() : "";
   }
 
   private static boolean isReactive(Class<?> type) {
@@ -363,6 +484,9 @@ final class LockedOperation {
   Names lockNames(Object target, Object[] args, BeanResolver beans) {
     if (key == null) {
       return new Names(List.of(name), false);
+    }
+    if (args.length > keyArgs) { // a suspend function's continuation: not for the key
+      args = java.util.Arrays.copyOf(args, keyArgs);
     }
     LockedRoot root = new LockedRoot(method, args, target, targetClass);
     MethodBasedEvaluationContext ctx = new MethodBasedEvaluationContext(root, method, args, NAMES);

@@ -10,17 +10,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.CoroutinesUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * {@link Locked} methods that return {@code Mono} or {@code Flux}, through lock-reactor's {@link
- * ReactiveLocks}: nothing happens until the returned publisher is subscribed to; then the lock is
- * acquired without blocking, the method runs with the lease (a {@link Lease} parameter, {@link
- * CurrentLease#get()} while it runs, {@link CurrentLease#CONTEXT_KEY} in the Reactor context), and
- * its publisher is subscribed to; the lease is released when that publisher completes, fails or is
- * cancelled, before the caller sees its end. Each subscription calls the method again and takes the
- * lock again. Loaded only when such a method is called, so Reactor is needed only then.
+ * {@link Locked} methods that return {@code Mono} or {@code Flux}, and Kotlin {@code suspend}
+ * functions (which Spring calls as a {@code Mono} that its proxy awaits), through lock-reactor's
+ * {@link ReactiveLocks}: nothing happens until the returned publisher is subscribed to; then the
+ * lock is acquired without blocking, the method runs with the lease (a {@link Lease} parameter,
+ * {@link CurrentLease#get()} while it runs, {@link CurrentLease#CONTEXT_KEY} in the Reactor
+ * context), and its publisher is subscribed to; the lease is released when that publisher
+ * completes, fails or is cancelled, before the caller sees its end. Each subscription calls the
+ * method again and takes the lock again. Loaded only when such a method is called, so Reactor is
+ * needed only then.
  */
 final class ReactiveLocked {
   private ReactiveLocked() {}
@@ -46,7 +49,9 @@ final class ReactiveLocked {
       Object target) {
     ReactiveLocks locks = ReactiveLocks.of(client);
     Object[] args = invocation.getArguments().clone();
-    if (op.returns == LockedOperation.Returns.MONO) {
+    // a suspend function: Spring gives its call as a Mono, and its proxy awaits what we return
+    if (op.returns == LockedOperation.Returns.MONO
+        || op.returns == LockedOperation.Returns.SUSPEND) {
       return locks
           .withLockMono(
               lock, op.wait, lease -> Mono.from(run(invocation, op, args, observer, lease)))
@@ -115,11 +120,16 @@ final class ReactiveLocked {
       case SKIP:
         return Mono.empty();
       case FALLBACK:
-        return Flux.defer(
+        return Flux.<Object>defer(
             () -> {
               try {
+                if (op.returns == LockedOperation.Returns.SUSPEND) {
+                  // a suspend fallback runs as its own coroutine, awaited like the method
+                  return Flux.from(
+                      CoroutinesUtils.invokeSuspendingFunction(op.fallback, target, args));
+                }
                 Object fallback = op.fallback.invoke(target, args);
-                return fallback == null ? Mono.empty() : (Publisher<?>) fallback;
+                return fallback == null ? Mono.empty() : Flux.from((Publisher<?>) fallback);
               } catch (InvocationTargetException e) {
                 return Mono.error(e.getCause());
               } catch (IllegalAccessException e) {
