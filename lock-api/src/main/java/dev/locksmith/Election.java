@@ -65,12 +65,14 @@ public final class Election {
   private final String name;
   private final DistributedLock lock;
 
-  Election(LockClient client, String name) {
+  Election(LockClient client, String name, LockOptions options) {
     this.client = client;
+    if (options == null) {
+      throw new NullPointerException(
+          "`options` was null but it must be LockOptions, such as LockOptions.defaults()");
+    }
     // not reentrant: leadership belongs to the campaign, not to a thread; renewed while it leads
-    this.lock =
-        client.lock(
-            name, client.config().defaults().toBuilder().reentrant(false).autoRenew(true).build());
+    this.lock = client.lock(name, options.toBuilder().reentrant(false).autoRenew(true).build());
     this.name = name;
   }
 

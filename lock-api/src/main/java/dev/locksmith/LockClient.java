@@ -185,7 +185,23 @@ public interface LockClient extends AutoCloseable {
    * @throws NullPointerException if {@code name} is null
    */
   default Election election(String name) {
-    return new Election(this, name);
+    return new Election(this, name, config().defaults());
+  }
+
+  /**
+   * An election as {@link #election(String)} gives, whose leader holds its lock with {@code
+   * options}: their lease (how soon a leader that died is replaced) and the rest, except that
+   * leadership is never reentrant and is always renewed while it lasts.
+   *
+   * @param name the election's name: the name of the lock its leader holds
+   * @param options the leader's lock options, such as {@code
+   *     LockOptions.builder().lease(Duration.ofSeconds(10)).build()}
+   * @return the election; nothing is written until a campaign
+   * @throws IllegalArgumentException if {@code name} is not a valid lock name
+   * @throws NullPointerException if an argument is null
+   */
+  default Election election(String name, LockOptions options) {
+    return new Election(this, name, options);
   }
 
   /**

@@ -31,6 +31,28 @@ class ElectionTest {
   }
 
   @Test
+  void anElectionsOptionsGiveTheLeadersLeaseAndItIsRenewedWhateverTheySay() throws Exception {
+    LockClient c = client("30s");
+    Election shortLease =
+        c.election(
+            "options",
+            LockOptions.builder().lease(Duration.ofMillis(1_500)).autoRenew(false).build());
+    try (Election.Leadership l = shortLease.campaign("web-1", Duration.ofSeconds(5))) {
+      assertThat(shortLease.leader().orElseThrow().remaining().orElseThrow())
+          .as("the options' lease, not the client's 30 s")
+          .isLessThanOrEqualTo(Duration.ofMillis(1_500));
+      // past two leases: only renewal keeps it (renewed every 500 ms: a second late loses it)
+      Thread.sleep(3_200);
+      assertThat(l.isValid()).as("renewed, though the options said autoRenew(false)").isTrue();
+      assertThat(shortLease.leader().orElseThrow().term()).hasValue(l.term());
+    }
+    assertThat(c.election("options").leader()).isEmpty();
+    assertThatThrownBy(() -> c.election("options", null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("`options` was null");
+  }
+
+  @Test
   void theLeaderIsReadWithItsIdentityAndTermAndResigningHandsOverAtOnce() throws Exception {
     Election a = client("30s").election("scheduler");
     Election b = client("30s").election("scheduler");
