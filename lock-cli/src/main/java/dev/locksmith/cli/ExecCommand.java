@@ -91,9 +91,9 @@ final class ExecCommand {
   static final String ELECT_USAGE =
       String.join(
           "\n",
-          "usage: lockctl elect [--backend URI | --config FILE] --name NAME [--lease D]",
-          "                     [--on-loss term|kill|none] [--grace D] [--verbose] -- CMD"
-              + " [ARGS...]",
+          "usage: lockctl elect [--backend URI | --config FILE] --name NAME [--identity ID]",
+          "                     [--lease D] [--on-loss term|kill|none] [--grace D] [--verbose]"
+              + " -- CMD [ARGS...]",
           "",
           "Campaigns for the leadership of the election NAME, waiting as long as it takes, and runs"
               + " CMD",
@@ -109,10 +109,15 @@ final class ExecCommand {
           "                            leader's late writes)",
           "  LOCKSMITH_FENCING_TOKEN   the same number, as lockctl exec names it",
           "  LOCKSMITH_LOCK_NAME       NAME",
+          "  LOCKSMITH_LEADER_IDENTITY ID",
           "",
           "  --backend URI   the lock backend, such as redis://host:6379 (default: LOCKSMITH_URI)",
           "  --config FILE   a properties file with locksmith.uri and other settings",
           "  --name NAME     the election's name (required, once)",
+          "  --identity ID   who campaigns, as 'lockctl leader' and every election reader name"
+              + " the leader:",
+          "                  1 to 40 of A-Z a-z 0-9 . _ - (default: lockctl-PID, this"
+              + " process's id)",
           "  --lease D       the leader's lease, renewed while CMD runs, 1ms to 7d (default: the"
               + " backend's,",
           "                  30s); a leader that dies is replaced within about one lease",
@@ -155,6 +160,9 @@ final class ExecCommand {
   /** Whether this is {@code lockctl elect}: one name, campaigning with no end, a leader's term. */
   private final boolean elect;
 
+  /** Who campaigns, for {@code lockctl elect}: {@code --identity}, or lockctl-PID. */
+  private String identity;
+
   /** How messages start: {@code lockctl exec} or {@code lockctl elect}. */
   private final String prog;
 
@@ -190,7 +198,7 @@ final class ExecCommand {
         Args.parse(
             argv,
             elect
-                ? Set.of("backend", "config", "name", "lease", "on-loss", "grace")
+                ? Set.of("backend", "config", "name", "identity", "lease", "on-loss", "grace")
                 : Set.of("backend", "config", "name", "wait", "lease", "on-loss", "grace"),
             Set.of("help", "verbose"));
     if (args.flag("help")) {
@@ -253,6 +261,12 @@ final class ExecCommand {
           "--on-loss was '" + onLoss + "' but it must be term, kill or none");
     }
     verbose = args.flag("verbose");
+    identity =
+        !elect
+            ? null
+            : args.get("identity") != null
+                ? args.get("identity")
+                : "lockctl-" + ProcessHandle.current().pid();
     Duration lease = args.duration("lease", null, MIN_LEASE, MAX_LEASE);
     Backends.Backend backend = Backends.resolve(args, null);
     LockOptions options =
@@ -302,6 +316,9 @@ final class ExecCommand {
       try {
         if (names.size() == 1) {
           lock = client.lock(names.get(0), options);
+          if (elect) {
+            lock = candidate(client, names.get(0), options);
+          }
         } else {
           for (String name : names) {
             client.lock(name, options); // each name checked, and reported, as a single one is
@@ -350,6 +367,15 @@ final class ExecCommand {
     }
   }
 
+  /** The election's lock, campaigning under {@link #identity}. */
+  private DistributedLock candidate(LockClient client, String name, LockOptions options) {
+    try {
+      return client.election(name, options).candidate(identity);
+    } catch (IllegalArgumentException e) {
+      throw new Args.UsageException("--identity: " + e.getMessage());
+    }
+  }
+
   private Lease acquire(DistributedLock lock, List<String> names, Duration wait)
       throws InterruptedException {
     if (signalled() != 0) {
@@ -395,7 +421,8 @@ final class ExecCommand {
       tokens.append(tokens.length() == 0 ? "" : ", ").append(lease.fencingToken(n));
     }
     if (verbose && elect) {
-      err.println(prog + ": elected leader of '" + names.get(0) + "', term " + token);
+      err.println(
+          prog + ": elected leader of '" + names.get(0) + "' as " + identity + ", term " + token);
     } else if (verbose) {
       err.println(
           prog
@@ -412,6 +439,7 @@ final class ExecCommand {
     env.put("LOCKSMITH_LOCK_COUNT", Integer.toString(names.size()));
     if (elect) {
       env.put("LOCKSMITH_LEADER_TERM", Long.toString(token));
+      env.put("LOCKSMITH_LEADER_IDENTITY", identity);
     }
     for (int i = 0; i < names.size(); i++) {
       env.put("LOCKSMITH_LOCK_NAME_" + (i + 1), names.get(i));

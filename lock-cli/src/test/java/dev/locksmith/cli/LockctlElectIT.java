@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -46,22 +48,32 @@ class LockctlElectIT {
     return redis.uri() + "?connect-timeout=15s";
   }
 
-  /** A leader's command: writes its term to FILE, then sleeps until it is signalled. */
+  /**
+   * A leader's command: writes its term, token and identity to FILE, then sleeps until it is
+   * signalled.
+   *
+   * @param identity the --identity, or null for the default
+   */
+  private Lockctl candidate(String election, String file, String identity) throws Exception {
+    List<String> argv =
+        new ArrayList<>(
+            List.of("elect", "--backend", backendUri(), "--name", election, "--lease", "30s"));
+    if (identity != null) {
+      argv.addAll(List.of("--identity", identity));
+    }
+    argv.addAll(
+        List.of(
+            "--",
+            "sh",
+            "-c",
+            "echo \"$LOCKSMITH_LEADER_TERM $LOCKSMITH_FENCING_TOKEN $LOCKSMITH_LEADER_IDENTITY\" >"
+                + " \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 300",
+            dir.resolve(file).toString()));
+    return Lockctl.start(argv.toArray(new String[0]));
+  }
+
   private Lockctl candidate(String election, String file) throws Exception {
-    return Lockctl.start(
-        "elect",
-        "--backend",
-        backendUri(),
-        "--name",
-        election,
-        "--lease",
-        "30s",
-        "--",
-        "sh",
-        "-c",
-        "echo \"$LOCKSMITH_LEADER_TERM $LOCKSMITH_FENCING_TOKEN\" > \"$0.tmp\"; mv \"$0.tmp\""
-            + " \"$0\"; exec sleep 300",
-        dir.resolve(file).toString());
+    return candidate(election, file, null);
   }
 
   private String read(String file) throws Exception {
@@ -72,18 +84,22 @@ class LockctlElectIT {
   void oneCandidateLeadsTheOtherTakesOverWithAHigherTermWhenItStops(TestInfo info)
       throws Exception {
     String election = "lockctl-elect/" + info.getTestMethod().orElseThrow().getName();
-    Lockctl a = candidate(election, "a");
+    Lockctl a = candidate(election, "a", "web-1");
     Lockctl b = null;
     try {
       Lockctl.await("the first candidate leads", SOON, () -> Files.exists(dir.resolve("a")));
       String[] aTerms = read("a").split(" ");
       assertThat(aTerms[0]).as("LOCKSMITH_LEADER_TERM is the fencing token").isEqualTo(aTerms[1]);
+      assertThat(aTerms[2]).as("LOCKSMITH_LEADER_IDENTITY").isEqualTo("web-1");
       long aTerm = Long.parseLong(aTerms[0]);
 
       b = candidate(election, "b");
       Lockctl.Result led = Lockctl.run("leader", "--backend", backendUri(), election);
       assertThat(led.exit).as("%s", led).isZero();
-      assertThat(led.out).contains("leader:          yes").contains("term:            " + aTerm);
+      assertThat(led.out)
+          .contains("leader:          yes")
+          .contains("identity:        web-1\n")
+          .contains("term:            " + aTerm);
       Thread.sleep(2000); // the second candidate has connected and campaigns, in vain
       assertThat(Files.exists(dir.resolve("b")))
           .as("a second leader while the first leads")
@@ -94,10 +110,15 @@ class LockctlElectIT {
       Lockctl.Result aEnd = a.finish(SOON);
       assertThat(aEnd.exit).as("the leader's CMD died of SIGTERM: %s", aEnd).isEqualTo(128 + 15);
       Lockctl.await("the second candidate takes over", SOON, () -> Files.exists(dir.resolve("b")));
-      long bTerm = Long.parseLong(read("b").split(" ")[0]);
+      String[] bTerms = read("b").split(" ");
+      long bTerm = Long.parseLong(bTerms[0]);
       assertThat(bTerm).as("the new leader's term").isGreaterThan(aTerm);
+      assertThat(bTerms[2]).as("the default identity").matches("lockctl-[0-9]+");
       Lockctl.Result now = Lockctl.run("leader", "--backend", backendUri(), election);
-      assertThat(now.out).as("%s", now).contains("term:            " + bTerm);
+      assertThat(now.out)
+          .as("%s", now)
+          .contains("identity:        " + bTerms[2] + "\n")
+          .contains("term:            " + bTerm);
 
       b.signal("TERM");
       assertThat(b.finish(SOON).exit).isEqualTo(128 + 15);
@@ -144,6 +165,9 @@ class LockctlElectIT {
       {"elect", "--backend", "local:", "--name", "a", "--wait", "5s", "--", "true"},
       {"elect", "--backend", "local:", "--", "true"},
       {"elect", "--backend", "local:", "--name", "a"},
+      {"elect", "--backend", "local:", "--name", "a", "--identity", "web 1", "--", "true"},
+      {"elect", "--backend", "local:", "--name", "a", "--identity", "x".repeat(41), "--", "true"},
+      {"exec", "--backend", "local:", "--name", "a", "--identity", "web-1", "--", "true"},
       {"leader", "--backend", "local:"},
       {"leader", "--backend", "local:", "a", "b"},
     };
@@ -158,7 +182,12 @@ class LockctlElectIT {
   void helpDocumentsTheTermAndTheExitStatuses() throws Exception {
     Lockctl.Result elect = Lockctl.run("elect", "--help");
     assertThat(elect.exit).isZero();
-    assertThat(elect.out).contains("LOCKSMITH_LEADER_TERM").contains("76").contains("128+N");
+    assertThat(elect.out)
+        .contains("LOCKSMITH_LEADER_TERM")
+        .contains("LOCKSMITH_LEADER_IDENTITY")
+        .contains("--identity ID")
+        .contains("76")
+        .contains("128+N");
     Lockctl.Result leader = Lockctl.run("help", "leader");
     assertThat(leader.exit).isZero();
     assertThat(leader.out).contains("75 no leader").contains("never takes the leadership");
