@@ -1,13 +1,18 @@
 package dev.locksmith.spring;
 
+import dev.locksmith.Election;
+import dev.locksmith.Guarantees;
 import dev.locksmith.LeaderLatch;
 import dev.locksmith.LockClient;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
 
@@ -29,6 +34,7 @@ import org.springframework.context.SmartLifecycle;
  * }</pre>
  */
 public final class LocksmithElections implements SmartLifecycle {
+  private static final Logger LOG = LoggerFactory.getLogger(LocksmithElections.class);
   private final Map<String, LockClient> clients;
   private final Map<String, String> identities;
   private final ApplicationEventPublisher publisher;
@@ -152,6 +158,30 @@ public final class LocksmithElections implements SmartLifecycle {
    * @return the elections as the actuator endpoint shows them: whether this instance leads each,
    *     and its term
    */
+  /**
+   * Who leads the election now, whichever instance it is: its identity and term by one state read,
+   * both null when none leads; empty where the backend cannot read a lock's state or the read
+   * failed (logged at DEBUG: the endpoint still answers).
+   */
+  private Optional<Map<String, Object>> current(String name) {
+    LockClient client = clients.get(name);
+    if (!client.guarantees().has(Guarantees.Feature.STATE_READS)) {
+      return Optional.empty();
+    }
+    Optional<Election.Leader> leader;
+    try {
+      leader = client.election(name).leader();
+    } catch (RuntimeException e) {
+      LOG.debug("reading the leader of election '{}' failed", name, e);
+      return Optional.empty();
+    }
+    Map<String, Object> c = new LinkedHashMap<>();
+    c.put("identity", leader.flatMap(Election.Leader::identity).orElse(null));
+    OptionalLong term = leader.map(Election.Leader::term).orElse(OptionalLong.empty());
+    c.put("term", term.isPresent() ? term.getAsLong() : null);
+    return Optional.of(c);
+  }
+
   Map<String, Object> describe() {
     Map<String, Object> out = new LinkedHashMap<>();
     for (String name : latches.keySet()) {
@@ -159,6 +189,7 @@ public final class LocksmithElections implements SmartLifecycle {
       OptionalLong term = term(name);
       e.put("leader", term.isPresent());
       e.put("term", term.isPresent() ? term.getAsLong() : null);
+      current(name).ifPresent(c -> e.put("current", c));
       out.put(name, e);
     }
     return out;

@@ -64,12 +64,29 @@ class LocksmithElectionsTest {
               assertThat(firstElections.isLeader("billing")).isTrue();
               long firstTerm = firstEvents.events.get(0).term();
               assertThat(firstElections.term("billing")).hasValue(firstTerm);
+              String firstIdentity =
+                  first
+                      .getBean(dev.locksmith.LockClient.class)
+                      .election("billing")
+                      .leader()
+                      .orElseThrow()
+                      .identity()
+                      .orElseThrow();
               assertThat(
                       new LocksmithEndpoint(
                               first.getBean(dev.locksmith.LockClient.class), null, firstElections)
                           .leases())
                   .containsEntry(
-                      "elections", Map.of("billing", Map.of("leader", true, "term", firstTerm)));
+                      "elections",
+                      Map.of(
+                          "billing",
+                          Map.of(
+                              "leader",
+                              true,
+                              "term",
+                              firstTerm,
+                              "current",
+                              Map.of("identity", firstIdentity, "term", firstTerm))));
 
               instance(space)
                   .run(
@@ -81,6 +98,18 @@ class LocksmithElectionsTest {
                         assertThat(secondEvents.events).as("a second leader").isEmpty();
                         assertThat(secondElections.isLeader("billing")).isFalse();
                         assertThat(secondElections.term("billing")).isEmpty();
+                        // the endpoint of an instance that does not lead names the one that does
+                        Map<String, Object> leader = new java.util.LinkedHashMap<>();
+                        leader.put("leader", false);
+                        leader.put("term", null);
+                        leader.put("current", Map.of("identity", firstIdentity, "term", firstTerm));
+                        assertThat(
+                                new LocksmithEndpoint(
+                                        second.getBean(dev.locksmith.LockClient.class),
+                                        null,
+                                        secondElections)
+                                    .leases())
+                            .containsEntry("elections", Map.of("billing", leader));
 
                         first.close(); // the first instance shuts down: it steps down
                         assertThat(firstEvents.events)
@@ -144,6 +173,10 @@ class LocksmithElectionsTest {
                           .orElseThrow()
                           .identity())
                   .contains("web-1.eu");
+              assertThat(ctx.getBean(LocksmithElections.class).describe())
+                  .extracting(d -> ((Map<?, ?>) ((Map<?, ?>) d.get("billing")).get("current")))
+                  .extracting(c -> c.get("identity"))
+                  .isEqualTo("web-1.eu");
             });
     instance(space)
         .withPropertyValues("locksmith.elections.billing.identity=web 1")
