@@ -23,7 +23,8 @@ class BomTest {
           "lock-bom",
           "lock-spring-boot3-test",
           "lock-docs",
-          "examples/spring-boot-demo");
+          "examples/spring-boot-demo",
+          "examples/kotlin-webflux-demo");
 
   @Test
   void theBomListsEveryPublishedModuleAtTheProjectVersion() throws Exception {

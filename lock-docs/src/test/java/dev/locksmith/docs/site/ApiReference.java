@@ -48,7 +48,8 @@ public final class ApiReference {
           "lock-bench", "the benchmarks, run by run-bench.sh",
           "lock-kotlin",
               "Kotlin only (the JDK's javadoc cannot read it): its KDoc and its README page",
-          "examples/spring-boot-demo", "an example application, a page of its own");
+          "examples/spring-boot-demo", "an example application, a page of its own",
+          "examples/kotlin-webflux-demo", "an example application, on the examples page");
 
   private static Map<String, String> libraries() {
     Map<String, String> m = new LinkedHashMap<>();
