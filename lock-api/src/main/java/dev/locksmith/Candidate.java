@@ -86,6 +86,12 @@ final class Candidate implements DistributedLock {
   }
 
   @Override
+  public CompletableFuture<Lease> acquireAsync(
+      Duration timeout, java.util.concurrent.Executor executor) {
+    return asNow(() -> lock.acquireAsync(timeout, executor));
+  }
+
+  @Override
   public LockState state() {
     return lock.state();
   }

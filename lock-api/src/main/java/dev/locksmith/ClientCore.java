@@ -684,8 +684,16 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     return lease;
   }
 
+  /**
+   * @param executor runs the acquisition; null for the client's own background threads
+   */
   CompletableFuture<Lease> acquireAsync(
-      String name, Claim claim, LockOptions options, long timeoutNanos, Duration timeout) {
+      String name,
+      Claim claim,
+      LockOptions options,
+      long timeoutNanos,
+      Duration timeout,
+      java.util.concurrent.Executor executor) {
     ensureOpen();
     Waiter waiter = new Waiter();
     CompletableFuture<Lease> future = new CompletableFuture<>();
@@ -695,32 +703,35 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     // client's thread that waits for it
     String asker = ASKER.get() != null ? ASKER.get() : Thread.currentThread().getName();
     try {
-      background.execute(
-          () -> {
-            ASKER.set(asker);
-            try {
-              LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
-              if (lease == null) {
-                future.completeExceptionally(new LockTimeoutException(name, timeout));
-              } else if (!future.complete(lease)) {
-                lease.close();
-              }
-            } catch (CancellationException e) {
-              future.cancel(false);
-            } catch (InterruptedException e) {
-              future.completeExceptionally(
-                  new LockException(
-                      "acquiring " + HeldLease.describe(name, claim) + " was interrupted", e));
-              Thread.currentThread().interrupt();
-            } catch (Throwable e) {
-              future.completeExceptionally(e);
-            } finally {
-              ASKER.remove();
-            }
-          });
+      (executor == null ? background : executor)
+          .execute(
+              () -> {
+                ASKER.set(asker);
+                try {
+                  LeaseHandle lease = acquire(name, claim, options, timeoutNanos, waiter, null);
+                  if (lease == null) {
+                    future.completeExceptionally(new LockTimeoutException(name, timeout));
+                  } else if (!future.complete(lease)) {
+                    lease.close();
+                  }
+                } catch (CancellationException e) {
+                  future.cancel(false);
+                } catch (InterruptedException e) {
+                  future.completeExceptionally(
+                      new LockException(
+                          "acquiring " + HeldLease.describe(name, claim) + " was interrupted", e));
+                  Thread.currentThread().interrupt();
+                } catch (Throwable e) {
+                  future.completeExceptionally(e);
+                } finally {
+                  ASKER.remove();
+                }
+              });
     } catch (RejectedExecutionException e) {
       future.completeExceptionally(
-          new IllegalStateException("lock client for " + config.uri() + " is closed"));
+          executor == null
+              ? new IllegalStateException("lock client for " + config.uri() + " is closed")
+              : e);
     }
     return future;
   }

@@ -103,6 +103,33 @@ public interface DistributedLock {
   CompletableFuture<Lease> acquireAsync(Duration timeout);
 
   /**
+   * As {@link #acquireAsync(Duration)}, with the acquisition, its waiting included, run as a task
+   * of {@code executor} instead of on the client's own threads, so that the future completes on a
+   * thread of {@code executor}: for a caller that would otherwise hand the lease over to threads of
+   * its own (a Reactor scheduler, a virtual-thread executor), one thread hand-off fewer. The task
+   * blocks for the round trips to the server and, when the lock is busy, for up to {@code timeout}:
+   * give an executor meant for blocking work. The client's locks, semaphores and read-write sides
+   * run on it; others (a set of locks, a lock of another implementation) may complete on their own
+   * threads, as this default does.
+   *
+   * @param timeout how long to wait
+   * @param executor runs the acquisition; if it rejects the task, the future completes
+   *     exceptionally with its {@link java.util.concurrent.RejectedExecutionException}
+   * @return the future lease
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   */
+  default CompletableFuture<Lease> acquireAsync(
+      Duration timeout, java.util.concurrent.Executor executor) {
+    if (executor == null) {
+      throw new NullPointerException(
+          "`executor` was null but it must be an Executor for blocking work, such as"
+              + " Executors.newVirtualThreadPerTaskExecutor()");
+    }
+    return acquireAsync(timeout);
+  }
+
+  /**
    * Reads the lock's state without taking it: free or held and, where the backend can tell, the
    * holder's fencing token, the rest of its lease and its owner id. One round trip; nothing is
    * written, so fencing counters do not move. A snapshot that may be stale when it returns: for

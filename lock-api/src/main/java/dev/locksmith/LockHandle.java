@@ -73,7 +73,19 @@ final class LockHandle implements DistributedLock {
   @Override
   public CompletableFuture<Lease> acquireAsync(Duration timeout) {
     long nanos = Names.timeoutNanos(timeout);
-    return core.acquireAsync(name, claim, options, nanos, timeout);
+    return core.acquireAsync(name, claim, options, nanos, timeout, null);
+  }
+
+  @Override
+  public CompletableFuture<Lease> acquireAsync(
+      Duration timeout, java.util.concurrent.Executor executor) {
+    long nanos = Names.timeoutNanos(timeout);
+    if (executor == null) {
+      throw new NullPointerException(
+          "`executor` was null but it must be an Executor for blocking work, such as"
+              + " Executors.newVirtualThreadPerTaskExecutor()");
+    }
+    return core.acquireAsync(name, claim, options, nanos, timeout, executor);
   }
 
   @Override
