@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -51,9 +52,29 @@ public final class ReactiveLocks {
   private final LockClient client;
   private final Scheduler blocking;
 
+  /**
+   * True on a thread while it runs a task of {@link #onBlocking}: work that may block can go on
+   * there instead of hopping to another thread of the same scheduler.
+   */
+  private static final ThreadLocal<Boolean> INSIDE = new ThreadLocal<>();
+
+  /** The blocking scheduler as an executor whose tasks mark their thread ({@link #INSIDE}). */
+  private final Executor onBlocking;
+
   private ReactiveLocks(LockClient client, Scheduler blocking) {
     this.client = client;
     this.blocking = blocking;
+    this.onBlocking =
+        task ->
+            blocking.schedule(
+                () -> {
+                  INSIDE.set(Boolean.TRUE);
+                  try {
+                    task.run();
+                  } finally {
+                    INSIDE.remove();
+                  }
+                });
   }
 
   /**
@@ -314,23 +335,62 @@ public final class ReactiveLocks {
 
     private volatile CompletableFuture<Lease> pending;
 
+    /**
+     * One attempt first, run on the blocking scheduler ({@link #onBlocking}): a free lock is
+     * granted on that thread, where the subscriber then runs, and a release that follows at once
+     * runs there too, so an uncontended acquire, body and release cost one thread hand-off, not
+     * four. A busy lock is then waited for on the client's threads, for what is left of {@code
+     * wait}, as {@code acquireAsync} waits.
+     */
     void start(DistributedLock lock, Duration wait, MonoSink<Lease> sink) {
       if (slot.get() == CANCELLED) {
         return; // cancelled before the acquire was asked for: ask nothing
+      }
+      long startedAt = System.nanoTime();
+      CompletableFuture<Lease> first;
+      try {
+        first = lock.acquireAsync(Duration.ZERO, onBlocking);
+      } catch (RuntimeException e) {
+        sink.error(e);
+        return;
+      }
+      track(first);
+      first.whenComplete(
+          (lease, error) -> {
+            if (error != null && !wait.isZero() && unwrap(error) instanceof LockTimeoutException) {
+              Duration left = wait.minusNanos(System.nanoTime() - startedAt);
+              waitFor(lock, left.isNegative() ? Duration.ZERO : left, sink);
+            } else {
+              here(() -> granted(lease, error, sink));
+            }
+          });
+    }
+
+    /** The lock was busy: waits for it on the client's threads. */
+    private void waitFor(DistributedLock lock, Duration wait, MonoSink<Lease> sink) {
+      if (slot.get() == CANCELLED) {
+        return;
       }
       CompletableFuture<Lease> future;
       try {
         future = lock.acquireAsync(wait);
       } catch (RuntimeException e) {
-        sink.error(e);
+        if (slot.get() != CANCELLED) {
+          sink.error(e);
+        }
         return;
       }
+      track(future);
+      future.whenComplete((lease, error) -> offload(() -> granted(lease, error, sink)));
+    }
+
+    /** Remembers the acquisition for a cancel, and cancels it if the cancel came first. */
+    private void track(CompletableFuture<Lease> future) {
       pending = future;
       if (slot.get() == CANCELLED) {
         // The cancel came while acquireAsync was being called and found no future to cancel.
         offload(() -> future.cancel(false));
       }
-      future.whenComplete((lease, error) -> offload(() -> granted(lease, error, sink)));
     }
 
     private void granted(Lease lease, Throwable error, MonoSink<Lease> sink) {
@@ -368,9 +428,25 @@ public final class ReactiveLocks {
   private static final Object SIGNALLED = new Object();
   private static final Object CANCELLED = new Object();
 
-  /** The cleanup of withLock: close() on the blocking scheduler, completing after it. */
+  /**
+   * The cleanup of withLock: close() on the blocking scheduler, completing after it; right here
+   * when this is already a thread of it that may block (the body ended where the lock was granted).
+   */
   private Mono<Void> closeLater(Lease lease) {
-    return Mono.<Void>fromRunnable(() -> closeQuietly(lease)).subscribeOn(blocking);
+    return Mono.defer(
+        () ->
+            Boolean.TRUE.equals(INSIDE.get())
+                ? Mono.<Void>fromRunnable(() -> closeQuietly(lease))
+                : Mono.<Void>fromRunnable(() -> closeQuietly(lease)).subscribeOn(blocking));
+  }
+
+  /** Runs {@code task} here if this is a task of {@link #onBlocking}, else offloads it. */
+  private void here(Runnable task) {
+    if (Boolean.TRUE.equals(INSIDE.get())) {
+      task.run();
+    } else {
+      offload(task);
+    }
   }
 
   /** Runs {@code task} on the blocking scheduler; inline only if that scheduler is shut down. */

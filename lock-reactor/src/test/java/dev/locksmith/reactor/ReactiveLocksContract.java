@@ -193,9 +193,11 @@ abstract class ReactiveLocksContract {
             .acquire(lock, Duration.ofMinutes(10))
             .subscribeOn(Schedulers.parallel())
             .subscribe(delivered::set);
-    await("the waiter to start", () -> lock.asyncCalls() == 1);
+    // one attempt that finds the lock busy, then the wait
+    await("the waiter to start", () -> lock.asyncCalls() == 2);
+    assertThat(lock.futures.get(0)).as("the first attempt").isCompletedExceptionally();
     Schedulers.parallel().schedule(waiting::dispose); // cancelled from a non-blocking thread
-    await("the future to be cancelled", () -> lock.futures.get(0).isCancelled());
+    await("the future to be cancelled", () -> lock.futures.get(1).isCancelled());
     held.release();
 
     // Had the waiter stayed, it would get the lock for up to ten minutes; it is gone instead.
