@@ -29,9 +29,10 @@ import java.util.Optional;
  *
  * <p>Observations: {@value #ACQUIRE} (contextual name "lock acquire") and {@value #HOLD} ("lock
  * hold"). Low-cardinality keys: {@code backend}, {@code client} and, on the acquire, {@code
- * outcome} = {@code acquired}, {@code timeout}, {@code interrupted} or {@code error}.
- * High-cardinality keys (span tags only): {@code lock} and {@code fencing.token}. The names differ
- * from {@link LockMetrics}' meters, so both can be registered at once.
+ * outcome} = {@code acquired}, {@code timeout}, {@code interrupted}, {@code cancelled} (an {@link
+ * #acquisition} withdrawn) or {@code error}. High-cardinality keys (span tags only): {@code lock}
+ * and {@code fencing.token}. The names differ from {@link LockMetrics}' meters, so both can be
+ * registered at once.
  */
 public final class LockObservations {
   /** Observation of one acquire: from the call to the grant or to giving up. */
@@ -72,27 +73,106 @@ public final class LockObservations {
    */
   public Optional<Lease> tryAcquire(DistributedLock lock, Duration wait)
       throws InterruptedException {
-    Observation o =
+    Acquisition a = acquisition(lock);
+    Optional<Lease> lease;
+    try (Observation.Scope scope = a.observation.openScope()) {
+      lease = lock.tryAcquire(wait);
+    } catch (InterruptedException e) {
+      a.end("interrupted", e);
+      throw e;
+    } catch (RuntimeException | Error e) {
+      a.failed(e);
+      throw e;
+    }
+    if (lease.isPresent()) {
+      a.acquired(lease.get());
+    } else {
+      a.timedOut();
+    }
+    return lease;
+  }
+
+  /**
+   * Starts observing an acquire that happens elsewhere (a reactive or asynchronous acquire): end it
+   * once, with the outcome, when the lease comes or the acquire gives up.
+   *
+   * @param lock the lock being acquired
+   * @return the started observation of the acquire
+   * @throws NullPointerException if {@code lock} is null
+   */
+  public Acquisition acquisition(DistributedLock lock) {
+    Objects.requireNonNull(lock, "`lock` was null but it must be the lock being acquired");
+    return new Acquisition(
         Observation.createNotStarted(ACQUIRE, registry)
             .contextualName("lock acquire")
             .lowCardinalityKeyValue("backend", backend)
             .lowCardinalityKeyValue("client", client)
             .highCardinalityKeyValue("lock", lock.name())
-            .start();
-    try (Observation.Scope scope = o.openScope()) {
-      Optional<Lease> lease = lock.tryAcquire(wait);
-      o.lowCardinalityKeyValue("outcome", lease.isPresent() ? "acquired" : "timeout");
-      lease.ifPresent(
-          l -> o.highCardinalityKeyValue("fencing.token", Long.toString(l.fencingToken())));
-      return lease;
-    } catch (InterruptedException e) {
-      o.lowCardinalityKeyValue("outcome", "interrupted").error(e);
-      throw e;
-    } catch (RuntimeException | Error e) {
-      o.lowCardinalityKeyValue("outcome", "error").error(e);
-      throw e;
-    } finally {
-      o.stop();
+            .start());
+  }
+
+  /**
+   * One observed acquire, from {@link #acquisition(DistributedLock)} to the first of its ends (the
+   * later ones are ignored): {@code outcome} = {@code acquired}, {@code timeout}, {@code cancelled}
+   * or {@code error}.
+   */
+  public static final class Acquisition {
+    private final Observation observation;
+    private final java.util.concurrent.atomic.AtomicBoolean ended =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    private Acquisition(Observation observation) {
+      this.observation = observation;
+    }
+
+    /**
+     * @return the observation, to open its scope around the acquire
+     */
+    public Observation observation() {
+      return observation;
+    }
+
+    /**
+     * The lease came.
+     *
+     * @param lease the lease
+     */
+    public void acquired(Lease lease) {
+      if (ended.compareAndSet(false, true)) {
+        observation
+            .lowCardinalityKeyValue("outcome", "acquired")
+            .highCardinalityKeyValue("fencing.token", Long.toString(lease.fencingToken()));
+        observation.stop();
+      }
+    }
+
+    /** The lock was not acquired in time (or, with no wait, was held). */
+    public void timedOut() {
+      end("timeout", null);
+    }
+
+    /** The acquire was withdrawn before a lease came. */
+    public void cancelled() {
+      end("cancelled", null);
+    }
+
+    /**
+     * The acquire failed.
+     *
+     * @param error why
+     */
+    public void failed(Throwable error) {
+      end("error", error);
+    }
+
+    private void end(String outcome, Throwable error) {
+      if (ended.compareAndSet(false, true)) {
+        observation.lowCardinalityKeyValue("outcome", outcome);
+        if (error != null) {
+          observation.error(error);
+        }
+        observation.stop();
+      }
     }
   }
 

@@ -23,7 +23,44 @@ interface LockObserver {
         public Hold hold(Lease lease) {
           return Hold.NONE;
         }
+
+        @Override
+        public Acquiring acquiring(DistributedLock lock) {
+          return Acquiring.NONE;
+        }
       };
+
+  /**
+   * @return the started observation of an acquire that completes elsewhere (a reactive method's):
+   *     end it once with the outcome; later ends are ignored
+   */
+  Acquiring acquiring(DistributedLock lock);
+
+  /** One observed acquire that completes elsewhere. */
+  interface Acquiring {
+    Acquiring NONE =
+        new Acquiring() {
+          @Override
+          public void acquired(Lease lease) {}
+
+          @Override
+          public void timedOut() {}
+
+          @Override
+          public void cancelled() {}
+
+          @Override
+          public void failed(Throwable error) {}
+        };
+
+    void acquired(Lease lease);
+
+    void timedOut();
+
+    void cancelled();
+
+    void failed(Throwable error);
+  }
 
   Optional<Lease> tryAcquire(DistributedLock lock, Duration wait) throws InterruptedException;
 

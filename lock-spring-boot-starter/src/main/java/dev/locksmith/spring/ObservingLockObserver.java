@@ -26,6 +26,32 @@ final class ObservingLockObserver implements LockObserver {
   }
 
   @Override
+  public Acquiring acquiring(DistributedLock lock) {
+    LockObservations.Acquisition a = observations.acquisition(lock);
+    return new Acquiring() {
+      @Override
+      public void acquired(Lease lease) {
+        a.acquired(lease);
+      }
+
+      @Override
+      public void timedOut() {
+        a.timedOut();
+      }
+
+      @Override
+      public void cancelled() {
+        a.cancelled();
+      }
+
+      @Override
+      public void failed(Throwable error) {
+        a.failed(error);
+      }
+    };
+  }
+
+  @Override
   public Hold hold(Lease lease) {
     Observation o = observations.hold(lease);
     return new Hold() {

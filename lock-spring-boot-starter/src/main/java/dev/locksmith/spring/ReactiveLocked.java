@@ -52,18 +52,70 @@ final class ReactiveLocked {
     // a suspend function: Spring gives its call as a Mono, and its proxy awaits what we return
     if (op.returns == LockedOperation.Returns.MONO
         || op.returns == LockedOperation.Returns.SUSPEND) {
-      return locks
-          .withLockMono(
-              lock, op.wait, lease -> Mono.from(run(invocation, op, args, observer, lease)))
-          .onErrorResume(
-              LockTimeoutException.class, busy -> Mono.from(busy(op, lock.name(), target, args)))
-          .onErrorMap(BodyFailure.class, Throwable::getCause);
+      return Mono.defer(
+          () -> {
+            LockObserver.Acquiring acquiring = observer.acquiring(lock);
+            return observed(
+                    locks.withLockMono(
+                        lock,
+                        op.wait,
+                        lease -> {
+                          acquiring.acquired(lease);
+                          return Mono.from(run(invocation, op, args, observer, lease));
+                        }),
+                    acquiring)
+                .onErrorResume(
+                    LockTimeoutException.class,
+                    busy -> Mono.from(busy(op, lock.name(), target, args)))
+                .onErrorMap(BodyFailure.class, Throwable::getCause);
+          });
     }
-    return locks
-        .withLock(lock, op.wait, lease -> run(invocation, op, args, observer, lease))
-        .onErrorResume(
-            LockTimeoutException.class, busy -> Flux.from(busy(op, lock.name(), target, args)))
-        .onErrorMap(BodyFailure.class, Throwable::getCause);
+    return Flux.defer(
+        () -> {
+          LockObserver.Acquiring acquiring = observer.acquiring(lock);
+          return observed(
+                  locks.withLock(
+                      lock,
+                      op.wait,
+                      lease -> {
+                        acquiring.acquired(lease);
+                        return run(invocation, op, args, observer, lease);
+                      }),
+                  acquiring)
+              .onErrorResume(
+                  LockTimeoutException.class,
+                  busy -> Flux.from(busy(op, lock.name(), target, args)))
+              .onErrorMap(BodyFailure.class, Throwable::getCause);
+        });
+  }
+
+  /**
+   * Ends the acquire's observation when the lock was not acquired: timed out (a {@link
+   * LockTimeoutException} here is the acquire's: the body's errors come wrapped), failed or
+   * cancelled while waiting. After the grant these are ignored: the hold is observed instead.
+   */
+  private static <T> Mono<T> observed(Mono<T> m, LockObserver.Acquiring acquiring) {
+    return m.doOnError(
+            e -> {
+              if (e instanceof LockTimeoutException) {
+                acquiring.timedOut();
+              } else {
+                acquiring.failed(e instanceof BodyFailure ? e.getCause() : e);
+              }
+            })
+        .doOnCancel(acquiring::cancelled);
+  }
+
+  private static <T> Flux<T> observed(Flux<T> f, LockObserver.Acquiring acquiring) {
+    return f.doOnError(
+            e -> {
+              if (e instanceof LockTimeoutException) {
+                acquiring.timedOut();
+              } else {
+                acquiring.failed(e instanceof BodyFailure ? e.getCause() : e);
+              }
+            })
+        .doOnCancel(acquiring::cancelled);
   }
 
   /** Calls the method with the lease and gives its publisher, observed as one hold. */

@@ -208,11 +208,22 @@ class LocksmithAutoConfigurationTest {
     public String run() {
       return "ran";
     }
+
+    @Locked(name = "reactive-job")
+    public reactor.core.publisher.Mono<String> runReactive() {
+      return reactor.core.publisher.Mono.just("ran");
+    }
+
+    @Locked(name = "reactive-busy", onBusy = Locked.OnBusy.SKIP)
+    public reactor.core.publisher.Flux<String> runWhenFree() {
+      return reactor.core.publisher.Flux.just("ran");
+    }
   }
 
   @Configuration
   static class Observed {
     static final List<String> STOPPED = new CopyOnWriteArrayList<>();
+    static final List<String> OUTCOMES = new CopyOnWriteArrayList<>();
 
     @Bean
     ObservationRegistry observationRegistry() {
@@ -228,6 +239,12 @@ class LocksmithAutoConfigurationTest {
 
                 @Override
                 public void onStop(Observation.Context c) {
+                  if (c.getLowCardinalityKeyValue("outcome") != null) {
+                    OUTCOMES.add(
+                        c.getHighCardinalityKeyValue("lock").getValue()
+                            + " "
+                            + c.getLowCardinalityKeyValue("outcome").getValue());
+                  }
                   STOPPED.add(
                       c.getName()
                           + " "
@@ -262,6 +279,30 @@ class LocksmithAutoConfigurationTest {
             "locksmith.lock.hold job jobs",
             "locksmith.lock.acquire t jobs",
             "locksmith.lock.hold t jobs");
+  }
+
+  @Test
+  void aReactiveMethodsAcquireIsObservedWithItsOutcomeAsWellAsItsHold() {
+    Observed.STOPPED.clear();
+    Observed.OUTCOMES.clear();
+    runner
+        .withUserConfiguration(Observed.class)
+        .withPropertyValues("locksmith.uri=local:observed-reactive", "locksmith.client-name=jobs")
+        .run(
+            ctx -> {
+              Job job = ctx.getBean(Job.class);
+              assertThat(job.runReactive().block(Duration.ofSeconds(10))).isEqualTo("ran");
+              try (LockClient other = Locks.connect("local:observed-reactive");
+                  var held = other.lock("reactive-busy").acquire()) {
+                assertThat(job.runWhenFree().collectList().block(Duration.ofSeconds(10))).isEmpty();
+              }
+            });
+    assertThat(Observed.STOPPED)
+        .containsExactly(
+            "locksmith.lock.acquire reactive-job jobs",
+            "locksmith.lock.hold reactive-job jobs",
+            "locksmith.lock.acquire reactive-busy jobs");
+    assertThat(Observed.OUTCOMES).containsExactly("reactive-job acquired", "reactive-busy timeout");
   }
 
   @Configuration
