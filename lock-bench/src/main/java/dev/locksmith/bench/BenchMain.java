@@ -101,12 +101,15 @@ public final class BenchMain {
               "unknown argument '"
                   + args[i]
                   + "'; use --quick, --out DIR, --only "
-                  + "uncontended,contended,scale,cluster,jdbc-peers,semaphores");
+                  + "uncontended,contended,scale,cluster,jdbc-peers,semaphores,reactive");
       }
     }
     // sections of their own (ResultSections): each replaces only its part of RESULTS.md
     if (only.contains("semaphores")) {
       SemaphoresRun.run(out, quick);
+    }
+    if (only.contains("reactive")) {
+      ReactiveRun.run(out, quick);
     }
     if (only.contains("jdbc-peers")) {
       JdbcPeersRun.run(out, quick);

@@ -46,6 +46,13 @@ final class Impls {
         return new LocksmithImpl("local:bench");
       case "locksmith-redis":
         return new LocksmithImpl("redis://" + Endpoints.require("redis"));
+      // the reactive section (ReactiveRun): ReactiveLocks and Redisson's RLockReactive
+      case "locksmith-reactive-local":
+        return ReactiveImpl.locksmith("local:bench");
+      case "locksmith-reactive-redis":
+        return ReactiveImpl.locksmith("redis://" + Endpoints.require("redis"));
+      case "redisson-reactive":
+        return ReactiveImpl.redisson(Endpoints.require("redis"));
       case "raw-redis":
         return new RawRedisImpl(Endpoints.require("redis"), false);
       case "raw-redis-pooled":

@@ -375,4 +375,20 @@ class HarnessTest {
     assertThat(m.getProperty("perClient")).isEqualTo("11/22/33");
     assertThat(m.getProperty("waiterMaxUs")).isEqualTo("9000.0");
   }
+
+  @Test
+  void theReactiveSectionJudgesEachRatioAgainstItsGoalAndSaysWhatWasNotMeasured() {
+    java.util.Map<String, double[]> f = new java.util.LinkedHashMap<>();
+    f.put("locksmith-redis/p50Us", new double[] {100, 100, 100});
+    f.put("locksmith-reactive-redis/p50Us", new double[] {105, 108, 104});
+    f.put("locksmith-redis/opsPerSec", new double[] {1000, 1000, 1000});
+    f.put("locksmith-reactive-redis/opsPerSec", new double[] {800, 850, 820});
+    String md = ReactiveRun.markdown("header", f, java.util.List.of("local"), 3, 1, 1);
+    assertThat(md)
+        .contains("| Redis | reactive / blocking, 1 thread p50 | 105 µs / 100 µs")
+        .containsPattern("reactive / blocking, 1 thread p50 \\|[^\\n]*≤ 1.1 \\| met \\|")
+        .containsPattern("reactive / blocking, 8 threads ops/s \\|[^\\n]*≥ 0.9 \\| missed \\|")
+        .contains("| local: | reactive / blocking, 1 thread p50 | skipped: no server")
+        .contains("Locksmith reactive / Redisson RLockReactive, 1 thread p50 | not measured");
+  }
 }
