@@ -1,7 +1,6 @@
 package dev.locksmith.bench;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -82,24 +81,8 @@ final class ReactiveRun {
       }
     }
     String header =
-        "Measured "
-            + started
-            + " – "
-            + Instant.now()
-            + " ("
-            + Duration.between(started, Instant.now()).toSeconds()
-            + " s) by `ReactiveRun`, with `"
-            + System.getenv()
-                .getOrDefault("BENCH_COMMAND", "lock-bench/run-bench.sh --only reactive")
-            + "`"
-            + (quick ? " (**quick**: indicative only)" : "")
-            + ", git "
-            + JdbcPeersRun.env("BENCH_GIT")
-            + ". Load average "
-            + loadBefore
-            + " before, "
-            + Machine.loadAverage()
-            + " after (2 shared cores). Server: "
+        ResultSections.measured("ReactiveRun", "reactive", started, loadBefore, quick)
+            + " Server: "
             + JdbcPeersRun.env("BENCH_REDIS_VERSION")
             + "; Redisson "
             + JdbcPeersRun.version(org.redisson.Redisson.class, "org.redisson/redisson")

@@ -80,4 +80,38 @@ final class ResultSections {
     }
     return result;
   }
+
+  /**
+   * The first line of a section: when and how it was measured, the commit, the load around it.
+   *
+   * @param runner the class that measured it
+   * @param only the {@code --only} word that reruns it
+   * @param started when it started
+   * @param loadBefore the load average before it
+   * @param quick whether it was a quick run
+   * @return the line, ending with a full stop
+   */
+  static String measured(
+      String runner, String only, java.time.Instant started, String loadBefore, boolean quick) {
+    java.time.Instant now = java.time.Instant.now();
+    return "Measured "
+        + started
+        + " – "
+        + now
+        + " ("
+        + java.time.Duration.between(started, now).toSeconds()
+        + " s) by `"
+        + runner
+        + "`, with `"
+        + System.getenv().getOrDefault("BENCH_COMMAND", "lock-bench/run-bench.sh --only " + only)
+        + "`"
+        + (quick ? " (**quick**: indicative only)" : "")
+        + ", git "
+        + JdbcPeersRun.env("BENCH_GIT")
+        + ". Load average "
+        + loadBefore
+        + " before, "
+        + Machine.loadAverage()
+        + " after (2 shared cores; others build).";
+  }
 }

@@ -1,7 +1,6 @@
 package dev.locksmith.bench;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -197,24 +196,7 @@ final class SemaphoresRun {
     }
 
     String header =
-        "Measured "
-            + started
-            + " – "
-            + Instant.now()
-            + " ("
-            + Duration.between(started, Instant.now()).toSeconds()
-            + " s) by `SemaphoresRun`, with `"
-            + System.getenv()
-                .getOrDefault("BENCH_COMMAND", "lock-bench/run-bench.sh --only semaphores")
-            + "`"
-            + (quick ? " (**quick**: indicative only)" : "")
-            + ", git "
-            + JdbcPeersRun.env("BENCH_GIT")
-            + ". Load average "
-            + loadBefore
-            + " before, "
-            + Machine.loadAverage()
-            + " after (2 shared cores; others build).";
+        ResultSections.measured("SemaphoresRun", "semaphores", started, loadBefore, quick);
     String versions =
         "Servers: "
             + JdbcPeersRun.env("BENCH_REDIS_VERSION")

@@ -101,11 +101,13 @@ class LockedSuspendTest {
     @Locked(name = "skip", onBusy = Locked.OnBusy.SKIP) open suspend fun value(): String = "v"
   }
 
-  private val runner =
+  /** The starter on `local:`, with no bean of the test's own. */
+  private fun bare(): ApplicationContextRunner =
       ApplicationContextRunner()
           .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration::class.java))
           .withPropertyValues("locksmith.uri=local:locked-suspend-test")
-          .withUserConfiguration(App::class.java)
+
+  private val runner = bare().withUserConfiguration(App::class.java)
 
   private fun heldForOthers(name: String): Boolean {
     val state = OTHER.lock(name).state()
@@ -200,9 +202,7 @@ class LockedSuspendTest {
 
   @Test
   fun aSuspendFunctionReturningAStreamFailsTheStartNamingIt() {
-    ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration::class.java))
-        .withPropertyValues("locksmith.uri=local:locked-suspend-test")
+    bare()
         .withBean(ReturnsAFlow::class.java)
         .run { ctx ->
           assertThat(ctx.startupFailure)
@@ -214,9 +214,7 @@ class LockedSuspendTest {
 
   @Test
   fun skipOnANonNullableResultFailsTheStartNamingIt() {
-    ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(LocksmithAutoConfiguration::class.java))
-        .withPropertyValues("locksmith.uri=local:locked-suspend-test")
+    bare()
         .withBean(SkipsToNull::class.java)
         .run { ctx ->
           assertThat(ctx.startupFailure)

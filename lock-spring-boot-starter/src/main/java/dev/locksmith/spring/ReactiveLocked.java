@@ -7,6 +7,7 @@ import dev.locksmith.LockTimeoutException;
 import dev.locksmith.reactor.ReactiveLocks;
 import java.lang.reflect.InvocationTargetException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
@@ -55,15 +56,16 @@ final class ReactiveLocked {
       return Mono.defer(
           () -> {
             LockObserver.Acquiring acquiring = observer.acquiring(lock);
-            return observed(
-                    locks.withLockMono(
-                        lock,
-                        op.wait,
-                        lease -> {
-                          acquiring.acquired(lease);
-                          return Mono.from(run(invocation, op, args, observer, lease));
-                        }),
-                    acquiring)
+            return locks
+                .withLockMono(
+                    lock,
+                    op.wait,
+                    lease -> {
+                      acquiring.acquired(lease);
+                      return Mono.from(run(invocation, op, args, observer, lease));
+                    })
+                .doOnError(notAcquired(acquiring))
+                .doOnCancel(acquiring::cancelled)
                 .onErrorResume(
                     LockTimeoutException.class,
                     busy -> Mono.from(busy(op, lock.name(), target, args)))
@@ -73,15 +75,16 @@ final class ReactiveLocked {
     return Flux.defer(
         () -> {
           LockObserver.Acquiring acquiring = observer.acquiring(lock);
-          return observed(
-                  locks.withLock(
-                      lock,
-                      op.wait,
-                      lease -> {
-                        acquiring.acquired(lease);
-                        return run(invocation, op, args, observer, lease);
-                      }),
-                  acquiring)
+          return locks
+              .withLock(
+                  lock,
+                  op.wait,
+                  lease -> {
+                    acquiring.acquired(lease);
+                    return run(invocation, op, args, observer, lease);
+                  })
+              .doOnError(notAcquired(acquiring))
+              .doOnCancel(acquiring::cancelled)
               .onErrorResume(
                   LockTimeoutException.class,
                   busy -> Flux.from(busy(op, lock.name(), target, args)))
@@ -91,31 +94,17 @@ final class ReactiveLocked {
 
   /**
    * Ends the acquire's observation when the lock was not acquired: timed out (a {@link
-   * LockTimeoutException} here is the acquire's: the body's errors come wrapped), failed or
-   * cancelled while waiting. After the grant these are ignored: the hold is observed instead.
+   * LockTimeoutException} here is the acquire's: the body's errors come wrapped) or failed. After
+   * the grant it is ignored: the hold is observed instead.
    */
-  private static <T> Mono<T> observed(Mono<T> m, LockObserver.Acquiring acquiring) {
-    return m.doOnError(
-            e -> {
-              if (e instanceof LockTimeoutException) {
-                acquiring.timedOut();
-              } else {
-                acquiring.failed(e instanceof BodyFailure ? e.getCause() : e);
-              }
-            })
-        .doOnCancel(acquiring::cancelled);
-  }
-
-  private static <T> Flux<T> observed(Flux<T> f, LockObserver.Acquiring acquiring) {
-    return f.doOnError(
-            e -> {
-              if (e instanceof LockTimeoutException) {
-                acquiring.timedOut();
-              } else {
-                acquiring.failed(e instanceof BodyFailure ? e.getCause() : e);
-              }
-            })
-        .doOnCancel(acquiring::cancelled);
+  private static Consumer<Throwable> notAcquired(LockObserver.Acquiring acquiring) {
+    return e -> {
+      if (e instanceof LockTimeoutException) {
+        acquiring.timedOut();
+      } else {
+        acquiring.failed(e instanceof BodyFailure ? e.getCause() : e);
+      }
+    };
   }
 
   /** Calls the method with the lease and gives its publisher, observed as one hold. */
