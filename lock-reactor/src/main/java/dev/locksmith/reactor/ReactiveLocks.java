@@ -113,17 +113,19 @@ public final class ReactiveLocks {
   }
 
   /**
-   * Acquires {@code lock} through {@link DistributedLock#acquireAsync(Duration)} on subscription.
-   * The lease is the subscriber's to release: with {@link #release(Lease)}, or by using {@link
-   * #withLock(DistributedLock, Duration, Function)} instead. Cancelling while waiting withdraws the
-   * waiter (a set of locks gives back the names it took); a lease granted at the same moment is
-   * released, never left held, as long as it has not yet been signalled. Once {@code onNext} is
-   * called with the lease it is the subscriber's, even if the subscriber cancelled at that very
-   * moment: release a lease you are given after cancelling. {@code subscribe(Consumer)} cannot,
-   * since after {@code dispose()} it drops what it is given (Reactor's {@code onNextDropped}), and
-   * the lock then stays held to the end of its lease; {@link #withLock(DistributedLock, Duration,
-   * Function)} releases in every case. Leases acquired this way belong to no thread, so they are
-   * never reentrant.
+   * Acquires {@code lock} on subscription: one attempt on {@link Schedulers#boundedElastic()}
+   * ({@link DistributedLock#acquireAsync(Duration, java.util.concurrent.Executor)} with no wait),
+   * then, if the lock was busy, {@link DistributedLock#acquireAsync(Duration)} for what is left of
+   * {@code wait}, which waits on the client's threads. The lease is the subscriber's to release:
+   * with {@link #release(Lease)}, or by using {@link #withLock(DistributedLock, Duration,
+   * Function)} instead. Cancelling while waiting withdraws the waiter (a set of locks gives back
+   * the names it took); a lease granted at the same moment is released, never left held, as long as
+   * it has not yet been signalled. Once {@code onNext} is called with the lease it is the
+   * subscriber's, even if the subscriber cancelled at that very moment: release a lease you are
+   * given after cancelling. {@code subscribe(Consumer)} cannot, since after {@code dispose()} it
+   * drops what it is given (Reactor's {@code onNextDropped}), and the lock then stays held to the
+   * end of its lease; {@link #withLock(DistributedLock, Duration, Function)} releases in every
+   * case. Leases acquired this way belong to no thread, so they are never reentrant.
    *
    * @param lock any lock of the client: a lock, a semaphore, a read-write lock's side or a set
    * @param wait how long to wait; zero means one attempt
