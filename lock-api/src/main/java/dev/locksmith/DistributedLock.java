@@ -121,11 +121,7 @@ public interface DistributedLock {
    */
   default CompletableFuture<Lease> acquireAsync(
       Duration timeout, java.util.concurrent.Executor executor) {
-    if (executor == null) {
-      throw new NullPointerException(
-          "`executor` was null but it must be an Executor for blocking work, such as"
-              + " Executors.newVirtualThreadPerTaskExecutor()");
-    }
+    Names.checkExecutor(executor);
     return acquireAsync(timeout);
   }
 

@@ -80,11 +80,7 @@ final class LockHandle implements DistributedLock {
   public CompletableFuture<Lease> acquireAsync(
       Duration timeout, java.util.concurrent.Executor executor) {
     long nanos = Names.timeoutNanos(timeout);
-    if (executor == null) {
-      throw new NullPointerException(
-          "`executor` was null but it must be an Executor for blocking work, such as"
-              + " Executors.newVirtualThreadPerTaskExecutor()");
-    }
+    Names.checkExecutor(executor);
     return core.acquireAsync(name, claim, options, nanos, timeout, executor);
   }
 

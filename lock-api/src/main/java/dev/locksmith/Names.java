@@ -89,4 +89,16 @@ final class Names {
     }
     return Durations.toNanosSaturated(timeout);
   }
+
+  /**
+   * @param executor the executor an asynchronous acquire runs on
+   * @throws NullPointerException if it is null, naming the parameter
+   */
+  static void checkExecutor(java.util.concurrent.Executor executor) {
+    if (executor == null) {
+      throw new NullPointerException(
+          "`executor` was null but it must be an Executor for blocking work, such as"
+              + " Executors.newVirtualThreadPerTaskExecutor()");
+    }
+  }
 }
