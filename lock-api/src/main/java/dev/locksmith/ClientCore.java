@@ -685,6 +685,116 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   }
 
   /**
+   * Tries a set of exclusive locks in one step through {@link LockBackend#acquireAll}.
+   *
+   * @param names distinct checked names, in the set's order
+   * @param owner the thread that asks, null for an asynchronous caller
+   * @return one lease per name; an empty list if a name was busy (nothing held); null if the
+   *     backend does not take this set in one step, or the calling thread holds one of the names
+   *     through this client already (the caller then takes the names one by one)
+   */
+  List<LeaseHandle> acquireAll(List<String> names, LockOptions options, Thread owner)
+      throws InterruptedException {
+    ensureOpen();
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted before acquiring locks " + names);
+    }
+    if (owner != null) {
+      for (String name : names) {
+        if (byThread.containsKey(
+            new ThreadKey(HeldLease.threadKey(name, Claim.exclusive()), owner))) {
+          return null; // reentrancy, or a hold of our own: the one-by-one way handles both
+        }
+      }
+    }
+    long start = System.nanoTime();
+    long epoch = sessionEpoch.get();
+    List<String> ownerIds = new ArrayList<>(names.size());
+    for (int i = 0; i < names.size(); i++) {
+      ownerIds.add(nextOwnerId());
+    }
+    List<Poll> polls = backend.acquireAll(names, List.copyOf(ownerIds), options.lease());
+    if (polls == null || polls.isEmpty()) {
+      return polls == null ? null : List.of();
+    }
+    long leaseNanos = options.lease().toNanos();
+    List<HeldLease> leases = new ArrayList<>(names.size());
+    try {
+      if (polls.size() != names.size()) {
+        throw new LockException(
+            "the backend for "
+                + config.uri()
+                + " answered "
+                + polls.size()
+                + " grants for a set of "
+                + names.size()
+                + " locks");
+      }
+      for (int i = 0; i < names.size(); i++) {
+        Poll poll = polls.get(i);
+        if (!poll.isGranted()) {
+          throw new LockException(
+              "the backend for "
+                  + config.uri()
+                  + " answered a set with some grants and a busy '"
+                  + names.get(i)
+                  + "'");
+        }
+        leases.add(
+            register(
+                names.get(i),
+                Claim.exclusive(),
+                ownerIds.get(i),
+                options,
+                poll,
+                start,
+                leaseNanos,
+                owner));
+      }
+    } catch (RuntimeException | Error e) {
+      leases.forEach(this::releaseQuietly);
+      for (int i = leases.size(); i < polls.size(); i++) {
+        Poll poll = polls.get(i);
+        if (poll.isGranted()) {
+          try {
+            backend.release(
+                new BackendLease(
+                    names.get(i),
+                    Claim.exclusive(),
+                    ownerIds.get(i),
+                    poll.fencingToken(),
+                    options.lease(),
+                    poll.state()));
+          } catch (RuntimeException released) {
+            e.addSuppressed(released);
+          }
+        }
+      }
+      throw e;
+    }
+    boolean session = false;
+    for (HeldLease lease : leases) {
+      session |= lease.sessionGrant;
+    }
+    if (session && sessionEpoch.get() != epoch) {
+      // the session ended while the grants were on their way: never hand out a void set
+      leases.forEach(this::releaseQuietly);
+      return null;
+    }
+    long waited = System.nanoTime() - start;
+    List<LeaseHandle> handles = new ArrayList<>(leases.size());
+    for (HeldLease lease : leases) {
+      if (lease.sessionGrant && !options.autoRenew() && guarantees.has(Guarantees.Feature.EXTEND)) {
+        leaseControl.serverExpiry(lease);
+      }
+      String name = lease.name;
+      emit(() -> events.acquired(name, lease.token, Duration.ofNanos(waited)));
+      handles.add(new LeaseHandle(this, lease));
+    }
+    return handles;
+  }
+
+  /**
    * @param executor runs the acquisition; null for the client's own background threads
    */
   CompletableFuture<Lease> acquireAsync(

@@ -80,7 +80,16 @@ public final class Guarantees {
      * primitive it lists: a backend that lists its locks but not its semaphores excepts {@link
      * Primitive#SEMAPHORE}, and {@link LockClient#list} then lists no semaphores.
      */
-    LISTING
+    LISTING,
+    /**
+     * {@link LockClient#locks(java.util.Collection)}: a set is tried in one step on the server, all
+     * or none. A set whose names are all free (held by nobody and waited for by nobody) is taken in
+     * one round trip; a set that finds any name held or waited for takes none of its names, not
+     * even for a moment, so a single holder of one of them is never refused because of the set.
+     * Only then, if the caller waits, does it wait for its names one by one in the set's order (the
+     * core's way on every backend). Locks only.
+     */
+    ATOMIC_LOCK_SETS
   }
 
   /**
@@ -89,8 +98,9 @@ public final class Guarantees {
    * Builder#except}: a backend that wakes lock waiters by notification but lets semaphore waiters
    * poll declares {@link Feature#NOTIFIED_WAKEUP} and excepts {@link #SEMAPHORE}. The compatibility
    * kit checks each feature on each primitive it is declared for. The features of exclusive locks
-   * only ({@link Feature#STATE_READS}, {@link Feature#BREAK_GLASS}) never hold for {@link
-   * #SEMAPHORE} or {@link #READ_WRITE_LOCK}, whatever the backend declares.
+   * only ({@link Feature#STATE_READS}, {@link Feature#BREAK_GLASS}, {@link
+   * Feature#ATOMIC_LOCK_SETS}) never hold for {@link #SEMAPHORE} or {@link #READ_WRITE_LOCK},
+   * whatever the backend declares.
    */
   public enum Primitive {
     /** {@link LockClient#lock(String)}. */
@@ -153,7 +163,8 @@ public final class Guarantees {
 
   /** Features of exclusive locks only: what they read or free is a lock's single holder. */
   private static final Set<Feature> LOCKS_ONLY =
-      Collections.unmodifiableSet(EnumSet.of(Feature.STATE_READS, Feature.BREAK_GLASS));
+      Collections.unmodifiableSet(
+          EnumSet.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.ATOMIC_LOCK_SETS));
 
   private final Map<Fault, Promise> promises;
   private final Map<Fault, String> notes;

@@ -26,10 +26,17 @@ final class MultiLock implements DistributedLock {
   private final String description;
   private final Lock view = new View();
 
-  private MultiLock(List<String> names, List<DistributedLock> locks, LockOptions options) {
+  /**
+   * The client's core, which tries the set in one step first; null for a client of another kind.
+   */
+  private final ClientCore core;
+
+  private MultiLock(
+      List<String> names, List<DistributedLock> locks, LockOptions options, ClientCore core) {
     this.names = names;
     this.locks = locks;
     this.options = options;
+    this.core = core;
     this.description = "[" + String.join(", ", names) + "]";
   }
 
@@ -75,7 +82,8 @@ final class MultiLock implements DistributedLock {
     for (String name : ordered) {
       locks.add(client.lock(name, options));
     }
-    return new MultiLock(ordered, List.copyOf(locks), options);
+    return new MultiLock(
+        ordered, List.copyOf(locks), options, client instanceof ClientCore c ? c : null);
   }
 
   /** The name check's exception, saying which element of {@code names} it was about. */
@@ -99,6 +107,27 @@ final class MultiLock implements DistributedLock {
     return description;
   }
 
+  /**
+   * The set in one step on the server, where the backend can ({@link
+   * dev.locksmith.spi.LockBackend#acquireAll}).
+   *
+   * @param owner the thread that asks, null for an asynchronous caller
+   * @return the set's lease; empty if a name was busy (nothing held); null if the names are to be
+   *     taken one by one
+   */
+  private Optional<Lease> atOnce(Thread owner) throws InterruptedException {
+    if (core == null) {
+      return null;
+    }
+    List<LeaseHandle> got = core.acquireAll(names, options, owner);
+    if (got == null) {
+      return null;
+    }
+    return got.isEmpty()
+        ? Optional.empty()
+        : Optional.of(new MultiLease(description, names, List.<Lease>copyOf(got)));
+  }
+
   @Override
   public LockOptions options() {
     return options;
@@ -106,6 +135,10 @@ final class MultiLock implements DistributedLock {
 
   @Override
   public Lease acquire() throws InterruptedException {
+    Optional<Lease> once = atOnce(Thread.currentThread());
+    if (once != null && once.isPresent()) {
+      return once.get();
+    }
     List<Lease> held = new ArrayList<>(locks.size());
     try {
       for (DistributedLock lock : locks) {
@@ -129,6 +162,16 @@ final class MultiLock implements DistributedLock {
 
   @Override
   public Optional<Lease> tryAcquire() {
+    try {
+      Optional<Lease> once = atOnce(Thread.currentThread());
+      if (once != null) {
+        return once;
+      }
+    } catch (InterruptedException e) {
+      // one attempt does not wait, so an interrupt is not ours to consume: keep the flag set
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
     List<Lease> held = new ArrayList<>(locks.size());
     try {
       for (DistributedLock lock : locks) {
@@ -148,7 +191,12 @@ final class MultiLock implements DistributedLock {
 
   @Override
   public Optional<Lease> tryAcquire(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + Names.timeoutNanos(timeout);
+    long nanos = Names.timeoutNanos(timeout);
+    long deadline = System.nanoTime() + nanos;
+    Optional<Lease> once = atOnce(Thread.currentThread());
+    if (once != null && (once.isPresent() || nanos == 0)) {
+      return once;
+    }
     List<Lease> held = new ArrayList<>(locks.size());
     try {
       for (DistributedLock lock : locks) {
@@ -169,7 +217,8 @@ final class MultiLock implements DistributedLock {
 
   @Override
   public CompletableFuture<Lease> acquireAsync(Duration timeout) {
-    long deadline = System.nanoTime() + Names.timeoutNanos(timeout);
+    long nanos = Names.timeoutNanos(timeout);
+    long deadline = System.nanoTime() + nanos;
     List<Lease> held = new ArrayList<>(locks.size());
     CompletableFuture<Lease> result = new CompletableFuture<>();
     Object[] current = new Object[1]; // the name's future now in flight, guarded by held
@@ -197,7 +246,33 @@ final class MultiLock implements DistributedLock {
             releaseAll(back, null);
           }
         });
-    next(0, deadline, timeout, held, current, result);
+    if (core == null) {
+      next(0, deadline, timeout, held, current, result);
+      return result;
+    }
+    core.runInBackground(
+        () -> {
+          Optional<Lease> once;
+          try {
+            once = result.isDone() ? null : atOnce(null);
+          } catch (InterruptedException | RuntimeException | Error e) {
+            Throwable failure = e;
+            if (e instanceof InterruptedException) {
+              failure = new LockException("interrupted while acquiring " + description, e);
+            }
+            result.completeExceptionally(failure);
+            return;
+          }
+          if (once != null && once.isPresent()) {
+            if (!result.complete(once.get())) {
+              once.get().release(); // cancelled while the set was granted
+            }
+          } else if (once != null && nanos == 0) {
+            result.completeExceptionally(new LockTimeoutException(description, timeout));
+          } else if (!result.isDone()) {
+            next(0, deadline, timeout, held, current, result);
+          }
+        });
     return result;
   }
 

@@ -36,7 +36,8 @@ final class LocalBackend implements LockBackend {
               Feature.BREAK_GLASS,
               Feature.LISTING,
               Feature.SEMAPHORES,
-              Feature.READ_WRITE_LOCKS)
+              Feature.READ_WRITE_LOCKS,
+              Feature.ATOMIC_LOCK_SETS)
           // FIFO is declared, and checked by the kit, for locks only
           .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
           .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
@@ -92,6 +93,21 @@ final class LocalBackend implements LockBackend {
   @Override
   public Guarantees guarantees() {
     return GUARANTEES;
+  }
+
+  /** Every name free with nobody waiting: all taken under the space's one mutex; else none. */
+  @Override
+  public java.util.List<Poll> acquireAll(
+      java.util.List<String> names, java.util.List<String> ownerIds, Duration lease) {
+    long[] fences = space.takeAll(names, ownerIds, lease.toNanos());
+    if (fences == null) {
+      return java.util.List.of();
+    }
+    java.util.List<Poll> grants = new java.util.ArrayList<>(fences.length);
+    for (long fence : fences) {
+      grants.add(Poll.granted(fence, null));
+    }
+    return grants;
   }
 
   @Override

@@ -224,6 +224,36 @@ final class LocalSpace {
     }
   }
 
+  /**
+   * Takes every lock at once if each is free with nobody waiting for it, else none.
+   *
+   * @return the fences granted, one per name in order, or null if a lock was held or waited for
+   */
+  long[] takeAll(java.util.List<String> names, java.util.List<String> ownerIds, long leaseNanos) {
+    checkAvailable();
+    mutex.lock();
+    try {
+      long now = System.nanoTime();
+      for (String lock : names) {
+        Entry e = locks.get(lock);
+        if (e != null && (!e.queue.isEmpty() || (e.owner != null && !expired(e, now)))) {
+          return null;
+        }
+      }
+      long[] fences = new long[names.size()];
+      for (int i = 0; i < names.size(); i++) {
+        Entry e = entry(names.get(i));
+        e.owner = ownerIds.get(i);
+        e.expiresAt = now + leaseNanos;
+        e.fence++;
+        fences[i] = e.fence;
+      }
+      return fences;
+    } finally {
+      mutex.unlock();
+    }
+  }
+
   /** Withdraws a waiter; frees the lock too if the withdrawn attempt holds it. */
   void withdraw(String lock, Queued me) {
     mutex.lock();

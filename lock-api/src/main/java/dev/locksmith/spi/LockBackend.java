@@ -89,6 +89,37 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
+   * Tries several exclusive locks in one step on the server, all or none, for {@link
+   * dev.locksmith.LockClient#locks(java.util.Collection)}: either every name is granted, or none is
+   * taken and nothing is left behind (no queue entry, no subscription). A name that is held, or
+   * that a waiter is first in line for, makes the whole set busy, as {@link
+   * LockAttempt#pollWithoutWaiting()} would for that name alone. Each grant is what a poll of that
+   * name would have answered: its own token from the name's fence, its own owner id, the same
+   * lease; each comes back to {@link #renew}, {@link #release} and the rest as a lease of its own.
+   *
+   * <p>The core calls it first for every set (of one name too), and takes the names one by one when
+   * it answers null. A backend that answers a grant or busy for every set declares {@link
+   * dev.locksmith.Guarantees.Feature#ATOMIC_LOCK_SETS}; one that can do it only for some sets (a
+   * Redis Cluster, for names in one hash slot) answers null for the others and does not declare it.
+   * If the call fails after the request may have reached the server, the backend gives back
+   * whatever it may have granted under these owner ids before it throws.
+   *
+   * @param names the names, already checked, distinct, in the set's order
+   * @param ownerIds one owner id per name, as for {@link #attempt(String, String, Duration,
+   *     Runnable)}
+   * @param lease as for a single lock
+   * @return one granted {@link Poll} per name in the same order; an empty list if a name was busy
+   *     (nothing taken); null if this backend does not take this set in one step (the default)
+   * @throws InterruptedException if interrupted while talking to the server (nothing held)
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached (nothing
+   *     held)
+   */
+  default List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease)
+      throws InterruptedException {
+    return null;
+  }
+
+  /**
    * @return true if held locks stay held by a session the backend keeps alive itself (ZooKeeper
    *     session, etcd lease); the core then never calls {@link #renew(List)} and relies on {@link
    *     BackendContext} for loss

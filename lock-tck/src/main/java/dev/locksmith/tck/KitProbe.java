@@ -318,6 +318,38 @@ final class KitProbe {
     }
 
     @Override
+    public List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease)
+        throws InterruptedException {
+      Consumer<String> hook = onPoll;
+      if (hook != null) {
+        names.forEach(hook);
+      }
+      List<Poll> got = backend.acquireAll(names, ownerIds, lease);
+      if (got == null) {
+        return null;
+      }
+      for (int i = 0; i < names.size(); i++) {
+        String name = names.get(i);
+        count(polls, name);
+        count(polls, claimKey(name, Claim.Kind.EXCLUSIVE));
+        count(polls, byThread(name, Thread.currentThread()));
+        count(polls, byThread(claimKey(name, Claim.Kind.EXCLUSIVE), Thread.currentThread()));
+        if (i < got.size() && got.get(i).isGranted()) {
+          Poll p = got.get(i);
+          owners.put(name + "#" + p.fencingToken(), ownerIds.get(i));
+          if (p.isSessionGrant()) {
+            sessionGrants.add(name + "#" + p.fencingToken());
+          }
+          grants.put(
+              claimKey(name, Claim.Kind.EXCLUSIVE) + "#" + p.fencingToken(),
+              new BackendLease(
+                  name, Claim.exclusive(), ownerIds.get(i), p.fencingToken(), lease, p.state()));
+        }
+      }
+      return got;
+    }
+
+    @Override
     public boolean renewsBySession() {
       return backend.renewsBySession();
     }

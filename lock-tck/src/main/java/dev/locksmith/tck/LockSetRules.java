@@ -270,6 +270,90 @@ interface LockSetRules extends KitRules {
     assertFree(probe, List.of(a), "the release of the set that lost '" + b + "' returned");
   }
 
+  @Test
+  @DisplayName(
+      "20.6 MUST (ATOMIC_LOCK_SETS): a set that finds one of its names held takes none of the"
+          + " others, not even for a moment, and a set of free names is granted at once")
+  default void rule20_6_aBusySetTakesNoneOfItsNames() throws Exception {
+    requireFeature(Feature.ATOMIC_LOCK_SETS, "20.6");
+    String a = name("atomic-a");
+    String b = name("atomic-b");
+    String z = name("atomic-z");
+    LockClient holder = client(longLease());
+    LockClient setter = client(longLease());
+    LockClient single = client(longLease());
+    try (Lease free = setter.locks(List.of(a, b)).tryAcquire().orElse(null)) {
+      if (free == null) {
+        fail("lock sets broken: tryAcquire() of a set of free names was refused");
+      }
+    }
+    Lease blocker = holder.lock(z).acquire(Duration.ofSeconds(10));
+    DistributedLock set = setter.locks(List.of(a, b, z));
+    int rounds = 300;
+    AtomicInteger setRounds = new AtomicInteger();
+    AtomicInteger granted = new AtomicInteger();
+    AtomicInteger refused = new AtomicInteger();
+    AtomicInteger tries = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean done =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(2);
+    Thread sets =
+        background(
+            "busy set",
+            () -> {
+              ready.countDown();
+              ready.await();
+              try {
+                for (int i = 0; i < rounds; i++) {
+                  set.tryAcquire()
+                      .ifPresent(
+                          l -> {
+                            granted.incrementAndGet();
+                            l.release();
+                          });
+                  setRounds.incrementAndGet();
+                }
+              } finally {
+                done.set(true);
+              }
+            });
+    Thread singles =
+        background(
+            "single lock",
+            () -> {
+              ready.countDown();
+              ready.await();
+              DistributedLock one = single.lock(a);
+              while (!done.get()) {
+                tries.incrementAndGet();
+                Optional<Lease> got = one.tryAcquire();
+                if (got.isEmpty()) {
+                  refused.incrementAndGet();
+                } else {
+                  got.get().release();
+                }
+              }
+            });
+    sets.join(TimeUnit.SECONDS.toMillis(60));
+    singles.join(TimeUnit.SECONDS.toMillis(10));
+    blocker.release();
+    if (sets.isAlive() || singles.isAlive()) {
+      fail("lock sets broken: %d tryAcquire() of a set took over 60 s", rounds);
+    }
+    assertThat(granted.get())
+        .as("lock sets broken: a set granted while another client held '%s'", z)
+        .isZero();
+    assertThat(setRounds.get()).as("tryAcquire() rounds of the set").isEqualTo(rounds);
+    assertThat(tries.get()).as("tryAcquire() of '%s' beside the set", a).isPositive();
+    assertThat(refused.get())
+        .withFailMessage(
+            "lock sets broken: a set that found '%s' held took '%s' for a moment: %d of %d"
+                + " tryAcquire() of '%s' alone were refused while nobody but the busy set asked"
+                + " for it (ATOMIC_LOCK_SETS is declared: a busy set takes none of its names)",
+            z, a, refused.get(), tries.get(), a)
+        .isZero();
+  }
+
   private static boolean held(LockClient probe, String name) {
     Optional<Lease> taken = probe.lock(name).tryAcquire();
     taken.ifPresent(Lease::release);

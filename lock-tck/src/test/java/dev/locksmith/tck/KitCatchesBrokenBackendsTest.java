@@ -456,6 +456,11 @@ class KitCatchesBrokenBackendsTest {
             LockSets.class,
             "rule20_5_losingOneNameLosesTheSet",
             "was not reported lost"),
+        Arguments.of(
+            Defect.SETS_ONE_BY_ONE,
+            LockSets.class,
+            "rule20_6_aBusySetTakesNoneOfItsNames",
+            "a busy set takes none of its names"),
         // 21. leader latches
         Arguments.of(
             Defect.TWO_HOLDERS,

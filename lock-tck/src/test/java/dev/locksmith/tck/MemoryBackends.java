@@ -297,7 +297,13 @@ final class MemoryBackends {
      * The server counts a lease held until 30 ms past its expiry, but state reads say free at the
      * expiry itself.
      */
-    STATE_FREE_EARLY
+    STATE_FREE_EARLY,
+    // lock sets
+    /**
+     * A set is taken one name at a time, each name given back when a later one is busy, although
+     * ATOMIC_LOCK_SETS is declared.
+     */
+    SETS_ONE_BY_ONE
   }
 
   static final Guarantees GUARANTEES =
@@ -317,7 +323,8 @@ final class MemoryBackends {
           Feature.BREAK_GLASS,
           Feature.LISTING,
           Feature.SEMAPHORES,
-          Feature.READ_WRITE_LOCKS);
+          Feature.READ_WRITE_LOCKS,
+          Feature.ATOMIC_LOCK_SETS);
 
   private static final Map<Defect, Server> SERVERS = new ConcurrentHashMap<>();
 
@@ -588,6 +595,69 @@ final class MemoryBackends {
       } finally {
         mutex.unlock();
       }
+    }
+
+    /**
+     * Every lock of a set at once if each is free with nobody waiting for it, else none (with
+     * {@link Defect#SETS_ONE_BY_ONE}: one after another, the taken ones given back when one is
+     * busy).
+     *
+     * @return the fences granted, one per key in order, or null if one was busy
+     */
+    long[] takeAll(List<String> keys, List<String> ownerIds, long leaseNanos) {
+      available();
+      if (defect == Defect.SETS_ONE_BY_ONE) {
+        return takeOneByOne(keys, ownerIds, leaseNanos);
+      }
+      mutex.lock();
+      try {
+        long now = System.nanoTime();
+        boolean everyone = defect == Defect.TWO_HOLDERS || defect == Defect.TWO_HOLDERS_FLAKY;
+        for (String key : keys) {
+          Entry e = locks.get(key);
+          if (!everyone
+              && e != null
+              && (!e.queue.isEmpty() || (e.owner != null && !expired(e, now)))) {
+            return null;
+          }
+        }
+        long[] fences = new long[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+          Entry e = entry(keys.get(i));
+          fences[i] = grant(e, new Ticket(++e.tickets, ownerIds.get(i)), now, leaseNanos);
+        }
+        return fences;
+      } finally {
+        mutex.unlock();
+      }
+    }
+
+    private long[] takeOneByOne(List<String> keys, List<String> ownerIds, long leaseNanos) {
+      long[] fences = new long[keys.size()];
+      for (int i = 0; i < keys.size(); i++) {
+        if (i > 0) {
+          roundTrip(500); // each name its own request
+        }
+        mutex.lock();
+        try {
+          Entry e = entry(keys.get(i));
+          long now = System.nanoTime();
+          if (expired(e, now)) {
+            e.owner = null;
+          }
+          if (e.owner == null && e.queue.isEmpty()) {
+            fences[i] = grant(e, new Ticket(++e.tickets, ownerIds.get(i)), now, leaseNanos);
+            continue;
+          }
+        } finally {
+          mutex.unlock();
+        }
+        for (int j = i - 1; j >= 0; j--) {
+          release(keys.get(j), ownerIds.get(j));
+        }
+        return null;
+      }
+      return fences;
     }
 
     void withdraw(String key, Ticket me) {
@@ -1362,6 +1432,37 @@ final class MemoryBackends {
       };
     }
 
+    /** A grant's poll, from the fence the server granted. */
+    private Poll granted(long fence, String ownerId) {
+      long token = server.nextGrantToken(fence);
+      if (server.defect == Defect.SESSION_BOUNDED) {
+        sessionHeld.add(ownerId);
+        return Poll.grantedForSession(token, confirmedAt + SESSION_TIMEOUT, null);
+      }
+      return session() ? Poll.grantedForSession(token, null) : Poll.granted(token, null);
+    }
+
+    @Override
+    public List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease) {
+      List<String> keys = new ArrayList<>(names.size());
+      for (String name : names) {
+        String key = server.key(name);
+        if (keys.contains(key)) {
+          return null; // two names stored as one key (a names defect): one by one
+        }
+        keys.add(key);
+      }
+      long[] fences = server.takeAll(keys, ownerIds, lease.toNanos());
+      if (fences == null) {
+        return List.of();
+      }
+      List<Poll> grants = new ArrayList<>(fences.length);
+      for (int i = 0; i < fences.length; i++) {
+        grants.add(granted(fences[i], ownerIds.get(i)));
+      }
+      return grants;
+    }
+
     @Override
     public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
       String key = server.key(name);
@@ -1376,12 +1477,7 @@ final class MemoryBackends {
           }
           long r = server.tryTake(key, me.current(), leaseNanos);
           if (r > 0) {
-            long token = server.nextGrantToken(r);
-            if (server.defect == Defect.SESSION_BOUNDED) {
-              sessionHeld.add(ownerId);
-              return Poll.grantedForSession(token, confirmedAt + SESSION_TIMEOUT, null);
-            }
-            return session() ? Poll.grantedForSession(token, null) : Poll.granted(token, null);
+            return granted(r, ownerId);
           }
           if (server.defect == Defect.LOST_WAKEUP && me.current().wake == null) {
             roundTrip(1000); // the subscription goes out only after the busy reply came back
