@@ -54,8 +54,10 @@ public interface LockClient extends AutoCloseable {
    * Lease#fencingToken()} is the first name's in that order. Losing any name is losing the lease:
    * {@link Lease#lost()} completes with that name's loss. {@link Lease#release()} releases every
    * name. {@link DistributedLock#state()} is {@link LockState#unknown()}: read each name's state on
-   * its own lock. The core takes the names one after another, each with what is left of the wait,
-   * on every backend.
+   * its own lock. The core first asks the backend for the whole set in one step: where the backend
+   * declares {@link Guarantees.Feature#ATOMIC_LOCK_SETS}, a set of free names is granted in one
+   * round trip and a set that finds a name busy takes none of them. Otherwise, and while a busy set
+   * waits, it takes the names one after another, each with what is left of the wait.
    *
    * @param names 1 to {@link #MAX_NAMES_PER_SET} lock names, each as for {@link #lock(String)}; a
    *     name given twice is one name

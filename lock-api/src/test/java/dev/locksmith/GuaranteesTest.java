@@ -57,12 +57,13 @@ class GuaranteesTest {
             .features(
                 Feature.STATE_READS,
                 Feature.BREAK_GLASS,
+                Feature.ATOMIC_LOCK_SETS,
                 Feature.LISTING,
                 Feature.FENCING,
                 Feature.SEMAPHORES,
                 Feature.READ_WRITE_LOCKS)
             .build();
-    for (Feature f : List.of(Feature.STATE_READS, Feature.BREAK_GLASS)) {
+    for (Feature f : List.of(Feature.STATE_READS, Feature.BREAK_GLASS, Feature.ATOMIC_LOCK_SETS)) {
       assertThat(g.has(f)).as("%s for locks", f).isTrue();
       assertThat(g.has(f, Primitive.SEMAPHORE)).as("%s for semaphores", f).isFalse();
       assertThat(g.has(f, Primitive.READ_WRITE_LOCK)).as("%s for read-write locks", f).isFalse();

@@ -66,7 +66,8 @@ final class RedisBackend implements LockBackend {
               Feature.BREAK_GLASS,
               Feature.LISTING,
               Feature.SEMAPHORES,
-              Feature.READ_WRITE_LOCKS)
+              Feature.READ_WRITE_LOCKS,
+              Feature.ATOMIC_LOCK_SETS)
           // FIFO is declared, and checked by the kit, for locks only
           .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
           .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
@@ -206,10 +207,11 @@ final class RedisBackend implements LockBackend {
             Feature.BREAK_GLASS,
             Feature.SEMAPHORES,
             Feature.READ_WRITE_LOCKS)
-        // a listing SCANs one server: a Cluster's keys are spread over many
+        // a listing SCANs one server, and a set is one script on one server: a Cluster's keys are
+        // spread over many (a Cluster takes a set in one script only when its names share a slot)
         .features(
             topology == RedisSettings.Topology.SENTINEL
-                ? new Feature[] {Feature.LISTING}
+                ? new Feature[] {Feature.LISTING, Feature.ATOMIC_LOCK_SETS}
                 : new Feature[0])
         // FIFO is declared, and checked by the kit, for locks only
         .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
@@ -323,6 +325,109 @@ final class RedisBackend implements LockBackend {
   @Override
   public LockAttempt attempt(String name, String ownerId, Duration lease, Runnable wake) {
     return new Attempt(name, ownerId, lease, wake);
+  }
+
+  /**
+   * The whole set in one script ({@link RedisScripts#ACQUIRE_ALL}): every lock free with nobody
+   * queued for it, or none taken. On a Cluster only a set whose names share one hash slot; the
+   * others are taken name by name by the core.
+   */
+  @Override
+  public List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease)
+      throws InterruptedException {
+    if (node.isCluster()) {
+      int slot = keys.slot(names.get(0));
+      for (String name : names) {
+        if (keys.slot(name) != slot) {
+          return null;
+        }
+      }
+    }
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted while acquiring locks " + names);
+    }
+    List<String> allKeys = new ArrayList<>(names.size() * 6);
+    for (String name : names) {
+      allKeys.addAll(acquireKeys(keys, name));
+    }
+    List<String> argv = new ArrayList<>(names.size() + 1);
+    argv.add(Long.toString(Math.max(1, lease.toMillis())));
+    argv.addAll(ownerIds);
+    Object reply;
+    long acknowledged = -1;
+    try {
+      if (waitReplicas > 0) {
+        RedisNode.Replicated r =
+            node.evalReplicated(
+                RedisScripts.ACQUIRE_ALL,
+                allKeys,
+                argv,
+                got -> got instanceof List && Long.valueOf(1).equals(((List<?>) got).get(0)));
+        reply = r.reply;
+        acknowledged = r.acknowledged;
+      } else {
+        reply = node.eval(RedisScripts.ACQUIRE_ALL, allKeys, argv);
+      }
+    } catch (RuntimeException e) {
+      // the script may have run although its answer was lost: give back what it may have taken
+      giveBack(names, ownerIds, e);
+      throw e;
+    }
+    List<?> result = (List<?>) reply;
+    if (!Long.valueOf(1).equals(result.get(0))) {
+      return List.of();
+    }
+    if (acknowledged >= 0 && acknowledged < waitReplicas) {
+      BackendUnavailableException e =
+          new BackendUnavailableException(
+              "locks "
+                  + names
+                  + " were granted by "
+                  + node.serverOf(keys.owner(names.get(0)))
+                  + " but only "
+                  + acknowledged
+                  + " of the "
+                  + waitReplicas
+                  + " replica(s) asked for (`wait-replicas`) acknowledged them within "
+                  + Durations.format(node.settings().waitTimeout())
+                  + " (`wait-timeout`); they were given back. Are the replicas up and connected"
+                  + " (INFO replication), or is `wait-timeout` too short?");
+      giveBack(names, ownerIds, e);
+      throw e;
+    }
+    List<Poll> grants = new ArrayList<>(names.size());
+    for (int i = 0; i < names.size(); i++) {
+      long token = (Long) result.get(i + 1);
+      if (token <= 0) {
+        throw new LockException(
+            "lock '"
+                + names.get(i)
+                + "' was taken but its fence counter on "
+                + node.endpoint()
+                + " reads "
+                + token
+                + "; someone changed "
+                + keys.fenceCounter(names.get(i)));
+      }
+      grants.add(Poll.granted(token, null));
+    }
+    return grants;
+  }
+
+  /** Releases every name of a set that may have been granted, each owner-checked. */
+  private void giveBack(List<String> names, List<String> ownerIds, RuntimeException cause) {
+    for (int i = 0; i < names.size(); i++) {
+      try {
+        releaseScript(names.get(i), ownerIds.get(i));
+      } catch (RuntimeException e) {
+        LOG.debug(
+            "giving back lock '{}' of a set whose acquire failed ({}) failed too; it expires with"
+                + " its lease: {}",
+            names.get(i),
+            cause.toString(),
+            e.toString());
+      }
+    }
   }
 
   /** One acquisition: polls with the acquire script, waits on the lock's release channel. */

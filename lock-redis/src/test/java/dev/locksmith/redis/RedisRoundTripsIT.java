@@ -92,6 +92,92 @@ class RedisRoundTripsIT {
   }
 
   @Test
+  void aFreeSetOfTenIsOneRoundTripAndABusyOneTakesNothing() throws Exception {
+    RedisKeys keys = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
+    try (RedisBackend backend = openBackend("rt-set");
+        Jedis admin = REDIS.server().admin()) {
+      List<String> names = new ArrayList<>();
+      List<String> owners = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        names.add("set-rt/" + i);
+        owners.add("rt-set:" + i);
+      }
+      Duration lease = Duration.ofSeconds(10);
+      long before = backend.node().roundTrips();
+      List<Poll> grants = backend.acquireAll(names, owners, lease);
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips for a free set of 10")
+          .isEqualTo(1);
+      assertThat(grants).hasSize(10).allMatch(Poll::isGranted);
+      for (int i = 0; i < 10; i++) {
+        assertThat(admin.get(keys.owner(names.get(i)))).isEqualTo(owners.get(i));
+        assertThat(admin.get(keys.token(names.get(i))))
+            .isEqualTo(Long.toString(grants.get(i).fencingToken()));
+        assertThat(admin.pttl(keys.owner(names.get(i)))).isBetween(1L, 10_000L);
+      }
+      // every name is busy now: a set sharing the last one takes none of its free names
+      List<String> other = List.of("set-rt/free-a", "set-rt/free-b", "set-rt/9");
+      before = backend.node().roundTrips();
+      assertThat(backend.acquireAll(other, List.of("rt-set:x", "rt-set:y", "rt-set:z"), lease))
+          .as("a set with a held name")
+          .isEmpty();
+      assertThat(backend.node().roundTrips() - before).isEqualTo(1);
+      assertThat(admin.exists(keys.owner("set-rt/free-a"))).isFalse();
+      assertThat(admin.exists(keys.owner("set-rt/free-b"))).isFalse();
+      assertThat(admin.exists(keys.queue("set-rt/9"))).as("a busy set joins no queue").isFalse();
+      for (int i = 0; i < 10; i++) {
+        assertThat(
+                backend.release(
+                    new BackendLease(
+                        names.get(i), owners.get(i), grants.get(i).fencingToken(), lease, null)))
+            .isTrue();
+      }
+      // a free name that a live waiter is queued for makes the set busy; once the waiter's entry
+      // is withdrawn, it does not
+      String queuedFor = "set-rt/queued";
+      LockAttempt holder = backend.attempt(queuedFor, "rt-set:h", lease, () -> {});
+      Poll held = holder.poll();
+      LockAttempt waiter = backend.attempt(queuedFor, "rt-set:w", lease, () -> {});
+      assertThat(waiter.poll().isGranted()).isFalse();
+      assertThat(
+              backend.release(
+                  new BackendLease(queuedFor, "rt-set:h", held.fencingToken(), lease, null)))
+          .isTrue();
+      assertThat(
+              backend.acquireAll(
+                  List.of("set-rt/q-other", queuedFor), List.of("rt-set:q1", "rt-set:q2"), lease))
+          .as("a set whose free name a waiter is first in line for")
+          .isEmpty();
+      assertThat(admin.exists(keys.owner("set-rt/q-other"))).isFalse();
+      waiter.abandon();
+      List<Poll> after =
+          backend.acquireAll(
+              List.of("set-rt/q-other", queuedFor), List.of("rt-set:q1", "rt-set:q2"), lease);
+      assertThat(after).as("the same set once the waiter withdrew").hasSize(2);
+    }
+  }
+
+  @Test
+  void aSetOf10000NamesIsTakenAndReleasedThroughTheClient() throws Exception {
+    RedisKeys keys = new RedisKeys(RedisSettings.DEFAULT_NAMESPACE);
+    try (LockClient client = Locks.connect(REDIS.server().uri());
+        Jedis admin = REDIS.server().admin()) {
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < 10_000; i++) {
+        names.add("set-10k/" + i);
+      }
+      try (Lease lease = client.locks(names).tryAcquire().orElseThrow()) {
+        assertThat(lease.lockNames()).hasSize(10_000);
+        assertThat(admin.get(keys.owner("set-10k/0"))).isNotNull();
+        assertThat(admin.get(keys.owner("set-10k/9999"))).isNotNull();
+        assertThat(lease.fencingToken("set-10k/4321")).isPositive();
+      }
+      assertThat(admin.exists(keys.owner("set-10k/0"))).isFalse();
+      assertThat(admin.exists(keys.owner("set-10k/9999"))).isFalse();
+    }
+  }
+
+  @Test
   void renewalsOf10000LeasesCostTenRoundTrips() throws Exception {
     try (RedisBackend backend = openBackend("rt-2")) {
       Duration lease = Duration.ofSeconds(30);

@@ -606,6 +606,63 @@ public final class RedisScripts {
       new Script(
           "read-write-release-sharded", READ_WRITE_RELEASE.text.replace("'PUBLISH'", "'SPUBLISH'"));
 
+  /**
+   * KEYS: the six keys of {@link #ACQUIRE_QUEUED} for each lock of a set, lock after lock. ARGV:
+   * lease in ms, then one owner id per lock. Takes every lock of the set in one step, or none: a
+   * lock whose owner key exists (held, or held after release), or whose queue still has a live
+   * entry once lapsed entries are dropped, makes the set busy, and nothing is written but the
+   * dropping of lapsed entries. Otherwise each lock is taken as by {@link #ACQUIRE_QUEUED}'s grant:
+   * its owner key and token key with the lease, its token from its slot's fence counter (the legacy
+   * counter folded in first). Returns {1, token of each lock in order}, or {0, the busy lock's
+   * position from 1, its holder's remaining ms (0 when it is free but waited for; -1 without a
+   * TTL)}.
+   */
+  public static final Script ACQUIRE_ALL =
+      new Script(
+          "acquire-all",
+          "local now\n"
+              + "local function clock()\n"
+              + "  if not now then\n"
+              + "    local t = redis.call('TIME')\n"
+              + "    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+              + "  end\n"
+              + "  return now\n"
+              + "end\n"
+              + "local n = #KEYS / 6\n"
+              + "for i = 0, n - 1 do\n"
+              + "  local k = i * 6\n"
+              + "  if redis.call('EXISTS', KEYS[k + 1]) == 1 then\n"
+              + "    return {0, i + 1, redis.call('PTTL', KEYS[k + 1])}\n"
+              + "  end\n"
+              + "  if redis.call('EXISTS', KEYS[k + 5]) == 1 then\n"
+              + "    local lapsed = redis.call('ZRANGEBYSCORE', KEYS[k + 6], '-inf', clock(),"
+              + " 'LIMIT', 0, 100)\n"
+              + "    if #lapsed > 0 then\n"
+              + "      redis.call('ZREM', KEYS[k + 5], unpack(lapsed))\n"
+              + "      redis.call('ZREM', KEYS[k + 6], unpack(lapsed))\n"
+              + "    end\n"
+              + "    if redis.call('ZCARD', KEYS[k + 5]) > 0 then\n"
+              + "      return {0, i + 1, 0}\n"
+              + "    end\n"
+              + "  end\n"
+              + "end\n"
+              + "local out = {1}\n"
+              + "for i = 0, n - 1 do\n"
+              + "  local k = i * 6\n"
+              + "  redis.call('SET', KEYS[k + 1], ARGV[i + 2], 'PX', ARGV[1])\n"
+              + "  local legacy = redis.call('GET', KEYS[k + 4])\n"
+              + "  if legacy then\n"
+              + "    if tonumber(legacy) > tonumber(redis.call('GET', KEYS[k + 3]) or '0') then\n"
+              + "      redis.call('SET', KEYS[k + 3], legacy)\n"
+              + "    end\n"
+              + "    redis.call('DEL', KEYS[k + 4])\n"
+              + "  end\n"
+              + "  local token = redis.call('INCR', KEYS[k + 3])\n"
+              + "  redis.call('SET', KEYS[k + 2], token, 'PX', ARGV[1])\n"
+              + "  out[i + 2] = token\n"
+              + "end\n"
+              + "return out\n");
+
   static final Script[] ALL = {
     ACQUIRE,
     RELEASE,
@@ -625,7 +682,8 @@ public final class RedisScripts {
     SHARED_RENEW,
     SHARED_HOLDERS,
     SEMAPHORE_RELEASE_SHARDED,
-    READ_WRITE_RELEASE_SHARDED
+    READ_WRITE_RELEASE_SHARDED,
+    ACQUIRE_ALL
   };
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
