@@ -37,6 +37,10 @@ final class Impls {
    * @return a new client of the implementation
    */
   static LockImpl open(String id) throws Exception {
+    int hash = id.indexOf('#');
+    if (hash >= 0) {
+      return openSet(id.substring(0, hash), Integer.parseInt(id.substring(hash + 1)));
+    }
     int at = id.indexOf('@');
     if (at >= 0) {
       return openSemaphore(id.substring(0, at), permits(id));
@@ -140,6 +144,30 @@ final class Impls {
             + "' must end in @PERMITS with PERMITS a whole number from 1, "
             + "such as "
             + semaphore(SEMAPHORES.get(1), 5));
+  }
+
+  /** Lock-set implementations, named {@code <id>#<names>}: that many names taken all or none. */
+  static final List<String> SETS =
+      List.of(
+          "locksmith-set-redis",
+          "redisson-multilock",
+          "locksmith-set-zookeeper",
+          "curator-multilock");
+
+  private static LockImpl openSet(String base, int size) throws Exception {
+    switch (base) {
+      case "locksmith-set-redis":
+        return SetImpl.locksmith("redis://" + Endpoints.require("redis"), size);
+      case "redisson-multilock":
+        return SetImpl.redisson(Endpoints.require("redis"), size);
+      case "locksmith-set-zookeeper":
+        return SetImpl.locksmith("zookeeper://" + Endpoints.require("zookeeper"), size);
+      case "curator-multilock":
+        return SetImpl.curator(Endpoints.require("zookeeper"), size);
+      default:
+        throw new IllegalArgumentException(
+            "unknown lock-set implementation '" + base + "'; known (each as ID#NAMES): " + SETS);
+    }
   }
 
   private static LockImpl openSemaphore(String base, int permits) throws Exception {
