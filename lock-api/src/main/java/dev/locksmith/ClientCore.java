@@ -879,6 +879,63 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
   }
 
+  /**
+   * Drops one holding of each lease, in one backend call for those whose last holding it was (the
+   * names of a lock set).
+   *
+   * @return true if every lease was still held up to this release
+   */
+  boolean releaseHoldings(List<HeldLease> leases) {
+    boolean all = true;
+    List<HeldLease> last = new ArrayList<>(leases.size());
+    for (HeldLease lease : leases) {
+      int left = lease.exitOnce();
+      if (left != 0) {
+        all &= left > 0 && lease.isValid();
+      } else if (lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.RELEASED)) {
+        forget(lease);
+        last.add(lease);
+      } else {
+        all = false;
+      }
+    }
+    if (last.isEmpty()) {
+      return all;
+    }
+    long now = System.nanoTime();
+    boolean[] stillHeld = new boolean[last.size()];
+    try {
+      List<BackendLease> backendLeases = new ArrayList<>(last.size());
+      for (HeldLease lease : last) {
+        backendLeases.add(lease.backendLease);
+      }
+      List<Boolean> ours = backend.releaseAll(backendLeases);
+      if (ours == null || ours.size() != last.size()) {
+        throw new LockException(
+            "the backend for "
+                + config.uri()
+                + " answered "
+                + (ours == null ? "nothing" : ours.size() + " outcomes")
+                + " for the release of "
+                + last.size()
+                + " leases");
+      }
+      for (int i = 0; i < last.size(); i++) {
+        stillHeld[i] = Boolean.TRUE.equals(ours.get(i)) && now - last.get(i).validUntil < 0;
+        all &= stillHeld[i];
+      }
+      return all;
+    } finally {
+      for (int i = 0; i < last.size(); i++) {
+        HeldLease lease = last.get(i);
+        boolean kept = stillHeld[i];
+        wakeWaiters(lease.resourceKey);
+        long heldFor = System.nanoTime() - lease.grantedAt;
+        emit(() -> events.released(lease.name, lease.token, Duration.ofNanos(heldFor), kept));
+      }
+    }
+  }
+
   private void releaseQuietly(HeldLease lease) {
     if (lease.state.compareAndSet(HeldLease.State.HELD, HeldLease.State.RELEASED)) {
       forget(lease);

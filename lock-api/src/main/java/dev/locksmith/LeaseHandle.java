@@ -3,6 +3,8 @@ package dev.locksmith;
 import dev.locksmith.spi.Durations;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -111,6 +113,34 @@ final class LeaseHandle implements Lease {
       return false;
     }
     return core.releaseHolding(held);
+  }
+
+  /**
+   * Releases handles of one client together, in one backend call ({@link
+   * dev.locksmith.spi.LockBackend#releaseAll}).
+   *
+   * @return whether every one was still held up to this release; null (nothing done) if they are
+   *     not all handles of one client
+   */
+  static Boolean releaseTogether(List<Lease> leases) {
+    ClientCore core = null;
+    for (Lease lease : leases) {
+      if (!(lease instanceof LeaseHandle h) || (core != null && h.core != core)) {
+        return null;
+      }
+      core = h.core;
+    }
+    boolean all = true;
+    List<HeldLease> helds = new ArrayList<>(leases.size());
+    for (Lease lease : leases) {
+      LeaseHandle h = (LeaseHandle) lease;
+      if (h.released.compareAndSet(false, true)) {
+        helds.add(h.held);
+      } else {
+        all = false;
+      }
+    }
+    return core == null || helds.isEmpty() ? all : core.releaseHoldings(helds) && all;
   }
 
   @Override

@@ -80,6 +80,10 @@ final class MultiLease implements Lease {
    */
   @Override
   public boolean release() {
+    Boolean together = LeaseHandle.releaseTogether(leases);
+    if (together != null) {
+      return together;
+    }
     return MultiLock.allLastFirst(leases, Lease::release);
   }
 
@@ -117,6 +121,18 @@ final class MultiLease implements Lease {
 
   @Override
   public void close() {
+    try {
+      if (LeaseHandle.releaseTogether(leases) != null) {
+        return;
+      }
+    } catch (LockException e) {
+      org.slf4j.LoggerFactory.getLogger(MultiLease.class)
+          .warn(
+              "closing lease on locks {} could not release them; they expire with their lease: {}",
+              description,
+              e.getMessage());
+      return;
+    }
     for (int i = leases.size() - 1; i >= 0; i--) {
       leases.get(i).close();
     }

@@ -148,6 +148,38 @@ public interface LockBackend extends AutoCloseable {
   boolean release(BackendLease lease);
 
   /**
+   * Releases several leases, each only if it is still ours, in as few round trips as the protocol
+   * allows: the core hands over the names of a lock set ({@link
+   * dev.locksmith.LockClient#locks(java.util.Collection)}) released together. Each lease is
+   * released as {@link #release} would, under the same conditions.
+   *
+   * @param leases the leases
+   * @return whether each was still ours, in the same order
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached; the default
+   *     releases every other lease first and throws the first failure
+   */
+  default List<Boolean> releaseAll(List<BackendLease> leases) {
+    List<Boolean> ours = new java.util.ArrayList<>(leases.size());
+    RuntimeException first = null;
+    for (BackendLease lease : leases) {
+      try {
+        ours.add(release(lease));
+      } catch (RuntimeException e) {
+        ours.add(false);
+        if (first == null) {
+          first = e;
+        } else {
+          first.addSuppressed(e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+    return ours;
+  }
+
+  /**
    * Moves a held lease's expiry on the server to {@code lease} from now, longer or shorter, in one
    * owner-checked step. Backends that implement it declare {@link
    * dev.locksmith.Guarantees.Feature#EXTEND}. The core calls it only for a lease held without

@@ -948,6 +948,34 @@ final class RedisBackend implements LockBackend {
     return releaseScript(lease.name(), lease.ownerId());
   }
 
+  /**
+   * The locks of a set in one script ({@link RedisScripts#RELEASE_ALL}), each owner-checked; on a
+   * Cluster, or with semaphore or read-write leases among them, one release each.
+   */
+  @Override
+  public List<Boolean> releaseAll(List<BackendLease> leases) {
+    boolean oneScript = !node.isCluster() && leases.size() > 1;
+    for (BackendLease lease : leases) {
+      oneScript &= lease.claim().isExclusive();
+    }
+    if (!oneScript) {
+      return LockBackend.super.releaseAll(leases);
+    }
+    List<String> allKeys = new ArrayList<>(leases.size() * 3);
+    List<String> argv = new ArrayList<>(leases.size() * 2);
+    for (BackendLease lease : leases) {
+      allKeys.addAll(releaseKeys(keys, lease.name()));
+      argv.add(lease.ownerId());
+      argv.add(keys.releasedChannel(lease.name()));
+    }
+    List<?> reply = (List<?>) node.eval(RedisScripts.RELEASE_ALL, allKeys, argv);
+    List<Boolean> ours = new ArrayList<>(reply.size());
+    for (Object r : reply) {
+      ours.add(Long.valueOf(1).equals(r));
+    }
+    return ours;
+  }
+
   @Override
   public boolean extend(BackendLease lease, Duration newLease) {
     if (!lease.claim().isExclusive()) {

@@ -125,13 +125,28 @@ class RedisRoundTripsIT {
       assertThat(admin.exists(keys.owner("set-rt/free-a"))).isFalse();
       assertThat(admin.exists(keys.owner("set-rt/free-b"))).isFalse();
       assertThat(admin.exists(keys.queue("set-rt/9"))).as("a busy set joins no queue").isFalse();
+      // released in one script, each owner-checked: a lease that is not ours any more is left alone
+      admin.set(keys.owner(names.get(3)), "someone-else");
+      List<BackendLease> leases = new ArrayList<>();
       for (int i = 0; i < 10; i++) {
-        assertThat(
-                backend.release(
-                    new BackendLease(
-                        names.get(i), owners.get(i), grants.get(i).fencingToken(), lease, null)))
-            .isTrue();
+        leases.add(
+            new BackendLease(
+                names.get(i), owners.get(i), grants.get(i).fencingToken(), lease, null));
       }
+      before = backend.node().roundTrips();
+      List<Boolean> ours = backend.releaseAll(leases);
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips to release a set of 10")
+          .isEqualTo(1);
+      assertThat(ours).containsExactly(true, true, true, false, true, true, true, true, true, true);
+      assertThat(admin.get(keys.owner(names.get(3)))).isEqualTo("someone-else");
+      for (int i = 0; i < 10; i++) {
+        if (i != 3) {
+          assertThat(admin.exists(keys.owner(names.get(i)))).isFalse();
+          assertThat(admin.exists(keys.token(names.get(i)))).isFalse();
+        }
+      }
+      admin.del(keys.owner(names.get(3)));
       // a free name that a live waiter is queued for makes the set busy; once the waiter's entry
       // is withdrawn, it does not
       String queuedFor = "set-rt/queued";
@@ -154,6 +169,26 @@ class RedisRoundTripsIT {
           backend.acquireAll(
               List.of("set-rt/q-other", queuedFor), List.of("rt-set:q1", "rt-set:q2"), lease);
       assertThat(after).as("the same set once the waiter withdrew").hasSize(2);
+    }
+  }
+
+  @Test
+  void aSetOfTenThroughTheClientSendsTwoScripts() throws Exception {
+    try (LockClient client = Locks.connect(REDIS.server().uri());
+        Jedis admin = REDIS.server().admin()) {
+      client.lock("warm-up-set").tryAcquire().orElseThrow().close();
+      List<String> names = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        names.add("set-two-scripts/" + i);
+      }
+      Map<String, Long> before = commandCalls(admin);
+      try (Lease lease = client.locks(names).acquire(Duration.ofSeconds(5))) {
+        assertThat(lease.lockNames()).hasSize(10);
+      }
+      Map<String, Long> after = commandCalls(admin);
+      assertThat(after.getOrDefault("evalsha", 0L) - before.getOrDefault("evalsha", 0L))
+          .as("scripts run for the acquire and release of a free set of 10")
+          .isEqualTo(2);
     }
   }
 

@@ -389,6 +389,20 @@ final class KitProbe {
     }
 
     @Override
+    public List<Boolean> releaseAll(List<BackendLease> leases) {
+      Consumer<String> hook = onRelease;
+      if (hook != null) {
+        leases.forEach(lease -> hook.accept(lease.name()));
+      }
+      long start = System.nanoTime();
+      try {
+        return backend.releaseAll(leases);
+      } finally {
+        lastReleaseNanos = System.nanoTime() - start;
+      }
+    }
+
+    @Override
     public LockState inspect(String name) {
       return backend.inspect(name);
     }

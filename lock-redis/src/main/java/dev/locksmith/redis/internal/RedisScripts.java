@@ -663,6 +663,29 @@ public final class RedisScripts {
               + "end\n"
               + "return out\n");
 
+  /**
+   * KEYS: the three keys of {@link #RELEASE_QUEUED} for each lock of a set, lock after lock. ARGV:
+   * per lock its owner id and its channel. {@link #RELEASE_QUEUED} for every lock in one step.
+   * Returns one 1 (it was ours) or 0 per lock, in order.
+   */
+  public static final Script RELEASE_ALL =
+      new Script(
+          "release-all",
+          "local out = {}\n"
+              + "for i = 0, #KEYS / 3 - 1 do\n"
+              + "  local k = i * 3\n"
+              + "  local owner = ARGV[i * 2 + 1]\n"
+              + "  out[i + 1] = 0\n"
+              + "  if redis.call('GET', KEYS[k + 1]) == owner then\n"
+              + "    redis.call('DEL', KEYS[k + 1], KEYS[k + 2])\n"
+              + "    if redis.call('EXISTS', KEYS[k + 3]) == 1 then\n"
+              + "      redis.call('PUBLISH', ARGV[i * 2 + 2], owner)\n"
+              + "    end\n"
+              + "    out[i + 1] = 1\n"
+              + "  end\n"
+              + "end\n"
+              + "return out\n");
+
   static final Script[] ALL = {
     ACQUIRE,
     RELEASE,
@@ -683,7 +706,8 @@ public final class RedisScripts {
     SHARED_HOLDERS,
     SEMAPHORE_RELEASE_SHARDED,
     READ_WRITE_RELEASE_SHARDED,
-    ACQUIRE_ALL
+    ACQUIRE_ALL,
+    RELEASE_ALL
   };
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
