@@ -247,6 +247,17 @@ class RedisSentinelIT {
         assertThat(primary.exists(KEYS.owner(name)))
             .as("the refused grant was given back")
             .isFalse();
+        // a lock set's one-script grant waits for the replicas too, and is given back whole
+        java.util.List<String> set = java.util.List.of(name + "-a", name + "-b");
+        assertThatThrownBy(() -> waiting.locks(set).acquire(Duration.ofSeconds(5)))
+            .isInstanceOf(BackendUnavailableException.class)
+            .hasMessageContaining("only 0 of the 1 replica(s)")
+            .hasMessageContaining("given back");
+        for (String n : set) {
+          assertThat(primary.exists(KEYS.owner(n)))
+              .as("'%s' of the refused set was given back", n)
+              .isFalse();
+        }
         // without the option the same grant is returned at once: replication is asynchronous
         Optional<Lease> taken = plain.lock(name).tryAcquire();
         assertThat(taken)
