@@ -36,6 +36,10 @@ final class ContenderRun implements AutoCloseable {
   volatile Predicate<Event> trigger;
   volatile Event triggeredBy;
 
+  /** Held while a reader tests the trigger, which may block (it forks {@code kill}). */
+  private final java.util.concurrent.locks.ReentrantLock triggerLock =
+      new java.util.concurrent.locks.ReentrantLock();
+
   ContenderRun(Target target, Duration lease) throws IOException {
     this.target = target;
     this.lease = lease;
@@ -94,10 +98,17 @@ final class ContenderRun implements AutoCloseable {
                       new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = in.readLine()) != null; ) {
                   Event e = new Event(index, line);
-                  Predicate<Event> t = trigger;
-                  if (t != null && t.test(e)) {
-                    trigger = null;
-                    triggeredBy = e;
+                  // one reader at a time: a trigger's test acts (signals a contender), and two
+                  // readers testing it at once would freeze two contenders, one never resumed
+                  triggerLock.lock();
+                  try {
+                    Predicate<Event> t = trigger;
+                    if (t != null && t.test(e)) {
+                      trigger = null;
+                      triggeredBy = e;
+                    }
+                  } finally {
+                    triggerLock.unlock();
                   }
                   events.add(e);
                 }

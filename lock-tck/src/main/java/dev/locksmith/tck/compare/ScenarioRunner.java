@@ -59,8 +59,14 @@ final class ScenarioRunner {
       // to stop in time: the partition's victim holds long enough for its lease to run out, and
       // so does the holder whose server's clock jumps (its renewals keep the lease going until
       // then).
+      // A frozen holder is contender 0, holding for a lease: SIGSTOP is sent by a forked `kill`
+      // after its HELD line is read, which on a loaded machine can take longer than a 50 ms turn.
+      boolean frozen =
+          scenario == Scenario.HOLDER_PAUSE || scenario == Scenario.SEMAPHORE_HOLDER_PAUSE;
       long victimHold =
-          viaProxy || scenario == Scenario.CLOCK_JUMP ? outlive.plus(lease).toMillis() : 50;
+          viaProxy || scenario == Scenario.CLOCK_JUMP
+              ? outlive.plus(lease).toMillis()
+              : frozen ? lease.toMillis() : 50;
       // a semaphore's contenders: one more than its permits, so that they contend while all are
       // alive
       int processes = scenario.semaphore() ? scenario.permits + 1 : contenders;
@@ -76,7 +82,9 @@ final class ScenarioRunner {
         case SEMAPHORE_HOLDER_PAUSE:
           {
             Event held =
-                run.awaitEvent(e -> e.kind.equals("HELD") && pause(run, e), Duration.ofSeconds(30));
+                run.awaitEvent(
+                    e -> e.kind.equals("HELD") && e.contender == 0 && pause(run, e),
+                    Duration.ofSeconds(30));
             faultStart = held.at;
             r.victim = held.contender;
             Thread.sleep(outlive.toMillis());
