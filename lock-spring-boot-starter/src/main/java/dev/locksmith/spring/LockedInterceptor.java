@@ -126,19 +126,24 @@ final class LockedInterceptor implements MethodInterceptor {
       Object target,
       Object[] args)
       throws Throwable {
+    LockObserver.Acquiring acquiring = observer.acquiring(lock);
     CompletableFuture<Lease> pending = lock.acquireAsync(op.wait);
     Lease lease;
     try {
       lease = pending.get();
     } catch (InterruptedException e) {
       pending.cancel(true); // withdraws the waiter; a lease granted meanwhile is released
+      acquiring.cancelled();
       return interrupted(op, lock.name(), e);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof LockTimeoutException) {
+        acquiring.timedOut();
         return busy(op, lock.name(), target, args);
       }
+      acquiring.failed(e.getCause());
       throw e.getCause();
     }
+    acquiring.acquired(lease);
     Object result;
     LockObserver.Hold hold = observer.hold(lease);
     fillLease(op, args, lease);

@@ -218,6 +218,16 @@ class LocksmithAutoConfigurationTest {
     public reactor.core.publisher.Flux<String> runWhenFree() {
       return reactor.core.publisher.Flux.just("ran");
     }
+
+    @Locked(name = "future-job")
+    public java.util.concurrent.CompletableFuture<String> runFuture() {
+      return java.util.concurrent.CompletableFuture.completedFuture("ran");
+    }
+
+    @Locked(name = "future-busy", onBusy = Locked.OnBusy.SKIP)
+    public java.util.concurrent.CompletableFuture<String> runFutureWhenFree() {
+      return java.util.concurrent.CompletableFuture.completedFuture("ran");
+    }
   }
 
   @Configuration
@@ -303,6 +313,30 @@ class LocksmithAutoConfigurationTest {
             "locksmith.lock.hold reactive-job jobs",
             "locksmith.lock.acquire reactive-busy jobs");
     assertThat(Observed.OUTCOMES).containsExactly("reactive-job acquired", "reactive-busy timeout");
+  }
+
+  @Test
+  void aCompletableFutureMethodsAcquireIsObservedWithItsOutcomeAsWellAsItsHold() {
+    Observed.STOPPED.clear();
+    Observed.OUTCOMES.clear();
+    runner
+        .withUserConfiguration(Observed.class)
+        .withPropertyValues("locksmith.uri=local:observed-future", "locksmith.client-name=jobs")
+        .run(
+            ctx -> {
+              Job job = ctx.getBean(Job.class);
+              assertThat(job.runFuture().get(10, TimeUnit.SECONDS)).isEqualTo("ran");
+              try (LockClient other = Locks.connect("local:observed-future");
+                  var held = other.lock("future-busy").acquire()) {
+                assertThat(job.runFutureWhenFree().get(10, TimeUnit.SECONDS)).isNull();
+              }
+            });
+    assertThat(Observed.STOPPED)
+        .containsExactly(
+            "locksmith.lock.acquire future-job jobs",
+            "locksmith.lock.hold future-job jobs",
+            "locksmith.lock.acquire future-busy jobs");
+    assertThat(Observed.OUTCOMES).containsExactly("future-job acquired", "future-busy timeout");
   }
 
   @Configuration
