@@ -196,7 +196,8 @@ final class JdbcBackend implements LockBackend {
                 Feature.HOLD_AFTER_RELEASE,
                 Feature.LISTING,
                 Feature.SEMAPHORES,
-                Feature.READ_WRITE_LOCKS)
+                Feature.READ_WRITE_LOCKS,
+                Feature.ATOMIC_LOCK_SETS)
             .promise(
                 Fault.HOLDER_PAUSE,
                 Promise.SAFE_WITH_FENCING,
@@ -281,6 +282,49 @@ final class JdbcBackend implements LockBackend {
   @Override
   public Guarantees guarantees() {
     return guarantees;
+  }
+
+  /**
+   * A lock set in one transaction ({@link LeaseTable#tryTakeAll}): every row free with nobody
+   * queued, taken in the set's order, or none.
+   */
+  @Override
+  public List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease)
+      throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted before acquiring locks " + names);
+    }
+    long leaseMillis = Math.max(1, lease.toMillis());
+    String holder = truncate(holderPrefix + ", thread " + Thread.currentThread().getName(), 255);
+    boolean[] maybeHeld = new boolean[1];
+    long[] fences;
+    try {
+      fences = table.tryTakeAll(names, ownerIds, leaseMillis, holder, () -> maybeHeld[0] = true);
+    } catch (SQLException e) {
+      BackendUnavailableException failure = unavailable("acquiring locks " + names, e);
+      if (maybeHeld[0]) {
+        // the commit may have gone through although its answer was lost: give every name back
+        for (int i = 0; i < names.size(); i++) {
+          try {
+            table.release(names.get(i), ownerIds.get(i));
+          } catch (SQLException again) {
+            failure.addSuppressed(again);
+          }
+        }
+      }
+      throw failure;
+    }
+    if (fences == null) {
+      return List.of();
+    }
+    List<Poll> grants = new java.util.ArrayList<>(fences.length);
+    for (int i = 0; i < fences.length; i++) {
+      if (bells != null) {
+        bells.granted(names.get(i), ownerIds.get(i), leaseMillis);
+      }
+      grants.add(Poll.granted(fences[i], null));
+    }
+    return grants;
   }
 
   @Override

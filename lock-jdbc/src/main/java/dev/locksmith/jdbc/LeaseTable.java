@@ -157,6 +157,68 @@ final class LeaseTable {
         () -> take(name, owner, leaseMillis, holder, ticket, ticketMillis, beforeCommit));
   }
 
+  /**
+   * Takes a set of locks in one transaction, all or none: each row is taken as {@link #tryTake}
+   * takes it for an attempt that will not wait (free or expired by the database's clock, and no
+   * live ticket queued), the rows locked in the order given; the first that is not takeable rolls
+   * the whole transaction back, so nothing is written. A run again after a connection died on the
+   * reply finds the rows the first run committed already ours (same fence).
+   *
+   * @param beforeCommit runs just before the commit: from then on the outcome is ambiguous if the
+   *     commit fails
+   * @return one fence per name in order, or null if a lock was held or queued for
+   */
+  long[] tryTakeAll(
+      java.util.List<String> names,
+      java.util.List<String> owners,
+      long leaseMillis,
+      String holder,
+      Runnable beforeCommit)
+      throws SQLException {
+    return onceMore(() -> takeAll(names, owners, leaseMillis, holder, beforeCommit));
+  }
+
+  private long[] takeAll(
+      java.util.List<String> names,
+      java.util.List<String> owners,
+      long leaseMillis,
+      String holder,
+      Runnable beforeCommit)
+      throws SQLException {
+    for (int round = 0; ; round++) {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        if (auto) {
+          c.setAutoCommit(false);
+        }
+        try {
+          long[] fences = new long[names.size()];
+          for (int i = 0; i < names.size(); i++) {
+            Take t =
+                takeInTransaction(
+                    c, names.get(i), owners.get(i), leaseMillis, holder, 0, 0, () -> {});
+            if (!t.granted) {
+              rollbackQuietly(c); // the names taken before this one are not taken
+              return null;
+            }
+            fences[i] = t.fence;
+          }
+          beforeCommit.run();
+          c.commit();
+          return fences;
+        } catch (SQLException e) {
+          rollbackQuietly(c);
+          if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
+            continue;
+          }
+          throw e;
+        } finally {
+          restoreAutoCommit(c, auto);
+        }
+      }
+    }
+  }
+
   private Take take(
       String name,
       String owner,
