@@ -304,12 +304,14 @@ final class JdbcBackend implements LockBackend {
       BackendUnavailableException failure = unavailable("acquiring locks " + names, e);
       if (maybeHeld[0]) {
         // the commit may have gone through although its answer was lost: give every name back
-        for (int i = 0; i < names.size(); i++) {
-          try {
+        // stopping at the first failure: a database that did not answer would make each wait
+        // its timeout; the names left expire with their lease
+        try {
+          for (int i = 0; i < names.size(); i++) {
             table.release(names.get(i), ownerIds.get(i));
-          } catch (SQLException again) {
-            failure.addSuppressed(again);
           }
+        } catch (SQLException again) {
+          failure.addSuppressed(again);
         }
       }
       throw failure;

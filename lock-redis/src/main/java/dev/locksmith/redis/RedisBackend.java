@@ -416,17 +416,27 @@ final class RedisBackend implements LockBackend {
 
   /** Releases every name of a set that may have been granted, each owner-checked. */
   private void giveBack(List<String> names, List<String> ownerIds, RuntimeException cause) {
+    List<BackendLease> leases = new ArrayList<>(names.size());
     for (int i = 0; i < names.size(); i++) {
-      try {
-        releaseScript(names.get(i), ownerIds.get(i));
-      } catch (RuntimeException e) {
-        LOG.debug(
-            "giving back lock '{}' of a set whose acquire failed ({}) failed too; it expires with"
-                + " its lease: {}",
-            names.get(i),
-            cause.toString(),
-            e.toString());
+      leases.add(new BackendLease(names.get(i), ownerIds.get(i), 1, Duration.ofMillis(1), null));
+    }
+    try {
+      if (node.isCluster()) {
+        // one slot, but no sharded release-all script: one release each, stopping at the first
+        // failure (a server that did not answer would make each of them wait its timeout)
+        for (BackendLease lease : leases) {
+          release(lease);
+        }
+      } else {
+        releaseAll(leases); // one script however large the set
       }
+    } catch (RuntimeException e) {
+      LOG.debug(
+          "giving back the locks {} of a set whose acquire failed ({}) failed too; they expire"
+              + " with their lease: {}",
+          names,
+          cause.toString(),
+          e.toString());
     }
   }
 
