@@ -45,7 +45,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A group whose rules all need one feature states it once ({@link RequiresFeature}).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@ExtendWith({RuleFailureWording.class, GroupFeatureCheck.class})
+@ExtendWith({RuleFailureWording.class, GroupFeatureCheck.class, RuleSelection.class})
 public abstract class LockCompatibilityKit {
   private final List<LockClient> clients = new CopyOnWriteArrayList<>();
   final List<Throwable> backgroundErrors = new CopyOnWriteArrayList<>();
