@@ -87,7 +87,9 @@ public final class Guarantees {
      * one round trip; a set that finds any name held or waited for takes none of its names, not
      * even for a moment, so a single holder of one of them is never refused because of the set.
      * Only then, if the caller waits, does it wait for its names one by one in the set's order (the
-     * core's way on every backend). Locks only.
+     * core's way on every backend). Holds for every set of up to 64 names; a backend whose server
+     * caps the size of one request may take a larger set the core's way (its README says from what
+     * size). Locks only.
      */
     ATOMIC_LOCK_SETS
   }

@@ -472,6 +472,67 @@ final class ZooKeeperAttempt implements LockAttempt {
   }
 
   /**
+   * @return the path of this attempt's lock node on ZooKeeper's own handle (under the base path),
+   *     for a set taken in one multi ({@link ZooKeeperBackend#acquireAll})
+   */
+  String lockNodeOnHandle() {
+    return ZKPaths.makePath(backend.settings.basePath, parent);
+  }
+
+  /**
+   * @return the path of this attempt's lock node in Curator's namespace
+   */
+  String parentNode() {
+    return parent;
+  }
+
+  /**
+   * @return a new node name for this attempt, as {@link #createCounting} names one: a random id,
+   *     then our owner id; ZooKeeper appends the sequence
+   */
+  String newNodeName() {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    return PROTECTION_PREFIX + new UUID(random.nextLong(), random.nextLong()) + "-" + base;
+  }
+
+  /**
+   * @return the data our node carries
+   */
+  byte[] nodeData() {
+    return data;
+  }
+
+  /**
+   * @return whether {@code child} (a node name) is one this attempt's owner id made
+   */
+  boolean isOurs(String child) {
+    return NodeNames.hasBase(child, base);
+  }
+
+  /**
+   * Grants this attempt the node a set's multi made ({@link ZooKeeperBackend#acquireAll}): the lock
+   * node was empty and recreated in the same transaction, so our node is its only child.
+   *
+   * @param made the path the multi answered (on ZooKeeper's own handle)
+   * @param czxid the multi's zxid: our node's czxid, the token
+   * @param session the session the multi was sent on
+   * @return the grant, or busy if the connection is in doubt (then nothing is recorded as held)
+   */
+  Poll grantMadeInSet(String made, long czxid, long session) {
+    nodePath = ZKPaths.makePath(parent, ZKPaths.getNodeFromPath(made));
+    Stat stat = new Stat();
+    stat.setCzxid(czxid);
+    stat.setEphemeralOwner(session);
+    created = stat;
+    try {
+      return grant();
+    } catch (Exception e) {
+      // grant() reads only when the czxid is unknown, and it is known here
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
    * A node ahead of ours with our owner id in its name is ours too: a create whose answer was lost,
    * not found by {@link #findLostCreate}, and made after all. It must not stand before us until the
    * session ends: deleted, in the background, and left out of the children judged.

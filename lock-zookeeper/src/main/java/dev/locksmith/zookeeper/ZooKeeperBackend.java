@@ -105,7 +105,8 @@ final class ZooKeeperBackend implements LockBackend {
               Feature.BREAK_GLASS,
               Feature.LISTING,
               Feature.SEMAPHORES,
-              Feature.READ_WRITE_LOCKS)
+              Feature.READ_WRITE_LOCKS,
+              Feature.ATOMIC_LOCK_SETS)
           // FIFO is declared, and checked by the kit, for locks only
           .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
           .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
@@ -477,6 +478,240 @@ final class ZooKeeperBackend implements LockBackend {
   public LockAttempt attempt(
       String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     return new ZooKeeperAttempt(this, name, claim, ownerId, wake);
+  }
+
+  /**
+   * The largest multi a set is taken in, in bytes of its paths and data: three quarters of
+   * ZooKeeper's default request limit ({@code jute.maxbuffer}, 1 MB), so that 64 names of the
+   * longest kind fit (about 10 KB each: a name of 255 characters that all encode to 4 bytes, each
+   * written as {@code %XX}, in three paths), and about 2,000 names of 20 characters. A larger set
+   * is taken the core's way, name by name ({@link Feature#ATOMIC_LOCK_SETS} allows it above 64).
+   */
+  static final int MAX_SET_BYTES = 768 * 1024;
+
+  /**
+   * Takes a set of locks in one multi, all or none: for each name it deletes the lock's node (which
+   * ZooKeeper refuses while the node has a child: a holder, a waiter or a hold), makes it again and
+   * makes our node under it; one write of a lock node last gives the transaction's zxid, every
+   * node's czxid and so every name's token. A refused delete fails the whole multi, so a busy set
+   * leaves nothing behind, not even for a moment: nobody sees our nodes before the set is granted.
+   * A lock node that does not exist yet is made without the delete (a second try, told by the
+   * failing operation). Answers null for a set whose multi would pass {@link #MAX_SET_BYTES} (never
+   * one of 64 names or fewer).
+   *
+   * @throws BackendUnavailableException if not connected within the connection timeout, or if the
+   *     connection went into doubt as the grants were recorded (then every name is given back)
+   */
+  @Override
+  public List<dev.locksmith.spi.Poll> acquireAll(
+      List<String> names, List<String> ownerIds, Duration lease) throws InterruptedException {
+    if (closed) {
+      throw new LockException("the ZooKeeper client for " + settings.shownUri + " is closed");
+    }
+    int n = names.size();
+    List<ZooKeeperAttempt> attempts = new ArrayList<>(n);
+    List<String> lockNodes = new ArrayList<>(n);
+    long bytes = 0;
+    for (int i = 0; i < n; i++) {
+      ZooKeeperAttempt a =
+          new ZooKeeperAttempt(this, names.get(i), Claim.exclusive(), ownerIds.get(i), () -> {});
+      attempts.add(a);
+      String lockNode = a.lockNodeOnHandle();
+      lockNodes.add(lockNode);
+      bytes += 4L * lockNode.length() + a.newNodeName().length() + a.nodeData().length + 200;
+      if (bytes > MAX_SET_BYTES) {
+        return null;
+      }
+    }
+    boolean[] exists = new boolean[n];
+    java.util.Arrays.fill(exists, true);
+    List<ACL> acls = settings.acl.acls();
+    for (int round = 0; round < 2 * n + 2; round++) {
+      ZooKeeper zk = connectedHandle(n);
+      long session = zk.getSessionId();
+      List<org.apache.zookeeper.Op> ops = new ArrayList<>(3 * n + 1);
+      int[] nameOf = new int[3 * n + 1];
+      int[] created = new int[n];
+      for (int i = 0; i < n; i++) {
+        String lockNode = lockNodes.get(i);
+        if (exists[i]) {
+          nameOf[ops.size()] = i;
+          ops.add(org.apache.zookeeper.Op.delete(lockNode, -1));
+        }
+        nameOf[ops.size()] = i;
+        ops.add(org.apache.zookeeper.Op.create(lockNode, new byte[0], acls, CreateMode.CONTAINER));
+        created[i] = ops.size();
+        nameOf[ops.size()] = i;
+        ops.add(
+            org.apache.zookeeper.Op.create(
+                ZKPaths.makePath(lockNode, attempts.get(i).newNodeName()),
+                attempts.get(i).nodeData(),
+                acls,
+                CreateMode.EPHEMERAL_SEQUENTIAL));
+      }
+      ops.add(org.apache.zookeeper.Op.setData(lockNodes.get(0), new byte[0], -1));
+      List<org.apache.zookeeper.OpResult> results;
+      try {
+        results = zk.multi(ops);
+      } catch (KeeperException e) {
+        List<org.apache.zookeeper.OpResult> answers = e.getResults();
+        if (answers == null) {
+          giveBackAfterLostMulti(attempts, e);
+          throw new BackendUnavailableException(
+              "ZooKeeper at "
+                  + settings.hosts
+                  + " did not answer the multi taking a set of "
+                  + n
+                  + " locks ("
+                  + e.code()
+                  + "); whatever it made was given back",
+              e);
+        }
+        int failed = -1;
+        for (int j = 0; j < answers.size() && failed < 0; j++) {
+          org.apache.zookeeper.OpResult r = answers.get(j);
+          if (r instanceof org.apache.zookeeper.OpResult.ErrorResult) {
+            int code = ((org.apache.zookeeper.OpResult.ErrorResult) r).getErr();
+            if (code != KeeperException.Code.OK.intValue()
+                && code != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+              failed = j;
+            }
+          }
+        }
+        if (failed < 0 || failed >= ops.size() - 1) {
+          throw new BackendUnavailableException(
+              "ZooKeeper at " + settings.hosts + " refused a set of " + n + " locks: " + e, e);
+        }
+        int i = nameOf[failed];
+        int type = ops.get(failed).getType();
+        KeeperException.Code code = e.code();
+        if (type == org.apache.zookeeper.ZooDefs.OpCode.delete) {
+          if (code == KeeperException.Code.NOTEMPTY) {
+            return List.of(); // held, waited for or on hold: busy, nothing made
+          }
+          if (code == KeeperException.Code.NONODE) {
+            exists[i] = false; // no lock node yet: make it without the delete
+            continue;
+          }
+        } else if (failed != created[i]) {
+          if (code == KeeperException.Code.NODEEXISTS) {
+            exists[i] = true; // made meanwhile by another
+            continue;
+          }
+          if (code == KeeperException.Code.NONODE) {
+            makeLockNode(attempts.get(i).parentNode());
+            exists[i] = true;
+            continue;
+          }
+        }
+        throw new BackendUnavailableException(
+            "ZooKeeper at "
+                + settings.hosts
+                + " refused a set of "
+                + n
+                + " locks at '"
+                + names.get(i)
+                + "': "
+                + code,
+            e);
+      }
+      long zxid =
+          ((org.apache.zookeeper.OpResult.SetDataResult) results.get(results.size() - 1))
+              .getStat()
+              .getMzxid();
+      List<dev.locksmith.spi.Poll> granted = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        String made =
+            ((org.apache.zookeeper.OpResult.CreateResult) results.get(created[i])).getPath();
+        dev.locksmith.spi.Poll p = attempts.get(i).grantMadeInSet(made, zxid, session);
+        if (p.isGranted()) {
+          granted.add(p);
+        } else {
+          // the connection went into doubt as we recorded the grants: give every name back
+          for (int k = 0; k < n; k++) {
+            String node =
+                ((org.apache.zookeeper.OpResult.CreateResult) results.get(created[k])).getPath();
+            held.remove(ownerIds.get(k));
+            deleteInBackground(
+                ZKPaths.makePath(attempts.get(k).parentNode(), ZKPaths.getNodeFromPath(node)));
+          }
+          throw new BackendUnavailableException(
+              "the connection to ZooKeeper at "
+                  + settings.hosts
+                  + " went into doubt as a set of "
+                  + n
+                  + " locks was granted; every name was given back");
+        }
+      }
+      return granted;
+    }
+    return List.of(); // lock nodes made and deleted by others on every try: busy, nothing made
+  }
+
+  /** ZooKeeper's handle once connected, waiting up to the connection timeout. */
+  private ZooKeeper connectedHandle(int n) throws InterruptedException {
+    try {
+      if (connected || curator.getZookeeperClient().blockUntilConnectedOrTimedOut()) {
+        return curator.getZookeeperClient().getZooKeeper();
+      }
+    } catch (InterruptedException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException(
+          "no connection to ZooKeeper at " + settings.hosts + " to take a set of " + n + " locks",
+          e);
+    }
+    throw new BackendUnavailableException(
+        "no connection to ZooKeeper at "
+            + settings.hosts
+            + " within "
+            + settings.connectionTimeout.toMillis()
+            + " ms to take a set of "
+            + n
+            + " locks");
+  }
+
+  /** Makes a lock node and the namespace above it, through Curator (which waits to connect). */
+  private void makeLockNode(String parent) throws InterruptedException {
+    try {
+      curator.createContainers(parent);
+    } catch (InterruptedException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new BackendUnavailableException(
+          "could not make the node '" + parent + "' on ZooKeeper at " + settings.hosts + ": " + e,
+          e);
+    }
+  }
+
+  /**
+   * A set's multi got no answer: it may have been made. Finds our nodes by their owner ids once the
+   * connection is back (Curator waits up to the connection timeout) and deletes them; a session
+   * that ended took them already.
+   */
+  private void giveBackAfterLostMulti(List<ZooKeeperAttempt> attempts, KeeperException cause)
+      throws InterruptedException {
+    for (ZooKeeperAttempt a : attempts) {
+      String parent = a.parentNode();
+      try {
+        for (String child : curator.getChildren().forPath(parent)) {
+          if (a.isOurs(child)) {
+            deleteInBackground(ZKPaths.makePath(parent, child));
+          }
+        }
+      } catch (KeeperException.NoNodeException e) {
+        // no lock node: nothing of ours there
+      } catch (InterruptedException e) {
+        throw e;
+      } catch (Exception e) {
+        LOG.warn(
+            "a set's multi got no answer ({}) and looking for its nodes failed: {}; they end with"
+                + " the session",
+            cause.code(),
+            e.toString());
+        return;
+      }
+    }
   }
 
   // ------------------------------------------------------------------ renew and release
