@@ -317,6 +317,32 @@ class RedisFenceCountersIT {
   }
 
   @Test
+  void aSetFoldsEachNamesLegacyCounterOnlyForTheNamesThatHaveOne() throws Exception {
+    String first = "upgrade-set/first";
+    String legacy = sameSlotAs(first, "upgrade-set/legacy-");
+    String plain = sameSlotAs(first, "upgrade-set/plain-");
+    try (RedisBackend backend = openBackend(REDIS.server().uri(), "upset");
+        Jedis admin = REDIS.server().admin()) {
+      admin.del(KEYS.fenceCounter(first));
+      admin.set(KEYS.legacyFence(legacy), "7000");
+      List<Poll> grants =
+          backend.acquireAll(List.of(first, legacy, plain), List.of("us:1", "us:2", "us:3"), LEASE);
+      assertThat(grants).hasSize(3);
+      // one counter per slot, the legacy 7000 folded in before the second name's token is drawn
+      assertThat(grants.get(0).fencingToken()).as("before the fold").isLessThan(7000);
+      assertThat(grants.get(1).fencingToken()).as("the legacy name").isEqualTo(7001);
+      assertThat(grants.get(2).fencingToken()).as("after the fold").isEqualTo(7002);
+      assertThat(admin.exists(KEYS.legacyFence(legacy))).as("the legacy key once folded").isFalse();
+      List<Poll> busy =
+          backend.acquireAll(List.of(plain, "upgrade-set/free"), List.of("us:4", "us:5"), LEASE);
+      assertThat(busy).as("a set with a held name").isEmpty();
+      assertThat(admin.exists(KEYS.owner("upgrade-set/free")))
+          .as("the busy set's free name")
+          .isFalse();
+    }
+  }
+
+  @Test
   void aDeletedCounterStartsItsSlotAgainAsARestartWould() throws Exception {
     // documented, not wanted: like the per-lock counter before it, a counter that is deleted
     // (or evicted, or lost in a restart without persistence) starts its slot's tokens again
