@@ -1085,6 +1085,71 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
+   * The locks of a set in one {@code multi} of deletes: one round trip instead of one per name.
+   * ZooKeeper applies all or none, so a node already gone (a lease lost) fails the whole multi;
+   * then, and after a connection problem, each lease is released on its own as {@link #release}
+   * does, which tells which were still ours.
+   */
+  @Override
+  public List<Boolean> releaseAll(List<BackendLease> leases) {
+    boolean oneMulti = leases.size() > 1 && !closed;
+    for (BackendLease lease : leases) {
+      oneMulti &= lease.claim().isExclusive() && lease.state() instanceof Held;
+    }
+    if (!oneMulti) {
+      return LockBackend.super.releaseAll(leases);
+    }
+    List<org.apache.zookeeper.Op> deletes = new ArrayList<>(leases.size());
+    for (BackendLease lease : leases) {
+      Held h = (Held) lease.state();
+      held.remove(h.ownerId, h); // our own delete must not be reported as a loss
+      deletes.add(org.apache.zookeeper.Op.delete(ZKPaths.makePath(settings.basePath, h.path), -1));
+    }
+    try {
+      curator.getZookeeperClient().getZooKeeper().multi(deletes);
+      List<Boolean> ours = new ArrayList<>(leases.size());
+      leases.forEach(l -> ours.add(Boolean.TRUE));
+      return ours;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // each release below finishes in the background
+    } catch (KeeperException.ConnectionLossException
+        | KeeperException.OperationTimeoutException
+        | KeeperException.RequestTimeoutException
+        | KeeperException.SessionMovedException e) {
+      // the multi may have been applied: as deleteNode does for one node, Curator sends each
+      // delete again until it is done or the session ends, and a node gone by then was most
+      // likely deleted by the multi
+      List<Boolean> ours = new ArrayList<>(leases.size());
+      for (BackendLease lease : leases) {
+        Held h = (Held) lease.state();
+        try {
+          curator.delete().guaranteed().forPath(h.path);
+        } catch (KeeperException.NoNodeException gone) {
+          LOG.debug("{} was gone when its delete was sent again after {}", h.path, e.code());
+        } catch (Exception again) {
+          throw new BackendUnavailableException(
+              "could not release "
+                  + h.what()
+                  + " on ZooKeeper at "
+                  + settings.hosts
+                  + "; it is deleted in the background once the connection returns, or when the"
+                  + " session ends: "
+                  + again,
+              again);
+        }
+        ours.add(Boolean.TRUE);
+      }
+      return ours;
+    } catch (Exception e) {
+      LOG.debug(
+          "releasing {} locks in one multi failed ({}); releasing them one by one",
+          leases.size(),
+          e.toString());
+    }
+    return LockBackend.super.releaseAll(leases);
+  }
+
+  /**
    * @return whether the node existed
    * @throws Exception a connection failure: Curator keeps retrying the delete in the background
    */

@@ -129,6 +129,27 @@ class ZooKeeperLockSetIT {
     }
   }
 
+  @Test
+  void aSetWhoseNodeWasDeletedReleasesTheRestAndSaysSo() throws Exception {
+    List<String> names = names("set-lost", 3);
+    try (LockClient a = client(ZooKeeperSettings.DEFAULT_NAMESPACE);
+        LockClient b = client(ZooKeeperSettings.DEFAULT_NAMESPACE)) {
+      Lease set = a.locks(names).tryAcquire().orElseThrow();
+      // the middle name's node deleted behind the holder's back: the one multi of deletes fails
+      // as a whole, and the names are released one by one
+      String middle = "/" + NodeNames.encode(names.get(1));
+      for (String child : ZK.admin().getChildren().forPath(middle)) {
+        ZK.admin().delete().forPath(middle + "/" + child);
+      }
+      assertThat(set.release()).as("a set that lost a name, released").isFalse();
+      for (String name : names) {
+        Optional<Lease> after = b.lock(name).tryAcquire();
+        assertThat(after).as("%s after the set's release", name).isPresent();
+        after.get().release();
+      }
+    }
+  }
+
   private static List<String> children(String name) throws Exception {
     try {
       return ZK.admin().getChildren().forPath("/" + NodeNames.encode(name));
