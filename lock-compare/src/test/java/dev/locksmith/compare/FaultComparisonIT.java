@@ -8,6 +8,7 @@ import dev.locksmith.redis.RedisComparisonTarget;
 import dev.locksmith.redis.RedisTopologyComparisonTarget;
 import dev.locksmith.redlock.RedlockComparisonTarget;
 import dev.locksmith.tck.compare.Comparison;
+import dev.locksmith.tck.compare.Comparison.Scenario;
 import dev.locksmith.tck.compare.Report;
 import dev.locksmith.tck.compare.Result;
 import dev.locksmith.zookeeper.ZooKeeperComparisonTarget;
@@ -67,6 +68,16 @@ class FaultComparisonIT {
             ? Set.copyOf(labels)
             : Arrays.stream(only.split(",")).map(String::trim).collect(Collectors.toSet());
     assertThat(labels).as("target labels of this mode (full: " + FULL + ")").containsAll(wanted);
+    // -Dlocksmith.compare.scenarios=SET_HOLDER_PAUSE,SET_HOLDER_CRASH: only those scenarios (the
+    // others reported not run), to measure new rows without a full run of every scenario
+    String scenarioNames = System.getProperty("locksmith.compare.scenarios", "");
+    List<Scenario> scenarios =
+        scenarioNames.isBlank()
+            ? List.of()
+            : Arrays.stream(scenarioNames.split(","))
+                .map(String::trim)
+                .map(Scenario::valueOf)
+                .collect(Collectors.toList());
     List<AutoCloseable> started = new ArrayList<>();
     try {
       Comparison.Builder builder =
@@ -75,7 +86,8 @@ class FaultComparisonIT {
               .progress(line -> System.out.println("[compare] " + line));
       for (String label : labels) {
         if (wanted.contains(label)) {
-          builder.target(target(label, started));
+          Comparison.Target t = target(label, started);
+          builder.target(scenarios.isEmpty() ? t : t.only(scenarios.toArray(new Scenario[0])));
         }
       }
       Report report = builder.build().run();

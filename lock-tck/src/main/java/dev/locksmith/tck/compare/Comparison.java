@@ -104,7 +104,26 @@ public final class Comparison {
         Fault.HOLDER_CRASH,
         "semaphore (N=" + SEMAPHORE_PERMITS + "): a permit holder killed (SIGKILL) while holding",
         false,
-        SEMAPHORE_PERMITS);
+        SEMAPHORE_PERMITS),
+    /**
+     * FAULTS.md 1 for a lock set (issue 31): every contender takes the same {@link #SET_NAMES}
+     * names with {@code client.locks(names)}; one holding them is frozen past its lease, then
+     * writes late with the first name's token. Runs on every backend (the core takes a set on any
+     * backend). Not in the quick set (CI's time): the lock's pause row is.
+     */
+    SET_HOLDER_PAUSE(
+        Fault.HOLDER_PAUSE,
+        "set of " + SET_NAMES + " names: holder frozen (SIGSTOP) past its lease, then writes",
+        false,
+        0,
+        SET_NAMES),
+    /** FAULTS.md 2 for a lock set (issue 31): a set's holder is killed while holding. */
+    SET_HOLDER_CRASH(
+        Fault.HOLDER_CRASH,
+        "set of " + SET_NAMES + " names: holder killed (SIGKILL) while holding",
+        false,
+        0,
+        SET_NAMES);
 
     final Fault fault;
     final String description;
@@ -113,15 +132,30 @@ public final class Comparison {
     /** 0 for a lock; the semaphore's permits for a semaphore scenario. */
     final int permits;
 
+    /** 0 for a lock; the names of the set for a lock-set scenario. */
+    final int setNames;
+
     Scenario(Fault fault, String description, boolean quick) {
-      this(fault, description, quick, 0);
+      this(fault, description, quick, 0, 0);
     }
 
     Scenario(Fault fault, String description, boolean quick, int permits) {
+      this(fault, description, quick, permits, 0);
+    }
+
+    Scenario(Fault fault, String description, boolean quick, int permits, int setNames) {
       this.fault = fault;
       this.description = description;
       this.quick = quick;
       this.permits = permits;
+      this.setNames = setNames;
+    }
+
+    /**
+     * @return whether this scenario contends for a set of locks taken all at once
+     */
+    public boolean lockSet() {
+      return setNames > 0;
     }
 
     /**
@@ -137,6 +171,9 @@ public final class Comparison {
    * three holders at once, with one contender more than permits so that they contend.
    */
   public static final int SEMAPHORE_PERMITS = 2;
+
+  /** The names of the lock-set scenarios: three, as issue 31 asks. */
+  public static final int SET_NAMES = 3;
 
   /**
    * A backend to compare: its URI, its fault hooks, and how long after its lease its locks may

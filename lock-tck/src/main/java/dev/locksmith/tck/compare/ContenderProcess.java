@@ -31,14 +31,18 @@ import java.util.Optional;
  *
  * <p>Given a fifth argument above 0, it contends for one permit of a semaphore of that many
  * instead, and its turn tells the resource server {@code ENTER <token> <permits>} as it starts and
- * {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends.
+ * {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends. Given a
+ * sixth above 0, it takes a set of that many names ({@code <name>/0} ...) with {@code
+ * client.locks(names)}, as a lock's turn, fencing its write with the first name's token (every
+ * contender's set holds that name).
  */
 public final class ContenderProcess {
   private ContenderProcess() {}
 
   /**
    * @param args lock name, lease millis, resource server port, hold millis, and optionally a
-   *     semaphore's permits (0 or absent: the exclusive lock)
+   *     semaphore's permits (0 or absent: the exclusive lock) and a set's names (0 or absent: one
+   *     lock)
    * @throws Exception on a broken setup
    */
   public static void main(String[] args) throws Exception {
@@ -47,6 +51,11 @@ public final class ContenderProcess {
     int port = Integer.parseInt(args[2]);
     long holdMillis = Long.parseLong(args[3]);
     int permits = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+    int setNames = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+    java.util.List<String> names = new java.util.ArrayList<>();
+    for (int i = 0; i < setNames; i++) {
+      names.add(name + "/" + i);
+    }
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     Thread stdinWatcher =
         new Thread(
@@ -78,7 +87,10 @@ public final class ContenderProcess {
         PrintWriter req =
             new PrintWriter(
                 new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
-      DistributedLock resource = permits > 0 ? client.semaphore(name, permits) : client.lock(name);
+      DistributedLock resource =
+          permits > 0
+              ? client.semaphore(name, permits)
+              : setNames > 0 ? client.locks(names) : client.lock(name);
       out.println("READY");
       while (true) {
         Optional<Lease> got;
@@ -100,7 +112,7 @@ public final class ContenderProcess {
           continue;
         }
         Lease lease0 = got.get();
-        long token = lease0.fencingToken();
+        long token = setNames > 0 ? lease0.fencingToken(names.get(0)) : lease0.fencingToken();
         lease0
             .lost()
             .thenAccept(loss -> out.println("LOST " + loss.reason() + " " + System.nanoTime()));
@@ -112,7 +124,7 @@ public final class ContenderProcess {
           req.println("LEAVE " + token);
           String verdict = res.readLine();
           out.println("WROTE " + (verdict.startsWith("OK") ? "OK" : "REJECTED") + " " + token);
-          release(out, lease0);
+          release(out, lease0, token);
           continue;
         }
         req.println("GET");
@@ -124,7 +136,7 @@ public final class ContenderProcess {
         req.println("FENCED " + token + " " + (Long.parseLong(values[1]) + 1));
         String verdict = res.readLine();
         out.println("WROTE " + (verdict.startsWith("OK") ? "OK" : "REJECTED") + " " + token);
-        release(out, lease0);
+        release(out, lease0, token);
       }
     }
   }
@@ -133,9 +145,9 @@ public final class ContenderProcess {
    * Says {@code RELEASING}, releases, then says {@code RELEASED <stillHeld> <nanos>}, both timed
    * before the release.
    */
-  private static void release(PrintStream out, Lease lease) {
+  private static void release(PrintStream out, Lease lease, long token) {
     long end = System.nanoTime();
-    out.println("RELEASING " + lease.fencingToken() + " " + end);
+    out.println("RELEASING " + token + " " + end);
     boolean stillHeld;
     try {
       stillHeld = lease.release();

@@ -46,7 +46,7 @@ final class ContenderRun implements AutoCloseable {
     this.resources = new ResourceServer();
   }
 
-  void start(int index, String uri, long holdMillis, int permits) throws IOException {
+  void start(int index, String uri, long holdMillis, int permits, int setNames) throws IOException {
     String java =
         System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     ProcessBuilder pb =
@@ -61,7 +61,8 @@ final class ContenderRun implements AutoCloseable {
             Long.toString(lease.toMillis()),
             Integer.toString(resources.port()),
             Long.toString(holdMillis),
-            Integer.toString(permits));
+            Integer.toString(permits),
+            Integer.toString(setNames));
     pb.environment().put("LOCKSMITH_URI", uri);
     Process p = pb.start();
     processes.add(p);

@@ -62,7 +62,9 @@ final class ScenarioRunner {
       // A frozen holder is contender 0, holding for a lease: SIGSTOP is sent by a forked `kill`
       // after its HELD line is read, which on a loaded machine can take longer than a 50 ms turn.
       boolean frozen =
-          scenario == Scenario.HOLDER_PAUSE || scenario == Scenario.SEMAPHORE_HOLDER_PAUSE;
+          scenario == Scenario.HOLDER_PAUSE
+              || scenario == Scenario.SEMAPHORE_HOLDER_PAUSE
+              || scenario == Scenario.SET_HOLDER_PAUSE;
       long victimHold =
           viaProxy || scenario == Scenario.CLOCK_JUMP
               ? outlive.plus(lease).toMillis()
@@ -71,7 +73,12 @@ final class ScenarioRunner {
       // alive
       int processes = scenario.semaphore() ? scenario.permits + 1 : contenders;
       for (int i = 0; i < processes; i++) {
-        run.start(i, i == 0 ? victimUri : target.uri, i == 0 ? victimHold : 50, scenario.permits);
+        run.start(
+            i,
+            i == 0 ? victimUri : target.uri,
+            i == 0 ? victimHold : 50,
+            scenario.permits,
+            scenario.setNames);
       }
       run.awaitCount("READY", processes, Duration.ofSeconds(60));
       run.awaitCount("RELEASED", processes, Duration.ofSeconds(30));
@@ -80,6 +87,7 @@ final class ScenarioRunner {
       switch (scenario) {
         case HOLDER_PAUSE:
         case SEMAPHORE_HOLDER_PAUSE:
+        case SET_HOLDER_PAUSE:
           {
             Event held =
                 run.awaitEvent(
@@ -95,6 +103,7 @@ final class ScenarioRunner {
           }
         case HOLDER_CRASH:
         case SEMAPHORE_HOLDER_CRASH:
+        case SET_HOLDER_CRASH:
           {
             Event held =
                 run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
