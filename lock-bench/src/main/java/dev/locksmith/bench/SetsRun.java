@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
  * {@code client.locks(names)} against Redisson's {@code RedissonMultiLock} (Redis) and Curator's
  * {@code InterProcessMultiLock} (ZooKeeper) on the same servers, beside each library's single lock.
  * Uncontended (1 thread: p50, p99) and 8 threads each on sets of their own (sets/s), in interleaved
- * rounds ({@link RoundsRun}, one JVM per server and thread count). Contended overlapping sets are
- * not measured yet.
+ * rounds ({@link RoundsRun}, one JVM per server and thread count); and contended, {@link
+ * BenchMain#CONTENDED_CLIENTS} clients all on one set of {@value #SMALL} names ({@link
+ * ContendedRun}), hand-offs/s and waiter p99 in interleaved rounds.
  */
 final class SetsRun {
   static final String SECTION = "sets";
@@ -115,6 +116,52 @@ final class SetsRun {
         }
       }
     }
+    // contended: the clients of one JVM, each its own connection or session, all on one set of
+    // SMALL names, Locksmith's and the peer's in interleaved rounds (order reversed every other)
+    int cRounds = quick ? 2 : 5;
+    long cWarmupMs = quick ? 500 : 1_500;
+    long cMeasureMs = quick ? 1_500 : 3_000;
+    for (Group g : GROUPS) {
+      if (Endpoints.get(g.server) == null) {
+        continue;
+      }
+      List<String> ids = List.of(set(g.locksmithSet, SMALL), set(g.peerSet, SMALL));
+      Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
+      for (int round = 0; round < cRounds; round++) {
+        for (int k = 0; k < ids.size(); k++) {
+          String impl = ids.get(round % 2 == 0 ? k : ids.size() - 1 - k);
+          LOG.info(
+              "sets contended on {}, round {} of {}: {} clients on one set, 1 ms of work: {}",
+              g.label,
+              round + 1,
+              cRounds,
+              BenchMain.CONTENDED_CLIENTS,
+              impl);
+          Properties p =
+              BenchMain.childOrError(
+                  ContendedRun.class,
+                  impl,
+                  Integer.toString(BenchMain.CONTENDED_CLIENTS),
+                  Long.toString(cWarmupMs),
+                  Long.toString(cMeasureMs),
+                  "1000");
+          if (p.getProperty("firstError") != null) {
+            skipped.put(impl + "/contended", p.getProperty("firstError"));
+          }
+          byImpl.computeIfAbsent(impl, x -> new java.util.ArrayList<>()).add(p);
+        }
+      }
+      for (Map.Entry<String, List<Properties>> e : byImpl.entrySet()) {
+        for (String key : List.of("handoffsPerSec", "waiterP99Us", "overlaps")) {
+          double[] v = new double[e.getValue().size()];
+          for (int i = 0; i < v.length; i++) {
+            String got = e.getValue().get(i).getProperty(key);
+            v[i] = got == null ? Double.NaN : Double.parseDouble(got);
+          }
+          rounds.put(e.getKey() + "/" + key, v);
+        }
+      }
+    }
     String header = ResultSections.measured("SetsRun", SECTION, started, loadBefore, quick);
     String versions =
         "Servers: "
@@ -132,7 +179,12 @@ final class SetsRun {
     ResultSections.write(
         results,
         SECTION,
-        markdown(header, versions, rounds, skipped, new long[] {n, warmupMs, roundMs}));
+        markdown(
+            header,
+            versions,
+            rounds,
+            skipped,
+            new long[] {n, warmupMs, roundMs, cRounds, cWarmupMs, cMeasureMs}));
     LOG.info("wrote the {} section of {}", SECTION, results);
   }
 
@@ -189,6 +241,28 @@ final class SetsRun {
             1.0,
             true);
       }
+      String mine = set(g.locksmithSet, SMALL);
+      String theirs = set(g.peerSet, SMALL);
+      row(
+          md,
+          g.label,
+          "contended " + SMALL + "-name set, hand-offs/s, Locksmith / " + g.peerName,
+          rounds.get(mine + "/handoffsPerSec"),
+          rounds.get(theirs + "/handoffsPerSec"),
+          "/s",
+          "> 1.00",
+          1.0,
+          true);
+      row(
+          md,
+          g.label,
+          "contended " + SMALL + "-name set, waiter p99, Locksmith / " + g.peerName,
+          rounds.get(mine + "/waiterP99Us"),
+          rounds.get(theirs + "/waiterP99Us"),
+          " µs",
+          "< 1.00",
+          1.0,
+          false);
       row(
           md,
           g.label,
@@ -232,6 +306,44 @@ final class SetsRun {
             .append(" |\n");
       }
     }
+    md.append("\nContended: ")
+        .append(BenchMain.CONTENDED_CLIENTS)
+        .append(" clients in one JVM (each its own connection or session) all take the same set")
+        .append(" of ")
+        .append(SMALL)
+        .append(" names, hold it for 1 ms (parked), release and ask again (`ContendedRun`); ")
+        .append(u[3])
+        .append(" interleaved rounds of ")
+        .append(u[5])
+        .append(" ms after ")
+        .append(u[4])
+        .append(" ms of warm-up. A hand-off is a set passing from one client to another; the")
+        .append(" waiter p99 is over the acquisitions that had to wait; an overlap would be two")
+        .append(" clients holding the set at once.\n\n")
+        .append("| server | implementation | hand-offs/s | waiter p99 µs | overlaps |\n")
+        .append("|---|---|---|---|---|\n");
+    for (Group g : GROUPS) {
+      for (String id : List.of(set(g.locksmithSet, SMALL), set(g.peerSet, SMALL))) {
+        double[] overlaps = rounds.get(id + "/overlaps");
+        double total = 0;
+        if (overlaps != null) {
+          for (double o : overlaps) {
+            total += Double.isNaN(o) ? 0 : o;
+          }
+        }
+        md.append("| ")
+            .append(g.label)
+            .append(" | `")
+            .append(id)
+            .append("` | ")
+            .append(withSpread(rounds.get(id + "/handoffsPerSec")))
+            .append(" | ")
+            .append(withSpread(rounds.get(id + "/waiterP99Us")))
+            .append(" | ")
+            .append(overlaps == null ? "–" : Long.toString(Math.round(total)))
+            .append(" |\n");
+      }
+    }
     for (Map.Entry<String, String> e : skipped.entrySet()) {
       md.append("\nNot measured: ")
           .append(e.getKey())
@@ -240,8 +352,9 @@ final class SetsRun {
           .append("\n");
     }
     md.append(
-        "\nContended overlapping sets (hand-offs/s, waiter p99) are not measured yet. Rerun:"
-            + " `lock-bench/run-bench.sh --only sets` (about 6 minutes).\n");
+        "\nEvery client of the contended rows takes the same set: sets that overlap in part (some"
+            + " names shared) are not measured. Rerun: `lock-bench/run-bench.sh --only sets` (about"
+            + " 9 minutes).\n");
     return md.toString();
   }
 
