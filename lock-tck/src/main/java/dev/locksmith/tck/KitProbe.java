@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -32,6 +33,13 @@ import java.util.function.Consumer;
  */
 final class KitProbe {
   private final Map<String, AtomicInteger> polls = new ConcurrentHashMap<>();
+
+  /**
+   * Per lock and per claim: when each poll came back ({@link System#nanoTime()}) and the wait it
+   * asked for (ms; -1 for a grant), for the messages of the rules that count polls.
+   */
+  private final Map<String, java.util.Queue<long[]>> pollTimes = new ConcurrentHashMap<>();
+
   private final Map<String, AtomicInteger> abandons = new ConcurrentHashMap<>();
   private final Map<String, String> owners = new ConcurrentHashMap<>();
   private final Map<String, BackendLease> grants = new ConcurrentHashMap<>();
@@ -94,6 +102,29 @@ final class KitProbe {
    */
   int polls(String name, Claim.Kind kind) {
     return polls(claimKey(name, kind));
+  }
+
+  /**
+   * @return the polls of that kind on that name that came back since {@code fromNanos}, as "+ms
+   *     (asked to wait ms)", for a rule's message
+   */
+  String pollTimeline(String name, Claim.Kind kind, long fromNanos) {
+    java.util.Queue<long[]> times = pollTimes.get(claimKey(name, kind));
+    if (times == null) {
+      return "none";
+    }
+    StringBuilder b = new StringBuilder();
+    for (long[] t : times) {
+      if (t[0] - fromNanos >= 0) {
+        b.append(b.length() == 0 ? "" : ", ")
+            .append('+')
+            .append(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(t[0] - fromNanos))
+            .append(" ms (wait ")
+            .append(t[1] < 0 ? "granted" : t[1] + " ms")
+            .append(')');
+      }
+    }
+    return b.length() == 0 ? "none" : b.toString();
   }
 
   /**
@@ -287,7 +318,11 @@ final class KitProbe {
           }
           long start = System.nanoTime();
           Poll p = once ? attempt.pollWithoutWaiting() : attempt.poll();
-          lastPollNanos = System.nanoTime() - start;
+          long end = System.nanoTime();
+          lastPollNanos = end - start;
+          pollTimes
+              .computeIfAbsent(claimKey(name, claim.kind()), k -> new ConcurrentLinkedQueue<>())
+              .add(new long[] {end, p.isGranted() ? -1 : p.retryAfter().toMillis()});
           count(polls, name);
           count(polls, claimKey(name, claim.kind()));
           count(polls, byThread(name, Thread.currentThread()));

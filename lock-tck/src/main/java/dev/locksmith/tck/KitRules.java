@@ -406,30 +406,67 @@ interface KitRules {
               }
             });
     awaitQueued(waiter, name, kind, before, "the " + kind + " waiter blocks");
-    int queuedAt = probe().polls(name, kind);
-    Duration watched = limits().tolerance().multipliedBy(2);
-    Thread.sleep(watched.toMillis());
+    int queuedAt = settledPolls(() -> probe().polls(name, kind), recheck);
+    long from = System.nanoTime();
+    Thread.sleep(limits().tolerance().multipliedBy(2).toMillis());
     int polls = probe().polls(name, kind) - queuedAt;
-    // a few reads again as subscriptions are confirmed (one per server, for Redlock), then one per
-    // recheck
-    long allowed = 5 + watched.toMillis() / Math.max(1, recheck.toMillis());
+    long watchedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - from);
+    String timeline = probe().pollTimeline(name, kind, from);
+    long allowed = allowedPolls(watchedMs, recheck);
     waiter.interrupt();
     waiter.join(TimeUnit.SECONDS.toMillis(30));
     assertThat((long) polls)
         .withFailMessage(
             "%s broken: a %s waiter polled %d times in %d ms while nothing it waits for was"
-                + " released (at most %d: a few as its subscriptions are confirmed, then one per"
-                + " recheck interval of %d ms): a waiter must sleep until a release wakes it, not"
-                + " poll in a loop; a backend whose %s waiters poll must not declare"
-                + " NOTIFIED_WAKEUP for them (Guarantees.Builder#except)",
+                + " released, once it had settled (at most %d: one per recheck interval of %d ms,"
+                + " one more for where the interval falls, one to spare): a waiter must sleep until"
+                + " a release wakes it, not poll in a loop; a backend whose %s waiters poll must"
+                + " not declare NOTIFIED_WAKEUP for them (Guarantees.Builder#except); the polls"
+                + " came back at %s",
             broken,
             kind,
             polls,
-            watched.toMillis(),
+            watchedMs,
             allowed,
             recheck.toMillis(),
-            kind == Claim.Kind.PERMIT ? "semaphore" : "read-write")
+            kind == Claim.Kind.PERMIT ? "semaphore" : "read-write",
+            timeline)
         .isLessThanOrEqualTo(allowed);
+  }
+
+  /**
+   * Waits until a queued waiter has settled: no poll for a third of the recheck interval (the polls
+   * its subscriptions' or watches' confirmations bring, one per server for Redlock, are over), for
+   * at most 5 s; a waiter that polls in a loop never settles, and is then counted from where it is.
+   *
+   * @return the poll count once settled
+   */
+  default int settledPolls(java.util.function.IntSupplier count, Duration recheck)
+      throws InterruptedException {
+    long quietNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(100), recheck.toNanos() / 3);
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    int last = count.getAsInt();
+    long lastChange = System.nanoTime();
+    while (System.nanoTime() - giveUp < 0) {
+      Thread.sleep(10);
+      int now = count.getAsInt();
+      if (now != last) {
+        last = now;
+        lastChange = System.nanoTime();
+      } else if (System.nanoTime() - lastChange >= quietNanos) {
+        break;
+      }
+    }
+    return last;
+  }
+
+  /**
+   * @return the polls a settled waiter may make in {@code watchedMs}: one per recheck interval, one
+   *     more for where the first interval falls in the window, one to spare (measured on a loaded
+   *     machine, the window is the time that passed, not the sleep asked for)
+   */
+  default long allowedPolls(long watchedMs, Duration recheck) {
+    return 2 + watchedMs / Math.max(1, recheck.toMillis());
   }
 
   /**
