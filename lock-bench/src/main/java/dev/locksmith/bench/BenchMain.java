@@ -393,6 +393,61 @@ public final class BenchMain {
   }
 
   /**
+   * Runs {@link ContendedRun} ({@link #CONTENDED_CLIENTS} clients, 1 ms of work per hold) for each
+   * implementation in interleaved rounds, the order reversed every other round, each in a JVM of
+   * its own; a failed run becomes an {@code error} property ({@link #childOrError}).
+   *
+   * @param what what the log lines say is measured, such as "sets contended on Redis"
+   * @return each implementation's rounds, in the order given
+   */
+  static Map<String, List<Properties>> contendedRounds(
+      String what, List<String> impls, int rounds, long warmupMs, long measureMs) {
+    Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
+    for (int round = 0; round < rounds; round++) {
+      for (int k = 0; k < impls.size(); k++) {
+        String impl = impls.get(round % 2 == 0 ? k : impls.size() - 1 - k);
+        LOG.info(
+            "{}, round {} of {}: {} clients, 1 ms of work per hold, {} ms: {}",
+            what,
+            round + 1,
+            rounds,
+            CONTENDED_CLIENTS,
+            measureMs,
+            impl);
+        byImpl
+            .computeIfAbsent(impl, x -> new ArrayList<>())
+            .add(
+                childOrError(
+                    ContendedRun.class,
+                    impl,
+                    Integer.toString(CONTENDED_CLIENTS),
+                    Long.toString(warmupMs),
+                    Long.toString(measureMs),
+                    "1000"));
+      }
+    }
+    return byImpl;
+  }
+
+  /**
+   * Puts the per-round values of each key of each implementation's rounds into {@code into}, as
+   * {@code <impl>/<key>} (NaN for a round without it).
+   */
+  static void perRoundValues(
+      Map<String, List<Properties>> byImpl, List<String> keys, Map<String, double[]> into) {
+    for (Map.Entry<String, List<Properties>> e : byImpl.entrySet()) {
+      for (String key : keys) {
+        double[] v = new double[e.getValue().size()];
+        for (int i = 0; i < v.length; i++) {
+          String got = e.getValue().get(i).getProperty(key);
+          v[i] = got == null ? Double.NaN : Double.parseDouble(got);
+        }
+        into.put(e.getKey() + "/" + key, v);
+      }
+    }
+  }
+
+  /**
    * As {@link #child}, but a failure becomes an {@code error} property, so one broken case does not
    * lose the others.
    */

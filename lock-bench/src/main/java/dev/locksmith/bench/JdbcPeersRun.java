@@ -85,41 +85,13 @@ final class JdbcPeersRun {
     int cRounds = quick ? 2 : 5;
     long cWarmupMs = quick ? 500 : 1_500;
     long cMeasureMs = quick ? 1_500 : 3_000;
-    Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
-    for (int round = 0; round < cRounds; round++) {
-      for (int k = 0; k < waiting.size(); k++) {
-        String impl = waiting.get(round % 2 == 0 ? k : waiting.size() - 1 - k);
-        LOG.info(
-            "jdbc-peers contended, round {} of {}: {} clients on one name, 1 ms of work per hold,"
-                + " {} ms: {}",
-            round + 1,
-            cRounds,
-            BenchMain.CONTENDED_CLIENTS,
-            cMeasureMs,
-            impl);
-        byImpl
-            .computeIfAbsent(impl, x -> new ArrayList<>())
-            .add(
-                BenchMain.childOrError(
-                    ContendedRun.class,
-                    impl,
-                    Integer.toString(BenchMain.CONTENDED_CLIENTS),
-                    Long.toString(cWarmupMs),
-                    Long.toString(cMeasureMs),
-                    "1000"));
-      }
-    }
+    Map<String, List<Properties>> byImpl =
+        BenchMain.contendedRounds(
+            "jdbc-peers contended on one name", waiting, cRounds, cWarmupMs, cMeasureMs);
     for (Map.Entry<String, List<Properties>> e : byImpl.entrySet()) {
       contended.put(e.getKey(), BenchMain.mergeRounds(e.getValue()));
-      for (String key : List.of("handoffsPerSec", "waiterP99Us")) {
-        double[] v = new double[e.getValue().size()];
-        for (int i = 0; i < v.length; i++) {
-          String s = e.getValue().get(i).getProperty(key);
-          v[i] = s == null ? Double.NaN : Double.parseDouble(s);
-        }
-        rounds.put(e.getKey() + "/" + key, v);
-      }
     }
+    BenchMain.perRoundValues(byImpl, List.of("handoffsPerSec", "waiterP99Us"), rounds);
 
     // uncontended, 1 thread: one JVM per database, its four implementations in interleaved rounds
     int uRounds = quick ? 3 : 6;

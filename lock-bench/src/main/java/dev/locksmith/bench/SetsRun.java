@@ -126,41 +126,18 @@ final class SetsRun {
         continue;
       }
       List<String> ids = List.of(set(g.locksmithSet, SMALL), set(g.peerSet, SMALL));
-      Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
-      for (int round = 0; round < cRounds; round++) {
-        for (int k = 0; k < ids.size(); k++) {
-          String impl = ids.get(round % 2 == 0 ? k : ids.size() - 1 - k);
-          LOG.info(
-              "sets contended on {}, round {} of {}: {} clients on one set, 1 ms of work: {}",
-              g.label,
-              round + 1,
-              cRounds,
-              BenchMain.CONTENDED_CLIENTS,
-              impl);
-          Properties p =
-              BenchMain.childOrError(
-                  ContendedRun.class,
-                  impl,
-                  Integer.toString(BenchMain.CONTENDED_CLIENTS),
-                  Long.toString(cWarmupMs),
-                  Long.toString(cMeasureMs),
-                  "1000");
-          if (p.getProperty("firstError") != null) {
-            skipped.put(impl + "/contended", p.getProperty("firstError"));
-          }
-          byImpl.computeIfAbsent(impl, x -> new java.util.ArrayList<>()).add(p);
-        }
-      }
+      Map<String, List<Properties>> byImpl =
+          BenchMain.contendedRounds(
+              "sets contended on " + g.label + " (one set)", ids, cRounds, cWarmupMs, cMeasureMs);
       for (Map.Entry<String, List<Properties>> e : byImpl.entrySet()) {
-        for (String key : List.of("handoffsPerSec", "waiterP99Us", "overlaps")) {
-          double[] v = new double[e.getValue().size()];
-          for (int i = 0; i < v.length; i++) {
-            String got = e.getValue().get(i).getProperty(key);
-            v[i] = got == null ? Double.NaN : Double.parseDouble(got);
+        for (Properties p : e.getValue()) {
+          if (p.getProperty("firstError") != null) {
+            skipped.put(e.getKey() + "/contended", p.getProperty("firstError"));
           }
-          rounds.put(e.getKey() + "/" + key, v);
         }
       }
+      BenchMain.perRoundValues(
+          byImpl, List.of("handoffsPerSec", "waiterP99Us", "overlaps"), rounds);
     }
     String header = ResultSections.measured("SetsRun", SECTION, started, loadBefore, quick);
     String versions =

@@ -1072,16 +1072,20 @@ final class ZooKeeperBackend implements LockBackend {
       throw new BackendUnavailableException(
           "ZooKeeper at " + settings.hosts + " refused to delete " + h.path + " (NoAuth)", e);
     } catch (Exception e) {
-      throw new BackendUnavailableException(
-          "could not release "
-              + h.what()
-              + " on ZooKeeper at "
-              + settings.hosts
-              + "; it is deleted in the background once the connection returns, or when the session"
-              + " ends: "
-              + e,
-          e);
+      throw releaseFailed(h, e);
     }
+  }
+
+  private BackendUnavailableException releaseFailed(Held h, Exception e) {
+    return new BackendUnavailableException(
+        "could not release "
+            + h.what()
+            + " on ZooKeeper at "
+            + settings.hosts
+            + "; it is deleted in the background once the connection returns, or when the session"
+            + " ends: "
+            + e,
+        e);
   }
 
   /**
@@ -1127,15 +1131,7 @@ final class ZooKeeperBackend implements LockBackend {
         } catch (KeeperException.NoNodeException gone) {
           LOG.debug("{} was gone when its delete was sent again after {}", h.path, e.code());
         } catch (Exception again) {
-          throw new BackendUnavailableException(
-              "could not release "
-                  + h.what()
-                  + " on ZooKeeper at "
-                  + settings.hosts
-                  + "; it is deleted in the background once the connection returns, or when the"
-                  + " session ends: "
-                  + again,
-              again);
+          throw releaseFailed(h, again);
         }
         ours.add(Boolean.TRUE);
       }
