@@ -248,29 +248,8 @@ public final class BenchMain {
     results.contendedNote =
         rounds + " rounds of " + measureMs + " ms measured after " + warmupMs + " ms of warm-up.";
     List<String> impls = Impls.available(CONTENDED);
-    Map<String, List<Properties>> byImpl = new LinkedHashMap<>();
-    for (int round = 0; round < rounds; round++) {
-      for (int k = 0; k < impls.size(); k++) {
-        String impl = impls.get(round % 2 == 0 ? k : impls.size() - 1 - k);
-        LOG.info(
-            "contended, round {} of {}: {} clients on one name, 1 ms of work per hold, {} ms: {}",
-            round + 1,
-            rounds,
-            CONTENDED_CLIENTS,
-            measureMs,
-            impl);
-        byImpl
-            .computeIfAbsent(impl, x -> new ArrayList<>())
-            .add(
-                childOrError(
-                    ContendedRun.class,
-                    impl,
-                    Integer.toString(CONTENDED_CLIENTS),
-                    Long.toString(warmupMs),
-                    Long.toString(measureMs),
-                    "1000"));
-      }
-    }
+    Map<String, List<Properties>> byImpl =
+        contendedRounds("contended on one name", impls, rounds, warmupMs, measureMs);
     for (String impl : impls) {
       List<Properties> perRound = byImpl.get(impl);
       results.contended.put(impl, mergeRounds(perRound));
