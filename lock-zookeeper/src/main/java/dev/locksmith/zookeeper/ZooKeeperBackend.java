@@ -553,10 +553,16 @@ final class ZooKeeperBackend implements LockBackend {
       List<org.apache.zookeeper.OpResult> results;
       try {
         results = zk.multi(ops);
+      } catch (InterruptedException e) {
+        // the multi went out and may be made although we stop waiting for its answer: nothing
+        // may stay held by an interrupted caller, so our nodes are looked for and deleted (the
+        // look itself is not interrupted: the flag was cleared by the exception)
+        giveBackAfterLostMulti(attempts, "interrupted");
+        throw e;
       } catch (KeeperException e) {
         List<org.apache.zookeeper.OpResult> answers = e.getResults();
         if (answers == null) {
-          giveBackAfterLostMulti(attempts, e);
+          giveBackAfterLostMulti(attempts, e.code().toString());
           throw new BackendUnavailableException(
               "ZooKeeper at "
                   + settings.hosts
@@ -689,7 +695,7 @@ final class ZooKeeperBackend implements LockBackend {
    * connection is back (Curator waits up to the connection timeout) and deletes them; a session
    * that ended took them already.
    */
-  private void giveBackAfterLostMulti(List<ZooKeeperAttempt> attempts, KeeperException cause)
+  private void giveBackAfterLostMulti(List<ZooKeeperAttempt> attempts, String cause)
       throws InterruptedException {
     for (ZooKeeperAttempt a : attempts) {
       String parent = a.parentNode();
@@ -707,7 +713,7 @@ final class ZooKeeperBackend implements LockBackend {
         LOG.warn(
             "a set's multi got no answer ({}) and looking for its nodes failed: {}; they end with"
                 + " the session",
-            cause.code(),
+            cause,
             e.toString());
         return;
       }
