@@ -77,7 +77,8 @@ final class EtcdBackend implements LockBackend {
               Feature.BREAK_GLASS,
               Feature.LISTING,
               Feature.SEMAPHORES,
-              Feature.READ_WRITE_LOCKS)
+              Feature.READ_WRITE_LOCKS,
+              Feature.ATOMIC_LOCK_SETS)
           // FIFO is declared, and checked by the kit, for locks only
           .except(Guarantees.Primitive.SEMAPHORE, Feature.FIFO_FAIRNESS)
           .except(Guarantees.Primitive.READ_WRITE_LOCK, Feature.FIFO_FAIRNESS)
@@ -154,6 +155,7 @@ final class EtcdBackend implements LockBackend {
   final EtcdDeleteWatch deleteWatch = new EtcdDeleteWatch(this);
   final EtcdQueueWatches queueWatches = new EtcdQueueWatches(this);
   final EtcdDeleteRetries deletes = new EtcdDeleteRetries(this);
+  private final EtcdLockSets sets = new EtcdLockSets(this);
   private final EtcdHolders holders = new EtcdHolders(this);
   private final ScheduledExecutorService keeper;
   private final ReentrantLock sessionLock = new ReentrantLock();
@@ -605,6 +607,20 @@ final class EtcdBackend implements LockBackend {
   public LockAttempt attempt(
       String name, Claim claim, String ownerId, Duration lease, Runnable wake) {
     return new EtcdAttempt(this, name, claim, ownerId, wake);
+  }
+
+  /** A set of up to 64 names in one transaction: see {@link EtcdLockSets}. */
+  @Override
+  public List<dev.locksmith.spi.Poll> acquireAll(
+      List<String> names, List<String> ownerIds, Duration lease) throws InterruptedException {
+    return sets.acquireAll(names, ownerIds);
+  }
+
+  /** A set's locks deleted in one transaction (64 to a transaction): see {@link EtcdLockSets}. */
+  @Override
+  public List<Boolean> releaseAll(List<BackendLease> leases) {
+    List<Boolean> ours = sets.releaseAll(leases);
+    return ours != null ? ours : LockBackend.super.releaseAll(leases);
   }
 
   /** Notes a revision etcd answered with. */

@@ -87,7 +87,9 @@ public final class EtcdLockProvider implements LockProvider {
             .loadBalancerPolicy("round_robin")
             // Calls wait for a connection (after a server restart, say) up to our own deadline on
             // each call.
-            .waitForReady(true);
+            .waitForReady(true)
+            // "no key under this prefix" in a transaction, for lock sets (EtcdLockSets)
+            .interceptor(new RangeCompares());
     if (settings.user != null) {
       b.user(KeyNames.bytes(settings.user)).password(KeyNames.bytes(settings.password));
     }
