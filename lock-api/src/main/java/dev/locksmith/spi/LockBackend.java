@@ -100,9 +100,10 @@ public interface LockBackend extends AutoCloseable {
    * <p>The core calls it first for every set (of one name too), and takes the names one by one when
    * it answers null. A backend that answers a grant or busy for every set declares {@link
    * dev.locksmith.Guarantees.Feature#ATOMIC_LOCK_SETS}, which allows null only for a set of more
-   * than 64 names (a server that caps one request: ZooKeeper); one that can do it only for some
-   * sets (a Redis Cluster, for names in one hash slot) answers null for the others and does not
-   * declare it. If the call fails after the request may have reached the server, the backend gives
+   * than 64 names (a server that caps one request: ZooKeeper, etcd); one that can do it only for
+   * some sets answers null for the others and does not declare it. A backend that does not declare
+   * it may also take a set in a few steps (a Redis Cluster: one per hash slot), provided that a
+   * busy answer comes only after every name it took is given back. If the call fails after the request may have reached the server, the backend gives
    * back whatever it may have granted under these owner ids before it throws.
    *
    * @param names the names, already checked, distinct, in the set's order

@@ -329,20 +329,59 @@ final class RedisBackend implements LockBackend {
 
   /**
    * The whole set in one script ({@link RedisScripts#ACQUIRE_ALL}): every lock free with nobody
-   * queued for it, or none taken. On a Cluster only a set whose names share one hash slot; the
-   * others are taken name by name by the core.
+   * queued for it, or none taken. On a Cluster, one script per hash slot the names fall in, slot
+   * after slot in slot order: a slot found busy gives back the slots taken before it (so a busy set
+   * may hold some of its names for a moment, and a Cluster does not declare {@link
+   * Guarantees.Feature#ATOMIC_LOCK_SETS}); a set whose names share one slot is one script, as on a
+   * single server.
    */
   @Override
   public List<Poll> acquireAll(List<String> names, List<String> ownerIds, Duration lease)
       throws InterruptedException {
-    if (node.isCluster()) {
-      int slot = keys.slot(names.get(0));
-      for (String name : names) {
-        if (keys.slot(name) != slot) {
-          return null;
-        }
-      }
+    if (!node.isCluster()) {
+      return acquireInOneScript(names, ownerIds, lease);
     }
+    java.util.TreeMap<Integer, List<Integer>> bySlot = new java.util.TreeMap<>();
+    for (int i = 0; i < names.size(); i++) {
+      bySlot.computeIfAbsent(keys.slot(names.get(i)), s -> new ArrayList<>()).add(i);
+    }
+    if (bySlot.size() == 1) {
+      return acquireInOneScript(names, ownerIds, lease);
+    }
+    Poll[] grants = new Poll[names.size()];
+    List<String> takenNames = new ArrayList<>();
+    List<String> takenOwners = new ArrayList<>();
+    for (List<Integer> slot : bySlot.values()) {
+      List<String> slotNames = new ArrayList<>(slot.size());
+      List<String> slotOwners = new ArrayList<>(slot.size());
+      for (int i : slot) {
+        slotNames.add(names.get(i));
+        slotOwners.add(ownerIds.get(i));
+      }
+      List<Poll> got;
+      try {
+        got = acquireInOneScript(slotNames, slotOwners, lease);
+      } catch (InterruptedException | RuntimeException e) {
+        // this slot's script gave back what it may have taken; the slots before it are ours
+        giveBack(takenNames, takenOwners, e);
+        throw e;
+      }
+      if (got.isEmpty()) {
+        giveBack(takenNames, takenOwners, null);
+        return List.of();
+      }
+      for (int k = 0; k < slot.size(); k++) {
+        grants[slot.get(k)] = got.get(k);
+      }
+      takenNames.addAll(slotNames);
+      takenOwners.addAll(slotOwners);
+    }
+    return java.util.Arrays.asList(grants);
+  }
+
+  /** Locks that share one hash slot (every lock on a single server) in one script. */
+  private List<Poll> acquireInOneScript(List<String> names, List<String> ownerIds, Duration lease)
+      throws InterruptedException {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted while acquiring locks " + names);
     }
@@ -414,28 +453,27 @@ final class RedisBackend implements LockBackend {
     return grants;
   }
 
-  /** Releases every name of a set that may have been granted, each owner-checked. */
-  private void giveBack(List<String> names, List<String> ownerIds, RuntimeException cause) {
+  /**
+   * Releases every name of a set that may have been granted, each owner-checked.
+   *
+   * @param cause why (null: a later slot of the set was busy)
+   */
+  private void giveBack(List<String> names, List<String> ownerIds, Exception cause) {
+    if (names.isEmpty()) {
+      return;
+    }
     List<BackendLease> leases = new ArrayList<>(names.size());
     for (int i = 0; i < names.size(); i++) {
       leases.add(new BackendLease(names.get(i), ownerIds.get(i), 1, Duration.ofMillis(1), null));
     }
     try {
-      if (node.isCluster()) {
-        // one slot, but no sharded release-all script: one release each, stopping at the first
-        // failure (a server that did not answer would make each of them wait its timeout)
-        for (BackendLease lease : leases) {
-          release(lease);
-        }
-      } else {
-        releaseAll(leases); // one script however large the set
-      }
+      releaseAll(leases); // one script per hash slot however large the set
     } catch (RuntimeException e) {
       LOG.debug(
           "giving back the locks {} of a set whose acquire failed ({}) failed too; they expire"
               + " with their lease: {}",
           names,
-          cause.toString(),
+          cause == null ? "a later slot was busy" : cause.toString(),
           e.toString());
     }
   }
@@ -960,17 +998,55 @@ final class RedisBackend implements LockBackend {
 
   /**
    * The locks of a set in one script ({@link RedisScripts#RELEASE_ALL}), each owner-checked; on a
-   * Cluster, or with semaphore or read-write leases among them, one release each.
+   * Cluster, one script per hash slot ({@link RedisScripts#RELEASE_ALL_SHARDED}); with semaphore or
+   * read-write leases among them, one release each.
    */
   @Override
   public List<Boolean> releaseAll(List<BackendLease> leases) {
-    boolean oneScript = !node.isCluster() && leases.size() > 1;
+    boolean scripts = leases.size() > 1;
     for (BackendLease lease : leases) {
-      oneScript &= lease.claim().isExclusive();
+      scripts &= lease.claim().isExclusive();
     }
-    if (!oneScript) {
+    if (!scripts) {
       return LockBackend.super.releaseAll(leases);
     }
+    if (!node.isCluster()) {
+      return releaseInOneScript(leases, RedisScripts.RELEASE_ALL);
+    }
+    java.util.TreeMap<Integer, List<Integer>> bySlot = new java.util.TreeMap<>();
+    for (int i = 0; i < leases.size(); i++) {
+      bySlot.computeIfAbsent(keys.slot(leases.get(i).name()), s -> new ArrayList<>()).add(i);
+    }
+    Boolean[] ours = new Boolean[leases.size()];
+    RuntimeException failure = null;
+    for (List<Integer> slot : bySlot.values()) {
+      List<BackendLease> slotLeases = new ArrayList<>(slot.size());
+      slot.forEach(i -> slotLeases.add(leases.get(i)));
+      try {
+        List<Boolean> got =
+            slot.size() == 1
+                ? List.of(release(slotLeases.get(0)))
+                : releaseInOneScript(slotLeases, RedisScripts.RELEASE_ALL_SHARDED);
+        for (int k = 0; k < slot.size(); k++) {
+          ours[slot.get(k)] = got.get(k);
+        }
+      } catch (RuntimeException e) {
+        slot.forEach(i -> ours[i] = false);
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return java.util.Arrays.asList(ours);
+  }
+
+  /** Exclusive locks that share one hash slot (every lock on a single server) in one script. */
+  private List<Boolean> releaseInOneScript(List<BackendLease> leases, RedisScripts.Script script) {
     List<String> allKeys = new ArrayList<>(leases.size() * 3);
     List<String> argv = new ArrayList<>(leases.size() * 2);
     for (BackendLease lease : leases) {
@@ -978,7 +1054,7 @@ final class RedisBackend implements LockBackend {
       argv.add(lease.ownerId());
       argv.add(keys.releasedChannel(lease.name()));
     }
-    List<?> reply = (List<?>) node.eval(RedisScripts.RELEASE_ALL, allKeys, argv);
+    List<?> reply = (List<?>) node.eval(script, allKeys, argv);
     List<Boolean> ours = new ArrayList<>(reply.size());
     for (Object r : reply) {
       ours.add(Long.valueOf(1).equals(r));

@@ -152,6 +152,64 @@ class RedisClusterIT {
     }
   }
 
+  @Order(2)
+  @Test
+  void aSetIsOneScriptPerHashSlotAndABusySlotGivesBackTheSlotsBeforeIt() throws Exception {
+    // six names in three slots ({u1}, {u2}, {u3}): three scripts, in slot order
+    List<String> names = List.of("{u1}a", "{u1}b", "{u1}c", "{u2}a", "{u2}b", "{u3}x");
+    List<String> owners = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      owners.add("slots:" + i);
+    }
+    Set<Integer> slots = new HashSet<>();
+    names.forEach(n -> slots.add(KEYS.slot(n)));
+    assertThat(slots).as("hash slots of the set's names").hasSize(3);
+    Duration lease = Duration.ofSeconds(10);
+    try (RedisBackend backend = openBackend("set-per-slot");
+        RedisBackend other = openBackend("set-per-slot-other")) {
+      long before = backend.node().roundTrips();
+      List<Poll> grants = backend.acquireAll(names, owners, lease);
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips for a free set of 6 names in 3 slots")
+          .isEqualTo(3);
+      assertThat(grants).hasSize(6).allMatch(Poll::isGranted);
+      List<BackendLease> leases = new ArrayList<>();
+      for (int i = 0; i < names.size(); i++) {
+        leases.add(
+            new BackendLease(
+                names.get(i), owners.get(i), grants.get(i).fencingToken(), lease, null));
+        assertThat(other.attempt(names.get(i), "x", lease, () -> {}).pollWithoutWaiting())
+            .as("%s while the set holds it", names.get(i))
+            .matches(p -> !p.isGranted());
+      }
+      before = backend.node().roundTrips();
+      assertThat(backend.releaseAll(leases)).containsOnly(true).hasSize(6);
+      assertThat(backend.node().roundTrips() - before)
+          .as("round trips to release 6 names in 3 slots")
+          .isEqualTo(3);
+      // the last slot held by another: the two slots taken before it are given back
+      LockAttempt holder = other.attempt("{u3}x", "other-holder", lease, () -> {});
+      Poll held = holder.poll();
+      assertThat(held.isGranted()).isTrue();
+      assertThat(backend.acquireAll(names, owners, lease))
+          .as("a set whose last slot is held")
+          .isEmpty();
+      for (String name : names.subList(0, 5)) {
+        LockAttempt probe = other.attempt(name, "probe-" + name, lease, () -> {});
+        Poll p = probe.poll();
+        assertThat(p.isGranted()).as("%s after the busy set gave it back", name).isTrue();
+        assertThat(
+                other.release(
+                    new BackendLease(name, "probe-" + name, p.fencingToken(), lease, null)))
+            .isTrue();
+      }
+      assertThat(
+              other.release(
+                  new BackendLease("{u3}x", "other-holder", held.fencingToken(), lease, null)))
+          .isTrue();
+    }
+  }
+
   @Order(3)
   @Test
   void theWaiterListensBySsubscribeOnTheSlotsPrimaryAndARelaseWakesIt() throws Exception {

@@ -732,6 +732,13 @@ public final class RedisScripts {
               + "end\n"
               + "return out\n");
 
+  /**
+   * {@link #RELEASE_ALL} for a Redis Cluster, for the locks of a set that share one hash slot:
+   * {@code SPUBLISH} instead of {@code PUBLISH}, as {@link #RELEASE_QUEUED_SHARDED}.
+   */
+  public static final Script RELEASE_ALL_SHARDED =
+      new Script("release-all-sharded", RELEASE_ALL.text.replace("'PUBLISH'", "'SPUBLISH'"));
+
   static final Script[] ALL = {
     ACQUIRE,
     RELEASE,
@@ -753,7 +760,8 @@ public final class RedisScripts {
     SEMAPHORE_RELEASE_SHARDED,
     READ_WRITE_RELEASE_SHARDED,
     ACQUIRE_ALL,
-    RELEASE_ALL
+    RELEASE_ALL,
+    RELEASE_ALL_SHARDED
   };
 
   /** {@link #RENEW} and {@link #RAISE_FENCE}: done, we hold the lock. */
