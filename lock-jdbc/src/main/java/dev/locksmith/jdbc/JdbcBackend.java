@@ -303,13 +303,10 @@ final class JdbcBackend implements LockBackend {
     } catch (SQLException e) {
       BackendUnavailableException failure = unavailable("acquiring locks " + names, e);
       if (maybeHeld[0]) {
-        // the commit may have gone through although its answer was lost: give every name back
-        // stopping at the first failure: a database that did not answer would make each wait
-        // its timeout; the names left expire with their lease
+        // the commit may have gone through although its answer was lost: give every name back,
+        // in one transaction; if that fails too, the names expire with their lease
         try {
-          for (int i = 0; i < names.size(); i++) {
-            table.release(names.get(i), ownerIds.get(i));
-          }
+          table.releaseAll(names, ownerIds);
         } catch (SQLException again) {
           failure.addSuppressed(again);
         }
@@ -718,6 +715,42 @@ final class JdbcBackend implements LockBackend {
     } catch (SQLException e) {
       throw unavailable("releasing lock '" + lease.name() + "'", e);
     }
+  }
+
+  /**
+   * A set's locks released in one transaction ({@link LeaseTable#releaseAll}): one owner-checked
+   * UPDATE per name and one commit, where releasing one by one commits each. Semaphore and
+   * read-write leases among them are released one by one.
+   */
+  @Override
+  public List<Boolean> releaseAll(List<BackendLease> leases) {
+    boolean oneTransaction = leases.size() > 1;
+    for (BackendLease lease : leases) {
+      oneTransaction &= lease.claim().isExclusive();
+    }
+    if (!oneTransaction) {
+      return LockBackend.super.releaseAll(leases);
+    }
+    List<String> names = new java.util.ArrayList<>(leases.size());
+    List<String> owners = new java.util.ArrayList<>(leases.size());
+    for (BackendLease lease : leases) {
+      names.add(lease.name());
+      owners.add(lease.ownerId());
+    }
+    boolean[] ours;
+    try {
+      ours = table.releaseAll(names, owners);
+    } catch (SQLException e) {
+      throw unavailable("releasing locks " + names, e);
+    }
+    List<Boolean> out = new java.util.ArrayList<>(ours.length);
+    for (int i = 0; i < ours.length; i++) {
+      if (bells != null) {
+        bells.released(owners.get(i), ours[i]); // after the commit: a woken waiter finds it free
+      }
+      out.add(ours[i]);
+    }
+    return out;
   }
 
   /**

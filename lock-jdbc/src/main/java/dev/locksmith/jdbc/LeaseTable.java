@@ -553,6 +553,57 @@ final class LeaseTable {
   }
 
   /**
+   * Releases a set's locks in one transaction: each row as {@link #release} frees it,
+   * owner-checked, in the set's order (the order its rows were taken in, so two sets never wait for
+   * each other's rows in a cycle), then one commit. On PostgreSQL each name's waiters are told at
+   * the commit.
+   *
+   * @return whether each lock was still ours, in the names' order
+   */
+  boolean[] releaseAll(java.util.List<String> names, java.util.List<String> owners)
+      throws SQLException {
+    return onceMore(() -> releaseAllOnce(names, owners));
+  }
+
+  private boolean[] releaseAllOnce(java.util.List<String> names, java.util.List<String> owners)
+      throws SQLException {
+    for (int round = 0; ; round++) {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        if (auto) {
+          c.setAutoCommit(false);
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+          boolean[] ours = new boolean[names.size()];
+          for (int i = 0; i < names.size(); i++) {
+            ps.setString(1, names.get(i));
+            ps.setString(2, owners.get(i));
+            if (channel == null) {
+              ours[i] = ps.executeUpdate() > 0;
+            } else {
+              ps.setString(3, channel);
+              ps.setString(4, names.get(i));
+              ps.setString(5, names.get(i));
+              ps.execute(); // the UPDATE's count, then the notification's row (or none)
+              ours[i] = ps.getUpdateCount() > 0;
+            }
+          }
+          c.commit();
+          return ours;
+        } catch (SQLException e) {
+          rollbackQuietly(c);
+          if (round < 3 && Dialect.isRetryable(e)) {
+            continue;
+          }
+          throw e;
+        } finally {
+          restoreAutoCommit(c, auto);
+        }
+      }
+    }
+  }
+
+  /**
    * Break-glass: frees the row whoever holds it, in one UPDATE that keeps the fence; on PostgreSQL
    * the waiters are told as by a release (in the same transaction, delivered at its commit). The
    * holder's renewal and release then find the row no longer theirs.
