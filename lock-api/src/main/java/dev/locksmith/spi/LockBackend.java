@@ -103,8 +103,9 @@ public interface LockBackend extends AutoCloseable {
    * than 64 names (a server that caps one request: ZooKeeper, etcd); one that can do it only for
    * some sets answers null for the others and does not declare it. A backend that does not declare
    * it may also take a set in a few steps (a Redis Cluster: one per hash slot), provided that a
-   * busy answer comes only after every name it took is given back. If the call fails after the request may have reached the server, the backend gives
-   * back whatever it may have granted under these owner ids before it throws.
+   * busy answer comes only after every name it took is given back. If the call fails after the
+   * request may have reached the server, the backend gives back whatever it may have granted under
+   * these owner ids before it throws.
    *
    * @param names the names, already checked, distinct, in the set's order
    * @param ownerIds one owner id per name, as for {@link #attempt(String, String, Duration,
