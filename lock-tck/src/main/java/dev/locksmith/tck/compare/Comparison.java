@@ -123,7 +123,34 @@ public final class Comparison {
         "set of " + SET_NAMES + " names: holder killed (SIGKILL) while holding",
         false,
         0,
-        SET_NAMES);
+        SET_NAMES),
+    /**
+     * FAULTS.md 1 for leader election (issue 32): every contender campaigns with {@code
+     * client.election(name)} and, while it leads, writes with its term as the token; the leader is
+     * frozen past its lease, then writes late with its old term. When the next leader comes,
+     * whether two led at once, and whether the stale term's write is refused. Not in the quick set.
+     */
+    ELECTION_LEADER_PAUSE(
+        Fault.HOLDER_PAUSE,
+        "election: leader frozen (SIGSTOP) past its lease, then writes with its term",
+        false,
+        0,
+        0,
+        true),
+    /** FAULTS.md 2 for leader election (issue 32): the leader is killed while it leads. */
+    ELECTION_LEADER_CRASH(
+        Fault.HOLDER_CRASH, "election: leader killed (SIGKILL) while leading", false, 0, 0, true),
+    /**
+     * FAULTS.md 6 for leader election (issue 32): the leader is cut off from the server by a TCP
+     * proxy that goes silent, and keeps acting past its lease.
+     */
+    ELECTION_LEADER_CUT_OFF(
+        Fault.PARTITION,
+        "election: leader cut off by a silent TCP proxy past its lease",
+        false,
+        0,
+        0,
+        true);
 
     final Fault fault;
     final String description;
@@ -143,12 +170,34 @@ public final class Comparison {
       this(fault, description, quick, permits, 0);
     }
 
+    /** Whether the contenders campaign in an election instead of taking a lock. */
+    final boolean election;
+
     Scenario(Fault fault, String description, boolean quick, int permits, int setNames) {
+      this(fault, description, quick, permits, setNames, false);
+    }
+
+    Scenario(
+        Fault fault,
+        String description,
+        boolean quick,
+        int permits,
+        int setNames,
+        boolean election) {
       this.fault = fault;
       this.description = description;
       this.quick = quick;
       this.permits = permits;
       this.setNames = setNames;
+      this.election = election;
+    }
+
+    /**
+     * @return whether the contenders campaign in an election ({@code client.election(name)}) and
+     *     write with their term, instead of taking a lock
+     */
+    public boolean election() {
+      return election;
     }
 
     /**

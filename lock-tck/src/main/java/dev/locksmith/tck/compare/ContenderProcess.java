@@ -34,7 +34,9 @@ import java.util.Optional;
  * {@code LEAVE <token>} (its write, answered {@code OK} or {@code REJECTED}) as it ends. Given a
  * sixth above 0, it takes a set of that many names ({@code <name>/0} ...) with {@code
  * client.locks(names)}, as a lock's turn, fencing its write with the first name's token (every
- * contender's set holds that name).
+ * contender's set holds that name). Given a seventh, {@code election}, it campaigns in the election
+ * of that name instead ({@code client.election(name).candidate(...)}, under an identity naming its
+ * pid): each turn is one leadership, its token the term, and its release a resignation.
  */
 public final class ContenderProcess {
   private ContenderProcess() {}
@@ -52,6 +54,7 @@ public final class ContenderProcess {
     long holdMillis = Long.parseLong(args[3]);
     int permits = args.length > 4 ? Integer.parseInt(args[4]) : 0;
     int setNames = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+    boolean election = args.length > 6 && args[6].equals("election");
     java.util.List<String> names = new java.util.ArrayList<>();
     for (int i = 0; i < setNames; i++) {
       names.add(name + "/" + i);
@@ -88,9 +91,11 @@ public final class ContenderProcess {
             new PrintWriter(
                 new OutputStreamWriter(socket.getOutputStream(), StandardCharsets.UTF_8), true)) {
       DistributedLock resource =
-          permits > 0
-              ? client.semaphore(name, permits)
-              : setNames > 0 ? client.locks(names) : client.lock(name);
+          election
+              ? client.election(name).candidate("contender-" + ProcessHandle.current().pid())
+              : permits > 0
+                  ? client.semaphore(name, permits)
+                  : setNames > 0 ? client.locks(names) : client.lock(name);
       out.println("READY");
       while (true) {
         Optional<Lease> got;

@@ -46,7 +46,8 @@ final class ContenderRun implements AutoCloseable {
     this.resources = new ResourceServer();
   }
 
-  void start(int index, String uri, long holdMillis, int permits, int setNames) throws IOException {
+  void start(int index, String uri, long holdMillis, int permits, int setNames, boolean election)
+      throws IOException {
     String java =
         System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     ProcessBuilder pb =
@@ -62,7 +63,8 @@ final class ContenderRun implements AutoCloseable {
             Integer.toString(resources.port()),
             Long.toString(holdMillis),
             Integer.toString(permits),
-            Integer.toString(setNames));
+            Integer.toString(setNames),
+            election ? "election" : "lock");
     pb.environment().put("LOCKSMITH_URI", uri);
     Process p = pb.start();
     processes.add(p);

@@ -49,7 +49,10 @@ final class ScenarioRunner {
         requireHook(hooks, hook);
       }
       String victimUri = target.uri;
-      boolean viaProxy = scenario == Scenario.PARTITION || scenario == Scenario.LINK_DELAY;
+      boolean viaProxy =
+          scenario == Scenario.PARTITION
+              || scenario == Scenario.LINK_DELAY
+              || scenario == Scenario.ELECTION_LEADER_CUT_OFF;
       if (viaProxy) {
         InetSocketAddress server = hooks.serverAddress();
         proxy = new TcpProxy(server);
@@ -64,7 +67,8 @@ final class ScenarioRunner {
       boolean frozen =
           scenario == Scenario.HOLDER_PAUSE
               || scenario == Scenario.SEMAPHORE_HOLDER_PAUSE
-              || scenario == Scenario.SET_HOLDER_PAUSE;
+              || scenario == Scenario.SET_HOLDER_PAUSE
+              || scenario == Scenario.ELECTION_LEADER_PAUSE;
       long victimHold =
           viaProxy || scenario == Scenario.CLOCK_JUMP
               ? outlive.plus(lease).toMillis()
@@ -78,7 +82,8 @@ final class ScenarioRunner {
             i == 0 ? victimUri : target.uri,
             i == 0 ? victimHold : 50,
             scenario.permits,
-            scenario.setNames);
+            scenario.setNames,
+            scenario.election);
       }
       run.awaitCount("READY", processes, Duration.ofSeconds(60));
       run.awaitCount("RELEASED", processes, Duration.ofSeconds(30));
@@ -88,6 +93,7 @@ final class ScenarioRunner {
         case HOLDER_PAUSE:
         case SEMAPHORE_HOLDER_PAUSE:
         case SET_HOLDER_PAUSE:
+        case ELECTION_LEADER_PAUSE:
           {
             Event held =
                 run.awaitEvent(
@@ -104,6 +110,7 @@ final class ScenarioRunner {
         case HOLDER_CRASH:
         case SEMAPHORE_HOLDER_CRASH:
         case SET_HOLDER_CRASH:
+        case ELECTION_LEADER_CRASH:
           {
             Event held =
                 run.awaitEvent(e -> e.kind.equals("HELD") && kill(run, e), Duration.ofSeconds(30));
@@ -139,6 +146,7 @@ final class ScenarioRunner {
             break;
           }
         case PARTITION:
+        case ELECTION_LEADER_CUT_OFF:
           {
             TcpProxy cut = proxy;
             Event held =
@@ -307,6 +315,7 @@ final class ScenarioRunner {
           Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
           Scenario.PARTITION, List.of("serverAddress", "uriVia"),
           Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
+          Scenario.ELECTION_LEADER_CUT_OFF, List.of("serverAddress", "uriVia"),
           Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
           Scenario.LEADER_FAILOVER, List.of("killLeader"),
           Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
