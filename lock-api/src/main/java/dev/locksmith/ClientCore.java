@@ -571,6 +571,25 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
             continue;
           }
+          if (System.nanoTime() - lease.validUntil >= 0) {
+            // The grant's answer came after the lease it was granted for could have ended on the
+            // server (an answer held up on the network, a pause of this process), so another may
+            // hold the lock by now: never hand out a lease that is void from the start. Give it
+            // back (owner-checked: nothing of another's is freed) and ask again while the wait
+            // lasts (lock-compare's DROPPED_GRANT row on Redis).
+            LOG.debug(
+                "the grant of {} came {} ms after its lease could have ended; given back",
+                what,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lease.validUntil));
+            releaseQuietly(lease);
+            granted = false;
+            if (timeoutNanos == 0 || (bounded && deadline - System.nanoTime() <= 0)) {
+              return null;
+            }
+            ownerId = nextOwnerId();
+            attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
+            continue;
+          }
           if (poll.isSessionGrant()
               && !options.autoRenew()
               && guarantees.has(Guarantees.Feature.EXTEND)) {
@@ -780,6 +799,15 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
       // the session ended while the grants were on their way: never hand out a void set
       leases.forEach(this::releaseQuietly);
       return null;
+    }
+    long now = System.nanoTime();
+    for (HeldLease lease : leases) {
+      if (now - lease.validUntil >= 0) {
+        // the grants' answer came after a lease could have ended on the server (see acquire):
+        // never hand out a void set; the names are then taken one by one, each checked so
+        leases.forEach(this::releaseQuietly);
+        return null;
+      }
     }
     long waited = System.nanoTime() - start;
     List<LeaseHandle> handles = new ArrayList<>(leases.size());
