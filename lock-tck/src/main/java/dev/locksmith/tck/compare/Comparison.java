@@ -85,6 +85,31 @@ public final class Comparison {
     /** FAULTS.md 8: the server's clock jumps forward by twice the lease while held. */
     CLOCK_JUMP(Fault.CLOCK_JUMP, "lock server clock jumps forward 2 leases", false),
     /**
+     * FAULTS.md 6, one way (issue 36): the holder's requests to the server are held back by a TCP
+     * proxy past its lease while the server's replies still reach it: its renewals never arrive.
+     */
+    ONE_WAY_TO_SERVER(
+        Fault.PARTITION,
+        "holder's requests to the server cut off (replies still flow) past its lease",
+        false),
+    /**
+     * FAULTS.md 6, the other way (issue 36): the server's replies to the holder are held back past
+     * its lease while its requests still arrive: its renewals reach the server, it never hears.
+     */
+    ONE_WAY_TO_CLIENT(
+        Fault.PARTITION,
+        "holder's replies from the server cut off (requests still arrive) past its lease",
+        false),
+    /**
+     * FAULTS.md 10 (issue 36): a waiter's replies are held back by a TCP proxy while it waits, so a
+     * grant the server makes never reaches it and it gives up on the acquire with an error; does
+     * the lock stay held for nobody, and for how long.
+     */
+    DROPPED_GRANT(
+        Fault.AMBIGUOUS_ACQUIRE,
+        "a waiter's replies cut off while it waits: it gives up on a grant the server made",
+        false),
+    /**
      * FAULTS.md 1 for a semaphore (issue 20): of {@link #SEMAPHORE_PERMITS} + 1 contenders, one
      * holding a permit is frozen past its lease, then writes late. Run only for a backend that
      * declares {@link Guarantees.Feature#SEMAPHORES}; the others get a "not declared" row.
@@ -525,7 +550,7 @@ public final class Comparison {
     return new Report(results, lease, quick);
   }
 
-  /** Rows 3, 9, 10 and 11 of FAULTS.md, read off the injected scenarios or reported as not run. */
+  /** Rows 3, 9 and 11 of FAULTS.md, read off the injected scenarios or reported as not run. */
   private static List<Result> derived(
       Target target, Guarantees declared, String family, List<Result> runs) {
     String label = target.label;
@@ -560,16 +585,7 @@ public final class Comparison {
       late.judge();
     }
     out.add(late);
-    Result ambiguous =
-        new Result(
-            label,
-            Fault.AMBIGUOUS_ACQUIRE,
-            "client timed out on an acquire the server granted",
-            declared.promise(Fault.AMBIGUOUS_ACQUIRE),
-            target.predicted(family, Fault.AMBIGUOUS_ACQUIRE));
-    ambiguous.notRun(
-        "no way to drop a grant's reply here; the kit's cancellation rules cover the withdrawal");
-    out.add(ambiguous);
+    // row 10 is a scenario of its own now (DROPPED_GRANT)
     Result tokens =
         new Result(
             label,

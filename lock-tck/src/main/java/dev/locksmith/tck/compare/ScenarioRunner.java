@@ -52,7 +52,10 @@ final class ScenarioRunner {
       boolean viaProxy =
           scenario == Scenario.PARTITION
               || scenario == Scenario.LINK_DELAY
-              || scenario == Scenario.ELECTION_LEADER_CUT_OFF;
+              || scenario == Scenario.ELECTION_LEADER_CUT_OFF
+              || scenario == Scenario.ONE_WAY_TO_SERVER
+              || scenario == Scenario.ONE_WAY_TO_CLIENT
+              || scenario == Scenario.DROPPED_GRANT;
       if (viaProxy) {
         InetSocketAddress server = hooks.serverAddress();
         proxy = new TcpProxy(server);
@@ -70,7 +73,7 @@ final class ScenarioRunner {
               || scenario == Scenario.SET_HOLDER_PAUSE
               || scenario == Scenario.ELECTION_LEADER_PAUSE;
       long victimHold =
-          viaProxy || scenario == Scenario.CLOCK_JUMP
+          (viaProxy && scenario != Scenario.DROPPED_GRANT) || scenario == Scenario.CLOCK_JUMP
               ? outlive.plus(lease).toMillis()
               : frozen ? lease.toMillis() : 50;
       // a semaphore's contenders: one more than its permits, so that they contend while all are
@@ -157,6 +160,40 @@ final class ScenarioRunner {
             r.victim = 0;
             Thread.sleep(outlive.toMillis());
             cut.blackhole(false);
+            faultEnd = System.nanoTime();
+            Thread.sleep(lease.multipliedBy(2).toMillis());
+            break;
+          }
+        case ONE_WAY_TO_SERVER:
+        case ONE_WAY_TO_CLIENT:
+          {
+            TcpProxy cut = proxy;
+            TcpProxy.Direction way =
+                scenario == Scenario.ONE_WAY_TO_SERVER
+                    ? TcpProxy.Direction.TO_SERVER
+                    : TcpProxy.Direction.TO_CLIENT;
+            Event held =
+                run.awaitEvent(
+                    e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
+            cut.silence(way, true);
+            faultStart = held.at;
+            r.victim = 0;
+            Thread.sleep(outlive.toMillis());
+            cut.silence(way, false);
+            faultEnd = System.nanoTime();
+            Thread.sleep(lease.multipliedBy(2).toMillis());
+            break;
+          }
+        case DROPPED_GRANT:
+          {
+            // contender 0 waits behind another's hold when its replies stop: its next grant is made
+            // by the server and never heard of
+            TcpProxy cut = proxy;
+            run.awaitEvent(e -> e.kind.equals("HELD") && e.contender != 0, Duration.ofSeconds(30));
+            cut.silence(TcpProxy.Direction.TO_CLIENT, true);
+            faultStart = System.nanoTime();
+            Thread.sleep(outlive.toMillis());
+            cut.silence(TcpProxy.Direction.TO_CLIENT, false);
             faultEnd = System.nanoTime();
             Thread.sleep(lease.multipliedBy(2).toMillis());
             break;
@@ -250,6 +287,16 @@ final class ScenarioRunner {
         r.judgeQuorumLoss();
       } else if (scenario == Scenario.SERVER_RESTART) {
         r.noteRestart();
+      } else if (scenario == Scenario.DROPPED_GRANT
+          || scenario == Scenario.ONE_WAY_TO_SERVER
+          || scenario == Scenario.ONE_WAY_TO_CLIENT) {
+        r.note =
+            (scenario == Scenario.DROPPED_GRANT
+                    ? "contender 0's replies cut off for "
+                    : "contender 0 cut off one way for ")
+                + (faultEnd - faultStart) / 1_000_000
+                + " ms; "
+                + r.failedAcquiresNote();
       } else if (scenario == Scenario.LINK_DELAY) {
         r.note =
             "link delayed "
@@ -310,15 +357,18 @@ final class ScenarioRunner {
 
   /** The fault hooks each scenario needs; the holder scenarios need none. */
   private static final Map<Scenario, List<String>> HOOKS =
-      Map.of(
-          Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer"),
-          Scenario.SERVER_RESTART, List.of("killServer", "restartServer"),
-          Scenario.PARTITION, List.of("serverAddress", "uriVia"),
-          Scenario.LINK_DELAY, List.of("serverAddress", "uriVia"),
-          Scenario.ELECTION_LEADER_CUT_OFF, List.of("serverAddress", "uriVia"),
-          Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority"),
-          Scenario.LEADER_FAILOVER, List.of("killLeader"),
-          Scenario.CLOCK_JUMP, List.of("jumpServerClock"));
+      Map.ofEntries(
+          Map.entry(Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer")),
+          Map.entry(Scenario.SERVER_RESTART, List.of("killServer", "restartServer")),
+          Map.entry(Scenario.PARTITION, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.LINK_DELAY, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.ELECTION_LEADER_CUT_OFF, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.ONE_WAY_TO_SERVER, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.ONE_WAY_TO_CLIENT, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.DROPPED_GRANT, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority")),
+          Map.entry(Scenario.LEADER_FAILOVER, List.of("killLeader")),
+          Map.entry(Scenario.CLOCK_JUMP, List.of("jumpServerClock")));
 
   /**
    * @param leases how many leases to keep the contenders going after a fault in a full run

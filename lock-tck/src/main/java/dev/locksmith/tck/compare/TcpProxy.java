@@ -20,14 +20,26 @@ import java.util.concurrent.LinkedBlockingQueue;
  * nothing in either direction, as a network partition does (no reset, no error: only silence; new
  * connections are accepted and left silent too). While {@link #delay(Duration) delayed}, every
  * chunk of bytes read from either side is forwarded that long after it arrived, in order, as over a
- * congested or long link: nothing is lost, everything is late.
+ * congested or long link: nothing is lost, everything is late. {@link #silence(Direction, boolean)}
+ * blackholes one direction only (a one-way partition): what one side sends arrives, what the other
+ * sends waits until the direction is opened again.
  */
 public final class TcpProxy implements AutoCloseable {
   private final InetSocketAddress target;
   private final ServerSocket listener;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private final Object gate = new Object();
-  private volatile boolean blackholed;
+  private volatile boolean silentToServer;
+  private volatile boolean silentToClient;
+
+  /** One direction of every connection through the proxy. */
+  public enum Direction {
+    /** What the client sends to the server: its requests. */
+    TO_SERVER,
+    /** What the server sends to the client: its replies and notifications. */
+    TO_CLIENT
+  }
+
   private volatile long delayNanos;
   private volatile boolean closed;
 
@@ -54,7 +66,21 @@ public final class TcpProxy implements AutoCloseable {
    * @param on true to stop forwarding (partition), false to forward again (heal)
    */
   public void blackhole(boolean on) {
-    blackholed = on;
+    silence(Direction.TO_SERVER, on);
+    silence(Direction.TO_CLIENT, on);
+  }
+
+  /**
+   * @param direction the direction to stop or start forwarding
+   * @param on true to stop forwarding it (a one-way partition), false to forward it again; what was
+   *     held back then goes on, in order, as TCP delivers it once a partition heals
+   */
+  public void silence(Direction direction, boolean on) {
+    if (direction == Direction.TO_SERVER) {
+      silentToServer = on;
+    } else {
+      silentToClient = on;
+    }
     if (!on) {
       synchronized (gate) {
         gate.notifyAll();
@@ -83,8 +109,8 @@ public final class TcpProxy implements AutoCloseable {
         server.connect(target, 5000);
         sockets.add(client);
         sockets.add(server);
-        pump(client, server);
-        pump(server, client);
+        pump(client, server, Direction.TO_SERVER);
+        pump(server, client, Direction.TO_CLIENT);
       } catch (IOException e) {
         if (closed) {
           return;
@@ -109,7 +135,7 @@ public final class TcpProxy implements AutoCloseable {
   /**
    * Reads one side into a queue and writes the queue to the other side, each chunk when it is due.
    */
-  private void pump(Socket from, Socket to) {
+  private void pump(Socket from, Socket to, Direction direction) {
     BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
     Thread reader =
         new Thread(
@@ -119,7 +145,8 @@ public final class TcpProxy implements AutoCloseable {
                 InputStream in = from.getInputStream();
                 for (int n; (n = in.read(buf)) >= 0; ) {
                   synchronized (gate) {
-                    while (blackholed && !closed) {
+                    while ((direction == Direction.TO_SERVER ? silentToServer : silentToClient)
+                        && !closed) {
                       gate.wait();
                     }
                   }
