@@ -262,6 +262,9 @@ public final class Comparison {
     final Set<Scenario> scenarios;
     final Map<Scenario, String> injections;
 
+    /** Why a scenario left out of {@link #scenarios} is not run here: another target runs it. */
+    final Map<Scenario, String> elsewhere;
+
     private Target(
         String label,
         String uri,
@@ -270,6 +273,18 @@ public final class Comparison {
         Map<Fault, String> predictions,
         Set<Scenario> scenarios,
         Map<Scenario, String> injections) {
+      this(label, uri, hooks, expirySlack, predictions, scenarios, injections, Map.of());
+    }
+
+    private Target(
+        String label,
+        String uri,
+        FaultHooks hooks,
+        Duration expirySlack,
+        Map<Fault, String> predictions,
+        Set<Scenario> scenarios,
+        Map<Scenario, String> injections,
+        Map<Scenario, String> elsewhere) {
       this.label = label;
       this.uri = uri;
       this.hooks = hooks;
@@ -277,6 +292,45 @@ public final class Comparison {
       this.predictions = predictions;
       this.scenarios = scenarios;
       this.injections = injections;
+      this.elsewhere = elsewhere;
+    }
+
+    /**
+     * Leaves scenarios to another target of the same backend, whose set-up can inject them (a
+     * ZooKeeper ensemble kills a leader; one server cannot): the report says where they run.
+     *
+     * @param other the other target's label
+     * @param covered the scenarios it runs instead of this one, at least one
+     * @return a copy of this target without them
+     */
+    public Target coveredBy(String other, Scenario... covered) {
+      if (other == null || other.isBlank() || covered.length == 0) {
+        throw new IllegalArgumentException(
+            "`other` was '"
+                + other
+                + "' with "
+                + covered.length
+                + " scenarios but it must be a target's label, with at least one scenario");
+      }
+      Set<Scenario> left = EnumSet.noneOf(Scenario.class);
+      left.addAll(scenarios);
+      Map<Scenario, String> why = new EnumMap<>(Scenario.class);
+      why.putAll(elsewhere);
+      for (Scenario sc : covered) {
+        left.remove(Objects.requireNonNull(sc, "scenario"));
+        why.put(
+            sc,
+            "run on target '" + other + "' instead: this set-up of the backend cannot inject it");
+      }
+      return new Target(
+          label,
+          uri,
+          hooks,
+          expirySlack,
+          predictions,
+          Collections.unmodifiableSet(left),
+          injections,
+          Collections.unmodifiableMap(why));
     }
 
     /**
@@ -304,7 +358,8 @@ public final class Comparison {
           expirySlack,
           predictions,
           scenarios,
-          Collections.unmodifiableMap(copy));
+          Collections.unmodifiableMap(copy),
+          elsewhere);
     }
 
     String description(Scenario scenario) {
@@ -330,7 +385,14 @@ public final class Comparison {
       copy.putAll(predictions);
       copy.put(fault, prediction);
       return new Target(
-          label, uri, hooks, expirySlack, Collections.unmodifiableMap(copy), scenarios, injections);
+          label,
+          uri,
+          hooks,
+          expirySlack,
+          Collections.unmodifiableMap(copy),
+          scenarios,
+          injections,
+          elsewhere);
     }
 
     /**
@@ -356,7 +418,8 @@ public final class Comparison {
           expirySlack,
           predictions,
           Collections.unmodifiableSet(set),
-          injections);
+          injections,
+          elsewhere);
     }
 
     String predicted(String family, Scenario scenario) {
@@ -513,7 +576,9 @@ public final class Comparison {
                 target.predicted(family, scenario));
         r.permits = scenario.permits;
         if (!target.scenarios.contains(scenario)) {
-          r.notRun("not among the scenarios chosen for this target with Target.only()");
+          r.notRun(
+              target.elsewhere.getOrDefault(
+                  scenario, "not among the scenarios chosen for this target with Target.only()"));
         } else if (!declared.has(Guarantees.Feature.SHARED_ACROSS_PROCESSES)) {
           r.notRun(
               "the backend does not share locks across processes, and every scenario needs separate"

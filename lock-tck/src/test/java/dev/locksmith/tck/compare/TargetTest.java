@@ -37,4 +37,19 @@ class TargetTest {
     assertThat(one.scenarios).containsExactly(Scenario.CLOCK_JUMP);
     assertThat(target.scenarios).contains(Scenario.values());
   }
+
+  @Test
+  void aScenarioCoveredByAnotherTargetSaysWhere() {
+    Target single = target.coveredBy("mystore-3", Scenario.LEADER_FAILOVER, Scenario.MAJORITY_DOWN);
+    assertThat(single.scenarios)
+        .doesNotContain(Scenario.LEADER_FAILOVER, Scenario.MAJORITY_DOWN)
+        .contains(Scenario.HOLDER_PAUSE);
+    assertThat(single.elsewhere.get(Scenario.LEADER_FAILOVER)).contains("'mystore-3'");
+    assertThat(single.withPrediction(dev.locksmith.Guarantees.Fault.HOLDER_PAUSE, "F").elsewhere)
+        .as("kept by a copy")
+        .containsKey(Scenario.MAJORITY_DOWN);
+    assertThatThrownBy(() -> target.coveredBy("other"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("`other`");
+  }
 }
