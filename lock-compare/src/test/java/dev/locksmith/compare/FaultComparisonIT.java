@@ -38,6 +38,7 @@ class FaultComparisonIT {
       List.of(
           "redis",
           "redis+aof",
+          "redis+faketime",
           "redlock",
           "etcd",
           "zookeeper",
@@ -151,6 +152,8 @@ class FaultComparisonIT {
         return start(started, RedisComparisonTarget::new).target();
       case "redis+aof":
         return start(started, RedisComparisonTarget::persistent).target();
+      case "redis+faketime":
+        return start(started, RedisComparisonTarget::withFakeClock).target();
       case "redlock":
         return start(started, RedlockComparisonTarget::new).target();
       case "etcd":

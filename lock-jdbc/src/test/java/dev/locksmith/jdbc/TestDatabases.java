@@ -1,5 +1,6 @@
 package dev.locksmith.jdbc;
 
+import dev.locksmith.tck.FakeClock;
 import dev.locksmith.tck.ServerProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -51,13 +52,8 @@ final class TestDatabases {
     /** Kept open so an H2 database outlives every client and stays served to child processes. */
     final Connection keepAlive;
 
-    /**
-     * The libfaketime timestamp file the server reads its clock offset from, or null when its clock
-     * is the real one.
-     */
-    final Path clockFile;
-
-    private long clockOffsetSeconds;
+    /** The server's clock under libfaketime, or null when its clock is the real one. */
+    final FakeClock clock;
 
     Db(
         String name,
@@ -76,35 +72,22 @@ final class TestDatabases {
         String user,
         ServerProcess server,
         Connection keepAlive,
-        Path clockFile) {
+        FakeClock clock) {
       this.name = name;
       this.uri = uri;
       this.adminUrl = adminUrl;
       this.user = user;
       this.server = server;
       this.keepAlive = keepAlive;
-      this.clockFile = clockFile;
+      this.clock = clock;
     }
 
-    /**
-     * Moves the server's clock forward, for that process alone: libfaketime reads the offset from
-     * {@link #clockFile} on every call. Whole seconds, rounded up.
-     */
-    synchronized void jumpClock(Duration jump) {
-      if (clockFile == null) {
+    /** Moves the server's clock forward, for that process alone (see {@link FakeClock}). */
+    void jumpClock(Duration jump) {
+      if (clock == null) {
         throw new UnsupportedOperationException("jumpServerClock");
       }
-      if (jump.isNegative() || jump.isZero()) {
-        throw new IllegalArgumentException(
-            "`jump` was " + jump.toMillis() + "ms but it must be forwards (more than 0)");
-      }
-      clockOffsetSeconds += (jump.toMillis() + 999) / 1000;
-      try {
-        Files.writeString(clockFile, "+" + clockOffsetSeconds + "\n", StandardCharsets.US_ASCII);
-      } catch (IOException e) {
-        throw new IllegalStateException(
-            "cannot write " + clockFile + " to move " + name + "'s clock: " + e, e);
-      }
+      clock.jump(jump);
     }
 
     Connection admin() throws SQLException {
@@ -269,26 +252,6 @@ final class TestDatabases {
     return mariadbFakeClock;
   }
 
-  private static Path libfaketime() throws IOException {
-    for (Path lib : List.of(Path.of("/usr/lib"), Path.of("/usr/lib64"))) {
-      if (!Files.isDirectory(lib)) {
-        continue;
-      }
-      try (Stream<Path> dirs = Files.list(lib)) {
-        List<Path> found =
-            dirs.map(d -> d.resolve("faketime").resolve("libfaketimeMT.so.1"))
-                .filter(Files::isReadable)
-                .collect(Collectors.toList());
-        if (!found.isEmpty()) {
-          return found.get(0);
-        }
-      }
-    }
-    throw new IllegalStateException(
-        "libfaketimeMT.so.1 was not found in /usr/lib/*/faketime/; install it with: apt-get install"
-            + " faketime");
-  }
-
   private static Db startMariadb(String name, boolean fakeClock) throws Exception {
     Path mariadbd = ServerProcess.requireBinary("mariadbd", "apt-get install mariadb-server");
     Path install =
@@ -330,20 +293,10 @@ final class TestDatabases {
     }
     String base = "jdbc:mysql://127.0.0.1:" + port + "/";
     Map<String, String> env = Map.of();
-    Path clockFile = null;
+    FakeClock clock = null;
     if (fakeClock) {
-      clockFile = dir.resolve("clock-offset");
-      Files.writeString(clockFile, "+0\n", StandardCharsets.US_ASCII);
-      env =
-          Map.of(
-              "LD_PRELOAD",
-              libfaketime().toString(),
-              "FAKETIME_TIMESTAMP_FILE",
-              clockFile.toString(),
-              "FAKETIME_NO_CACHE",
-              "1",
-              "FAKETIME_DONT_FAKE_MONOTONIC",
-              "1");
+      clock = FakeClock.in(dir);
+      env = clock.environment();
     }
     ServerProcess server =
         ServerProcess.start(
@@ -360,7 +313,7 @@ final class TestDatabases {
         "root",
         server,
         null,
-        clockFile);
+        clock);
   }
 
   static synchronized Db postgres() throws Exception {

@@ -14,6 +14,7 @@ import java.time.Duration;
 public final class RedisComparisonTarget implements AutoCloseable {
   private final RedisServer redis;
   private final boolean aof;
+  private final boolean fakeClock;
 
   /** A server without persistence, as the backend's declaration assumes: every scenario. */
   public RedisComparisonTarget() {
@@ -21,8 +22,24 @@ public final class RedisComparisonTarget implements AutoCloseable {
   }
 
   private RedisComparisonTarget(RedisServer redis, boolean aof) {
+    this(redis, aof, false);
+  }
+
+  private RedisComparisonTarget(RedisServer redis, boolean aof, boolean fakeClock) {
     this.redis = redis;
     this.aof = aof;
+    this.fakeClock = fakeClock;
+  }
+
+  /**
+   * @return a server whose wall clock is shifted ({@link RedisServer#startWithFakeClock}), shown as
+   *     "redis+faketime", for the clock jump alone (its hook moves that server's wall clock
+   *     forward, nothing else's): Redis expires keys by its wall clock; the plain target covers the
+   *     other scenarios
+   */
+  public static RedisComparisonTarget withFakeClock() {
+    return new RedisComparisonTarget(
+        RedisServer.startWithFakeClock("compare-redis-faketime"), false, true);
   }
 
   /**
@@ -39,8 +56,20 @@ public final class RedisComparisonTarget implements AutoCloseable {
    *     hooks
    */
   public Comparison.Target target() {
+    if (fakeClock) {
+      FaultHooks hooks =
+          new FaultHooks() {
+            @Override
+            public void jumpServerClock(Duration jump) {
+              redis.jumpClock(jump);
+            }
+          };
+      return Comparison.Target.of("redis+faketime", redis.uri(), hooks, Duration.ZERO)
+          .only(Comparison.Scenario.CLOCK_JUMP);
+    }
     if (!aof) {
-      return Comparison.Target.of("redis", redis.uri(), hooks(redis), Duration.ZERO);
+      return Comparison.Target.of("redis", redis.uri(), hooks(redis), Duration.ZERO)
+          .coveredBy("redis+faketime", Comparison.Scenario.CLOCK_JUMP);
     }
     // The backend cannot see how the server persists, so it declares the restart unsafe for
     // every server; FAULTS.md's row 4 is about a server without persistence, and the Redis

@@ -1,5 +1,6 @@
 package dev.locksmith.redis;
 
+import dev.locksmith.tck.FakeClock;
 import dev.locksmith.tck.ServerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,11 +29,13 @@ public final class RedisServer implements AutoCloseable {
   private final ServerProcess process;
   private final int port;
   private final String password;
+  private final FakeClock clock;
 
-  private RedisServer(ServerProcess process, int port, String password) {
+  private RedisServer(ServerProcess process, int port, String password, FakeClock clock) {
     this.process = process;
     this.port = port;
     this.password = password;
+    this.clock = clock;
   }
 
   /**
@@ -55,7 +58,7 @@ public final class RedisServer implements AutoCloseable {
    *     start
    */
   public static RedisServer start(String name, String password) {
-    return start(name, password, false);
+    return start(name, password, false, false);
   }
 
   /**
@@ -67,10 +70,36 @@ public final class RedisServer implements AutoCloseable {
    * @return the running server
    */
   public static RedisServer startWithAof(String name) {
-    return start(name, null, true);
+    return start(name, null, true, false);
   }
 
-  private static RedisServer start(String name, String password, boolean aof) {
+  /**
+   * Starts a server without a password or persistence with its wall clock shifted by {@link
+   * FakeClock#shimIn} (libfaketime cannot start a redis-server built with jemalloc), which {@link
+   * #jumpClock} moves forward: Redis expires keys by its wall clock.
+   *
+   * @param name a short name for its log file and work directory
+   * @return the running server
+   * @throws IllegalStateException if no C compiler is installed to build the shift
+   */
+  public static RedisServer startWithFakeClock(String name) {
+    return start(name, null, false, true);
+  }
+
+  /**
+   * Moves this server's wall clock forward (see {@link FakeClock}).
+   *
+   * @param jump how far
+   * @throws UnsupportedOperationException if it was not started with {@link #startWithFakeClock}
+   */
+  public void jumpClock(java.time.Duration jump) {
+    if (clock == null) {
+      throw new UnsupportedOperationException("jumpServerClock");
+    }
+    clock.jump(jump);
+  }
+
+  private static RedisServer start(String name, String password, boolean aof, boolean fakeClock) {
     Path binary = ServerProcess.requireBinary("redis-server", "apt-get install redis-server");
     int port = ServerProcess.freePort();
     List<String> command =
@@ -99,15 +128,25 @@ public final class RedisServer implements AutoCloseable {
     Path workDir = Path.of("target", "redis-servers", name + "-" + port).toAbsolutePath();
     command.add("--dir");
     command.add(workDir.toString());
+    FakeClock clock = null;
+    Map<String, String> env = Map.of();
+    if (fakeClock) {
+      try {
+        clock = FakeClock.shimIn(workDir);
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("cannot write the clock file in " + workDir + ": " + e, e);
+      }
+      env = clock.environment();
+    }
     ServerProcess process =
         ServerProcess.start(
             "redis-" + name,
             command,
             workDir,
-            Map.of(),
+            env,
             Duration.ofSeconds(20),
             answersPing(port, password));
-    return new RedisServer(process, port, password);
+    return new RedisServer(process, port, password, clock);
   }
 
   private static BooleanSupplier answersPing(int port, String password) {

@@ -8,8 +8,8 @@ import java.time.Duration;
  * Five real redis-servers and their fault hooks, as a target of the fault comparison (lock-compare
  * runs it beside the other backends). Shipped in the test-jar. Pausing, killing or restarting "the
  * server" hurts all five; the failover hook kills one, a minority, and the majority hooks kill
- * three and restart them (empty, as they run without persistence). No partition hook: cutting one
- * client off would need a proxy in front of every server.
+ * three and restart them (empty, as they run without persistence). A client is cut off through one
+ * proxy per server ({@link FaultHooks#serverAddresses()}): cut off from all five at once.
  */
 public final class RedlockComparisonTarget implements AutoCloseable {
   private final RedlockServers servers = RedlockServers.start("compare-redlock", 5);
@@ -42,6 +42,24 @@ public final class RedlockComparisonTarget implements AutoCloseable {
       @Override
       public void restartServer() {
         s.restart(s.all());
+      }
+
+      @Override
+      public java.util.List<java.net.InetSocketAddress> serverAddresses() {
+        java.util.List<java.net.InetSocketAddress> out = new java.util.ArrayList<>();
+        for (int i = 0; i < s.size(); i++) {
+          out.add(new java.net.InetSocketAddress("127.0.0.1", s.get(i).port()));
+        }
+        return out;
+      }
+
+      @Override
+      public String uriVia(java.util.List<java.net.InetSocketAddress> proxies) {
+        StringBuilder uri = new StringBuilder("redlock://");
+        for (int i = 0; i < proxies.size(); i++) {
+          uri.append(i == 0 ? "" : ",").append("127.0.0.1:").append(proxies.get(i).getPort());
+        }
+        return uri.toString();
       }
 
       @Override

@@ -104,6 +104,27 @@ public interface FaultHooks {
     throw new UnsupportedOperationException("uriVia");
   }
 
+  /**
+   * @return every address a client connects to, for a backend whose client talks to several servers
+   *     at once (Redlock): a cut-off client then goes through one proxy per server. By default
+   *     {@link #serverAddress()} alone.
+   */
+  default java.util.List<InetSocketAddress> serverAddresses() {
+    return java.util.List.of(serverAddress());
+  }
+
+  /**
+   * @param proxies one proxy per address of {@link #serverAddresses()}, in its order
+   * @return the backend URI with each server replaced by its proxy; by default {@link
+   *     #uriVia(InetSocketAddress)} of the one proxy
+   */
+  default String uriVia(java.util.List<InetSocketAddress> proxies) {
+    if (proxies.size() != 1) {
+      throw new UnsupportedOperationException("uriVia");
+    }
+    return uriVia(proxies.get(0));
+  }
+
   /** Kills the leader (or primary) of a replicated server, leaving a majority running. */
   default void killLeader() {
     throw new UnsupportedOperationException("killLeader");
@@ -173,6 +194,16 @@ public interface FaultHooks {
       @Override
       public String uriVia(InetSocketAddress proxy) {
         return base.uriVia(proxy);
+      }
+
+      @Override
+      public java.util.List<InetSocketAddress> serverAddresses() {
+        return base.serverAddresses();
+      }
+
+      @Override
+      public String uriVia(java.util.List<InetSocketAddress> proxies) {
+        return base.uriVia(proxies);
       }
 
       @Override

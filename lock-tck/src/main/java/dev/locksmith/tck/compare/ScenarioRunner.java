@@ -42,7 +42,7 @@ final class ScenarioRunner {
   void run(Target target, Scenario scenario, Result r) throws IOException, InterruptedException {
     FaultHooks hooks = target.hooks;
     Duration outlive = lease.plus(target.expirySlack).plus(Duration.ofSeconds(1));
-    TcpProxy proxy = null;
+    Proxies proxy = null;
     try (ContenderRun run = new ContenderRun(target, lease)) {
       // Hooks are checked before any contender starts, so a missing one costs nothing.
       for (String hook : HOOKS.getOrDefault(scenario, List.of())) {
@@ -57,9 +57,8 @@ final class ScenarioRunner {
               || scenario == Scenario.ONE_WAY_TO_CLIENT
               || scenario == Scenario.DROPPED_GRANT;
       if (viaProxy) {
-        InetSocketAddress server = hooks.serverAddress();
-        proxy = new TcpProxy(server);
-        victimUri = hooks.uriVia(proxy.address());
+        proxy = new Proxies(hooks.serverAddresses());
+        victimUri = hooks.uriVia(proxy.addresses());
       }
       // A cut-off holder keeps working past its lease, as a real one does when nothing tells it
       // to stop in time: the partition's victim holds long enough for its lease to run out, and
@@ -151,7 +150,7 @@ final class ScenarioRunner {
         case PARTITION:
         case ELECTION_LEADER_CUT_OFF:
           {
-            TcpProxy cut = proxy;
+            Proxies cut = proxy;
             Event held =
                 run.awaitEvent(
                     e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
@@ -167,7 +166,7 @@ final class ScenarioRunner {
         case ONE_WAY_TO_SERVER:
         case ONE_WAY_TO_CLIENT:
           {
-            TcpProxy cut = proxy;
+            Proxies cut = proxy;
             TcpProxy.Direction way =
                 scenario == Scenario.ONE_WAY_TO_SERVER
                     ? TcpProxy.Direction.TO_SERVER
@@ -188,7 +187,7 @@ final class ScenarioRunner {
           {
             // contender 0 waits behind another's hold when its replies stop: its next grant is made
             // by the server and never heard of
-            TcpProxy cut = proxy;
+            Proxies cut = proxy;
             run.awaitEvent(e -> e.kind.equals("HELD") && e.contender != 0, Duration.ofSeconds(30));
             cut.silence(TcpProxy.Direction.TO_CLIENT, true);
             faultStart = System.nanoTime();
@@ -200,7 +199,7 @@ final class ScenarioRunner {
           }
         case LINK_DELAY:
           {
-            TcpProxy slow = proxy;
+            Proxies slow = proxy;
             Event held =
                 run.awaitEvent(
                     e -> e.kind.equals("HELD") && e.contender == 0, Duration.ofSeconds(30));
@@ -355,17 +354,66 @@ final class ScenarioRunner {
     }
   }
 
+  /**
+   * One {@link TcpProxy} per server a client talks to (several for Redlock), acted on together: a
+   * client cut off from one of them only is not cut off.
+   */
+  private static final class Proxies implements AutoCloseable {
+    private final List<TcpProxy> each = new ArrayList<>();
+
+    Proxies(List<InetSocketAddress> servers) throws IOException {
+      try {
+        for (InetSocketAddress server : servers) {
+          each.add(new TcpProxy(server));
+        }
+      } catch (IOException e) {
+        close();
+        throw e;
+      }
+    }
+
+    List<InetSocketAddress> addresses() {
+      List<InetSocketAddress> out = new ArrayList<>(each.size());
+      each.forEach(p -> out.add(p.address()));
+      return out;
+    }
+
+    void blackhole(boolean on) {
+      each.forEach(p -> p.blackhole(on));
+    }
+
+    void silence(TcpProxy.Direction direction, boolean on) {
+      each.forEach(p -> p.silence(direction, on));
+    }
+
+    void delay(Duration oneWay) {
+      each.forEach(p -> p.delay(oneWay));
+    }
+
+    @Override
+    public void close() {
+      for (TcpProxy p : each) {
+        try {
+          p.close();
+        } catch (IOException e) {
+          // closing anyway
+        }
+      }
+    }
+  }
+
   /** The fault hooks each scenario needs; the holder scenarios need none. */
   private static final Map<Scenario, List<String>> HOOKS =
       Map.ofEntries(
           Map.entry(Scenario.SERVER_PAUSE, List.of("pauseServer", "resumeServer")),
           Map.entry(Scenario.SERVER_RESTART, List.of("killServer", "restartServer")),
-          Map.entry(Scenario.PARTITION, List.of("serverAddress", "uriVia")),
-          Map.entry(Scenario.LINK_DELAY, List.of("serverAddress", "uriVia")),
-          Map.entry(Scenario.ELECTION_LEADER_CUT_OFF, List.of("serverAddress", "uriVia")),
-          Map.entry(Scenario.ONE_WAY_TO_SERVER, List.of("serverAddress", "uriVia")),
-          Map.entry(Scenario.ONE_WAY_TO_CLIENT, List.of("serverAddress", "uriVia")),
-          Map.entry(Scenario.DROPPED_GRANT, List.of("serverAddress", "uriVia")),
+          Map.entry(Scenario.PARTITION, List.of("serverAddress|serverAddresses", "uriVia")),
+          Map.entry(Scenario.LINK_DELAY, List.of("serverAddress|serverAddresses", "uriVia")),
+          Map.entry(
+              Scenario.ELECTION_LEADER_CUT_OFF, List.of("serverAddress|serverAddresses", "uriVia")),
+          Map.entry(Scenario.ONE_WAY_TO_SERVER, List.of("serverAddress|serverAddresses", "uriVia")),
+          Map.entry(Scenario.ONE_WAY_TO_CLIENT, List.of("serverAddress|serverAddresses", "uriVia")),
+          Map.entry(Scenario.DROPPED_GRANT, List.of("serverAddress|serverAddresses", "uriVia")),
           Map.entry(Scenario.MAJORITY_DOWN, List.of("killMajority", "restartMajority")),
           Map.entry(Scenario.LEADER_FAILOVER, List.of("killLeader")),
           Map.entry(Scenario.CLOCK_JUMP, List.of("jumpServerClock")));
@@ -378,14 +426,18 @@ final class ScenarioRunner {
     return lease.multipliedBy(quick ? 1 : leases).toMillis();
   }
 
+  /**
+   * @param name a hook's method name, or several separated by {@code |} of which one will do
+   */
   private static void requireHook(FaultHooks hooks, String name) {
     // hooks cannot be probed without harm, so ask whether the target overrides them
+    List<String> any = List.of(name.split("\\|"));
     for (java.lang.reflect.Method m : hooks.getClass().getMethods()) {
-      if (m.getName().equals(name) && m.getDeclaringClass() != FaultHooks.class && !m.isBridge()) {
+      if (any.contains(m.getName()) && m.getDeclaringClass() != FaultHooks.class && !m.isBridge()) {
         return;
       }
     }
-    throw new UnsupportedOperationException(name);
+    throw new UnsupportedOperationException(any.get(0));
   }
 
   private static boolean pause(ContenderRun run, Event held) {
