@@ -46,6 +46,7 @@ class FaultComparisonIT {
           "mariadb",
           "mariadb+faketime",
           "postgresql",
+          "postgresql+faketime",
           "redis-sentinel",
           "redis-sentinel+wait",
           "redis-cluster",
@@ -163,11 +164,15 @@ class FaultComparisonIT {
       case "zookeeper-3":
         return start(started, ZooKeeperComparisonTarget::ensemble).target();
       case "mariadb":
-        return JdbcComparisonTarget.mariadb();
+        return JdbcComparisonTarget.mariadb()
+            .coveredBy("mariadb+faketime", Comparison.Scenario.CLOCK_JUMP);
       case "mariadb+faketime":
         return JdbcComparisonTarget.mariadbWithFakeClock();
       case "postgresql":
-        return JdbcComparisonTarget.postgres();
+        return JdbcComparisonTarget.postgres()
+            .coveredBy("postgresql+faketime", Comparison.Scenario.CLOCK_JUMP);
+      case "postgresql+faketime":
+        return JdbcComparisonTarget.postgresWithFakeClock();
       case "redis-sentinel":
         return start(started, () -> RedisTopologyComparisonTarget.sentinel(false)).target();
       case "redis-sentinel+wait":

@@ -52,6 +52,25 @@ public final class JdbcComparisonTarget {
         .only(Comparison.Scenario.CLOCK_JUMP);
   }
 
+  /**
+   * @return a PostgreSQL server of its own with a shifted wall clock, shown as
+   *     "postgresql+faketime", for the clock jump alone; the plain PostgreSQL target covers the
+   *     other scenarios
+   * @throws Exception if the server cannot be started (no C compiler for the shift included)
+   */
+  public static Comparison.Target postgresWithFakeClock() throws Exception {
+    TestDatabases.Db db = TestDatabases.postgresWithFakeClock();
+    FaultHooks hooks =
+        new FaultHooks() {
+          @Override
+          public void jumpServerClock(Duration jump) {
+            db.jumpClock(jump);
+          }
+        };
+    return Comparison.Target.of(db.name, db.uri, hooks, Duration.ZERO)
+        .only(Comparison.Scenario.CLOCK_JUMP);
+  }
+
   private static Comparison.Target target(TestDatabases.Db db) {
     return Comparison.Target.of(db.name, db.uri, hooks(db), Duration.ZERO);
   }

@@ -32,6 +32,7 @@ final class TestDatabases {
   private static Db mariadb;
   private static Db mariadbFakeClock;
   private static Db postgres;
+  private static Db postgresFakeClock;
   private static Db h2;
 
   private TestDatabases() {}
@@ -318,6 +319,26 @@ final class TestDatabases {
 
   static synchronized Db postgres() throws Exception {
     if (postgres == null) {
+      postgres = startPostgres("postgresql", false);
+    }
+    return postgres;
+  }
+
+  /**
+   * @return a PostgreSQL server of its own with a shifted clock ({@link FakeClock#shimIn}), named
+   *     "postgresql+faketime", whose clock {@link Db#jumpClock} moves forward: the lease table's
+   *     expiry is read from the database's clock
+   * @throws Exception if it cannot be started (libfaketime missing included)
+   */
+  static synchronized Db postgresWithFakeClock() throws Exception {
+    if (postgresFakeClock == null) {
+      postgresFakeClock = startPostgres("postgresql+faketime", true);
+    }
+    return postgresFakeClock;
+  }
+
+  private static Db startPostgres(String name, boolean fakeClock) throws Exception {
+    {
       Path bin = postgresBin();
       Path dir = Files.createTempDirectory("locksmith-postgres-");
       boolean root = isRoot();
@@ -369,18 +390,20 @@ final class TestDatabases {
               "-c",
               "shared_buffers=32MB"));
       String url = "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+      // the kit's own shift: libfaketime, preloaded into setpriv (root) too, makes a semaphore
+      // that the server, as the postgres user, may not open (the files are readable by it)
+      FakeClock clock = fakeClock ? FakeClock.shimIn(dir.resolve("clock")) : null;
       ServerProcess server =
           ServerProcess.start(
-              "postgres",
+              name.equals("postgresql") ? "postgres" : name,
               cmd,
               dir,
-              Map.of(),
+              clock == null ? Map.of() : clock.environment(),
               Duration.ofSeconds(60),
               () -> canConnect(url, "postgres"));
-      postgres = new Db("postgresql", url + "?user=postgres", url, "postgres", server, null);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, dir)));
+      return new Db(name, url + "?user=postgres", url, "postgres", server, null, clock);
     }
-    return postgres;
   }
 
   static synchronized Db h2() throws Exception {

@@ -17,7 +17,9 @@ import java.util.stream.Stream;
  * file, so that {@link #jump} moves that server's wall clock and nothing else's. Monotonic clocks
  * are left alone, as a real clock step leaves them. {@link #in} uses libfaketime ({@code apt-get
  * install faketime}); {@link #shimIn} a small preload library of the kit's own, compiled with the
- * system's C compiler, for servers libfaketime cannot start (redis-server built with jemalloc).
+ * system's C compiler, for servers libfaketime cannot start: redis-server built with jemalloc, and
+ * a server started through {@code setpriv} as another user (PostgreSQL), whose libfaketime cannot
+ * open the shared-memory semaphore the first, root, process made.
  */
 public final class FakeClock {
   private final Path file;
