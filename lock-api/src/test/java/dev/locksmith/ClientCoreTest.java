@@ -33,6 +33,7 @@ class ClientCoreTest {
   /** Wraps local: and counts what the core asks of a backend. */
   static final class Counting implements LockProvider {
     final AtomicInteger renewCalls = new AtomicInteger();
+    final AtomicInteger largestRenewal = new AtomicInteger();
     final AtomicInteger leasesRenewed = new AtomicInteger();
     final AtomicInteger polls = new AtomicInteger();
     final AtomicInteger pollsWithoutWaiting = new AtomicInteger();
@@ -118,6 +119,7 @@ class ClientCoreTest {
         public List<Renewal> renew(List<BackendLease> leases) {
           renewCalls.incrementAndGet();
           leasesRenewed.addAndGet(leases.size());
+          largestRenewal.accumulateAndGet(leases.size(), Math::max);
           java.util.concurrent.CountDownLatch hang = renewalsHang;
           if (hang != null) {
             try {
@@ -227,10 +229,14 @@ class ClientCoreTest {
         Thread.sleep(10);
       }
       assertThat(counting.leasesRenewed.get()).as("leases renewed").isGreaterThanOrEqualTo(2000);
-      // 1,000 leases renewed twice each: a handful of backend calls, not thousands
+      // 1,000 leases renewed twice each: a handful of backend calls (chunks of 256), not thousands
       assertThat(counting.renewCalls.get())
           .as("renew() calls for 2,000 lease renewals")
-          .isLessThanOrEqualTo(8);
+          .isLessThanOrEqualTo(16);
+      assertThat(counting.largestRenewal.get())
+          .as("leases in the largest renew() call")
+          .isGreaterThan(100)
+          .isLessThanOrEqualTo(256);
       assertThat(leases).allMatch(Lease::isValid);
     }
   }
