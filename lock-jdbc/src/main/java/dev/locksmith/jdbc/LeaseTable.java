@@ -185,13 +185,8 @@ final class LeaseTable {
       String holder,
       Runnable beforeCommit)
       throws SQLException {
-    for (int round = 0; ; round++) {
-      try (Connection c = borrow()) {
-        boolean auto = c.getAutoCommit();
-        if (auto) {
-          c.setAutoCommit(false);
-        }
-        try {
+    return inOneTransaction(
+        c -> {
           long[] fences = new long[names.size()];
           for (int i = 0; i < names.size(); i++) {
             Take t =
@@ -206,6 +201,28 @@ final class LeaseTable {
           beforeCommit.run();
           c.commit();
           return fences;
+        });
+  }
+
+  /** Work on one connection, in one transaction that it commits (or rolls back) itself. */
+  private interface Transaction<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /**
+   * Runs {@code work} in one transaction on a borrowed connection (out of auto-commit for it),
+   * rolled back if it throws, and run again up to three times if the database says a retry can help
+   * (a deadlock, a serialization failure, a row inserted by another meanwhile).
+   */
+  private <T> T inOneTransaction(Transaction<T> work) throws SQLException {
+    for (int round = 0; ; round++) {
+      try (Connection c = borrow()) {
+        boolean auto = c.getAutoCommit();
+        if (auto) {
+          c.setAutoCommit(false);
+        }
+        try {
+          return work.run(c);
         } catch (SQLException e) {
           rollbackQuietly(c);
           if (round < 3 && (Dialect.isDuplicateKey(e) || Dialect.isRetryable(e))) {
@@ -567,40 +584,27 @@ final class LeaseTable {
 
   private boolean[] releaseAllOnce(java.util.List<String> names, java.util.List<String> owners)
       throws SQLException {
-    for (int round = 0; ; round++) {
-      try (Connection c = borrow()) {
-        boolean auto = c.getAutoCommit();
-        if (auto) {
-          c.setAutoCommit(false);
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql.release)) {
-          boolean[] ours = new boolean[names.size()];
-          for (int i = 0; i < names.size(); i++) {
-            ps.setString(1, names.get(i));
-            ps.setString(2, owners.get(i));
-            if (channel == null) {
-              ours[i] = ps.executeUpdate() > 0;
-            } else {
-              ps.setString(3, channel);
-              ps.setString(4, names.get(i));
-              ps.setString(5, names.get(i));
-              ps.execute(); // the UPDATE's count, then the notification's row (or none)
-              ours[i] = ps.getUpdateCount() > 0;
+    return inOneTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql.release)) {
+            boolean[] ours = new boolean[names.size()];
+            for (int i = 0; i < names.size(); i++) {
+              ps.setString(1, names.get(i));
+              ps.setString(2, owners.get(i));
+              if (channel == null) {
+                ours[i] = ps.executeUpdate() > 0;
+              } else {
+                ps.setString(3, channel);
+                ps.setString(4, names.get(i));
+                ps.setString(5, names.get(i));
+                ps.execute(); // the UPDATE's count, then the notification's row (or none)
+                ours[i] = ps.getUpdateCount() > 0;
+              }
             }
+            c.commit();
+            return ours;
           }
-          c.commit();
-          return ours;
-        } catch (SQLException e) {
-          rollbackQuietly(c);
-          if (round < 3 && Dialect.isRetryable(e)) {
-            continue;
-          }
-          throw e;
-        } finally {
-          restoreAutoCommit(c, auto);
-        }
-      }
-    }
+        });
   }
 
   /**

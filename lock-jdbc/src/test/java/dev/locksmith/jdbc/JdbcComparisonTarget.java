@@ -40,16 +40,7 @@ public final class JdbcComparisonTarget {
    * @throws Exception if the server cannot be started (libfaketime missing included)
    */
   public static Comparison.Target mariadbWithFakeClock() throws Exception {
-    TestDatabases.Db db = TestDatabases.mariadbWithFakeClock();
-    FaultHooks hooks =
-        new FaultHooks() {
-          @Override
-          public void jumpServerClock(Duration jump) {
-            db.jumpClock(jump);
-          }
-        };
-    return Comparison.Target.of(db.name, db.uri, hooks, Duration.ZERO)
-        .only(Comparison.Scenario.CLOCK_JUMP);
+    return clockJumpOnly(TestDatabases.mariadbWithFakeClock());
   }
 
   /**
@@ -59,7 +50,11 @@ public final class JdbcComparisonTarget {
    * @throws Exception if the server cannot be started (no C compiler for the shift included)
    */
   public static Comparison.Target postgresWithFakeClock() throws Exception {
-    TestDatabases.Db db = TestDatabases.postgresWithFakeClock();
+    return clockJumpOnly(TestDatabases.postgresWithFakeClock());
+  }
+
+  /** A database whose clock can jump, as a target of the clock jump alone. */
+  private static Comparison.Target clockJumpOnly(TestDatabases.Db db) {
     FaultHooks hooks =
         new FaultHooks() {
           @Override
