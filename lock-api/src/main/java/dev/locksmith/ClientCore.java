@@ -571,12 +571,14 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
             attempt = backend.attempt(name, claim, ownerId, options.lease(), waiter::wake);
             continue;
           }
-          if (System.nanoTime() - lease.validUntil >= 0) {
+          if (options.autoRenew() && System.nanoTime() - lease.validUntil >= 0) {
             // The grant's answer came after the lease it was granted for could have ended on the
             // server (an answer held up on the network, a pause of this process), so another may
-            // hold the lock by now: never hand out a lease that is void from the start. Give it
-            // back (owner-checked: nothing of another's is freed) and ask again while the wait
-            // lasts (lock-compare's DROPPED_GRANT row on Redis).
+            // hold the lock by now: never hand out a renewed lease that is void from the start.
+            // Give it back (owner-checked: nothing of another's is freed) and ask again while the
+            // wait lasts (lock-compare's DROPPED_GRANT row on Redis). A lease without renewal is
+            // handed out as it is, already ended (isValid() false): its caller asked for a fixed
+            // lease, which may be shorter than a round trip (ShedLock's clamped lockAtMostFor).
             LOG.debug(
                 "the grant of {} came {} ms after its lease could have ended; given back",
                 what,
@@ -802,7 +804,7 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
     }
     long now = System.nanoTime();
     for (HeldLease lease : leases) {
-      if (now - lease.validUntil >= 0) {
+      if (options.autoRenew() && now - lease.validUntil >= 0) {
         // the grants' answer came after a lease could have ended on the server (see acquire):
         // never hand out a void set; the names are then taken one by one, each checked so
         leases.forEach(this::releaseQuietly);

@@ -210,6 +210,14 @@ class ClientCoreTest {
       assertThat(other.lock("y").tryAcquire())
           .as("y after the late grant was given back")
           .isPresent();
+      // a lease without renewal is handed out as it came, already ended: its caller asked for a
+      // fixed lease, which may be shorter than a round trip
+      counting.lateGrants.set(1);
+      Lease fixed =
+          c.lock("z", LockOptions.builder().lease(Duration.ofMillis(200)).autoRenew(false).build())
+              .tryAcquire()
+              .orElseThrow();
+      assertThat(fixed.isValid()).as("a late fixed lease, handed out").isFalse();
     }
   }
 
