@@ -454,6 +454,18 @@ final class ClientCore implements LockClient, BackendContext, Abandonable {
   /** The longest reason {@link #breakLock} takes. */
   static final int MAX_REASON = 500;
 
+  /**
+   * The backend's watch on who holds {@code name} ({@link LockBackend#watchHolder}), for {@link
+   * Election#observe}; null where it has none, or does not declare state reads.
+   */
+  dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    ensureOpen();
+    if (!guarantees.has(Guarantees.Feature.STATE_READS)) {
+      return null;
+    }
+    return backend.watchHolder(name, changed);
+  }
+
   LockState inspect(String name) {
     ensureOpen();
     LockState state = backend.inspect(name);

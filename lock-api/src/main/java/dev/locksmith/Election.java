@@ -1,10 +1,12 @@
 package dev.locksmith;
 
+import dev.locksmith.spi.HolderWatch;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -50,10 +52,22 @@ public final class Election {
   public static final int MAX_IDENTITY = Holder.MAX_PART;
 
   /**
-   * How often an {@linkplain #observe observer} reads the leader: a change is seen within this and
-   * one round trip.
+   * How often an {@linkplain #observe observer} reads the leader where the backend does not tell it
+   * of every change: a change is seen within this and one round trip. A backend that announces
+   * releases (Redis, PostgreSQL, {@code local:}) makes it read at once after a release too.
    */
   public static final Duration OBSERVE_EVERY = Duration.ofMillis(50);
+
+  /**
+   * How often an observer reads the leader anyway, as a safety net, where the backend's watch tells
+   * it of every change (etcd, ZooKeeper); it also reads when the leader's lease may have run out.
+   */
+  static final Duration WATCHED_READ_EVERY = Duration.ofSeconds(1);
+
+  /** After an announced release with no leader read: how soon to read again, and how often. */
+  static final Duration QUICK_READ = Duration.ofMillis(5);
+
+  static final int QUICK_READS = 4;
 
   private static final String IDENTITY_RULE =
       "it must be 1 to "
@@ -139,9 +153,14 @@ public final class Election {
    * read when the observation starts, then with every change it sees: another leader, or empty when
    * none leads. Each leadership is delivered once, in term order (a read older than one already
    * delivered is dropped), and the current one within {@link #OBSERVE_EVERY} and one round trip of
-   * the change. A leadership that begins and ends between two reads is not seen: for every term,
-   * use the fencing token the leaders write with. A read that fails is logged and read again; a
-   * listener that throws is logged. Stop with {@link Observation#close()}.
+   * the change. Where the backend watches the lock ({@link
+   * dev.locksmith.spi.LockBackend#watchHolder}), the observer reads as soon as it is told: of every
+   * change on etcd and ZooKeeper (the observer then reads only when told, when the leader's lease
+   * may have run out, and once a second), of a release on Redis, PostgreSQL and {@code local:}
+   * (then it also reads a few times in quick succession for the next leader, and every {@link
+   * #OBSERVE_EVERY}). A leadership that begins and ends between two reads is not seen: for every
+   * term, use the fencing token the leaders write with. A read that fails is logged and read again;
+   * a listener that throws is logged. Stop with {@link Observation#close()}.
    *
    * @param listener called with each leader seen, empty for none
    * @return the running observation
@@ -370,6 +389,12 @@ public final class Election {
   public static final class Observation implements AutoCloseable {
     private final Election election;
     private final Consumer<? super Optional<Leader>> listener;
+    private final Semaphore woken = new Semaphore(0);
+
+    /** State reads made so far, for tests. */
+    final java.util.concurrent.atomic.AtomicInteger reads =
+        new java.util.concurrent.atomic.AtomicInteger();
+
     final Thread thread;
     private volatile boolean closed;
 
@@ -382,14 +407,49 @@ public final class Election {
       this.thread.setDaemon(true);
     }
 
+    /** Called by the backend's watch: the holder may have changed, read now. */
+    private void wake() {
+      if (woken.availablePermits() == 0) {
+        woken.release();
+      }
+    }
+
     private void watch() {
+      HolderWatch w = null;
+      if (election.client instanceof ClientCore) {
+        try {
+          w = ((ClientCore) election.client).watchHolder(election.name, this::wake);
+        } catch (RuntimeException e) {
+          LOG.debug(
+              "election '{}': no watch, the observer reads every {} ms: {}",
+              election.name,
+              OBSERVE_EVERY.toMillis(),
+              e.toString());
+        }
+      }
+      try {
+        watch(w != null && w.seesGrants() ? WATCHED_READ_EVERY : OBSERVE_EVERY, w != null);
+      } finally {
+        if (w != null) {
+          w.close();
+        }
+      }
+    }
+
+    /**
+     * @param every how long to wait for a call of the watch before reading anyway
+     * @param watched whether a watch calls {@link #wake()}
+     */
+    private void watch(Duration every, boolean watched) {
       boolean first = true;
       Leader last = null; // the last leader delivered; null with first false: none delivered
       long lastTerm = Long.MIN_VALUE; // the highest term delivered
-      long every = OBSERVE_EVERY.toNanos();
+      boolean byWake = false; // whether this read follows a call of the watch
+      int quick = 0; // quick reads left: a release was announced, the next grant may be on its way
       while (!closed) {
-        long from = System.nanoTime();
+        woken.drainPermits(); // a call from now on brings another read after this one
         Optional<Leader> now;
+        reads.incrementAndGet();
         try {
           now = election.leader();
         } catch (IllegalStateException e) {
@@ -402,8 +462,8 @@ public final class Election {
               "election '{}': observer could not read the leader: {}", election.name, e.toString());
           now = null;
         }
+        Leader seen = now == null ? null : now.orElse(null);
         if (now != null && !closed) {
-          Leader seen = now.orElse(null);
           boolean stale =
               seen != null && seen.term().isPresent() && seen.term().getAsLong() < lastTerm;
           boolean changed = first || (seen == null ? last != null : !seen.sameAs(last));
@@ -420,13 +480,26 @@ public final class Election {
             }
           }
         }
-        long left = every - (System.nanoTime() - from);
-        if (left > 0) {
-          try {
-            TimeUnit.NANOSECONDS.sleep(left);
-          } catch (InterruptedException e) {
-            return; // closed
-          }
+        long wait = every.toNanos();
+        if (seen != null && seen.remaining().isPresent()) {
+          // read again when the leader's lease may have run out: an expiry announces nothing
+          wait = Math.min(wait, seen.remaining().get().toNanos() + QUICK_READ.toNanos());
+        }
+        if (now != null && seen == null && byWake && every == OBSERVE_EVERY) {
+          // a release was announced and no leader read: a waiting campaigner's grant is likely
+          // a round trip away, and nothing will announce it
+          quick = QUICK_READS;
+        }
+        if (seen != null || now == null) {
+          quick = 0;
+        } else if (quick > 0) {
+          quick--;
+          wait = Math.min(wait, QUICK_READ.toNanos());
+        }
+        try {
+          byWake = watched && woken.tryAcquire(Math.max(1, wait), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          return; // closed
         }
       }
     }

@@ -148,6 +148,28 @@ class ElectionTest {
   }
 
   @Test
+  void anObserverOfABackendThatWatchesReadsWhenToldNotEveryFiftyMilliseconds() throws Exception {
+    // local: watches every grant and release (HolderWatch.seesGrants), so an idle observer reads
+    // only when told, when a lease may run out, and once a second; one that polled would read
+    // about 16 times in 800 ms
+    Election a = client("30s").election("watched");
+    List<Optional<Election.Leader>> seen = new CopyOnWriteArrayList<>();
+    try (Election.Observation o = client("30s").election("watched").observe(seen::add)) {
+      awaitSize(seen, 1);
+      Thread.sleep(800);
+      assertThat(o.reads.get()).as("reads of an idle observer in 800 ms").isBetween(1, 3);
+      int before = o.reads.get();
+      Election.Leadership one = a.campaign("web-1", Duration.ZERO);
+      awaitSize(seen, 2); // told of the grant: within the 5 s wait, not the 1 s safety read only
+      assertThat(seen.get(1).orElseThrow().identity()).contains("web-1");
+      assertThat(o.reads.get() - before).as("reads for one grant").isBetween(1, 3);
+      one.resign();
+      awaitSize(seen, 3);
+      assertThat(seen.get(2)).isEmpty();
+    }
+  }
+
+  @Test
   void aCandidateCampaignsUnderItsIdentityThroughEveryAcquire() throws Exception {
     LockClient c = client("30s");
     Election e = c.election("scheduler");

@@ -207,6 +207,24 @@ final class LocalBackend implements LockBackend {
     return space.state(name);
   }
 
+  /** Every grant and release, told in-process under the space's mutex. */
+  @Override
+  public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    Runnable stop = space.watch(name, changed);
+    changed.run(); // in place: read once
+    return new dev.locksmith.spi.HolderWatch() {
+      @Override
+      public boolean seesGrants() {
+        return true;
+      }
+
+      @Override
+      public void close() {
+        stop.run();
+      }
+    };
+  }
+
   @Override
   public boolean breakLock(String name) {
     return space.breakLock(name);

@@ -28,6 +28,9 @@ final class LocalSpace {
   /** Semaphores and read-write locks, by {@link #sharedKey}: apart from locks of the same name. */
   private final Map<String, Shared> shared = new HashMap<>();
 
+  /** Election observers' watches, by lock ({@link #watch}). */
+  private final Map<String, Set<Runnable>> watchers = new ConcurrentHashMap<>();
+
   private volatile boolean suspended;
 
   /**
@@ -139,8 +142,34 @@ final class LocalSpace {
     return Math.max(fenceBase(), removedFence);
   }
 
-  /** Removes a lock's entry once nothing is left of it but its counter. */
+  /**
+   * Calls {@code changed} after every change of the lock's holder from now until the returned
+   * action runs (under the space's mutex: it must not block).
+   */
+  Runnable watch(String lock, Runnable changed) {
+    watchers.computeIfAbsent(lock, k -> ConcurrentHashMap.newKeySet()).add(changed);
+    return () ->
+        watchers.computeIfPresent(
+            lock,
+            (k, set) -> {
+              set.remove(changed);
+              return set.isEmpty() ? null : set;
+            });
+  }
+
+  private void changed(String lock) {
+    Set<Runnable> w = watchers.get(lock);
+    if (w != null) {
+      w.forEach(Runnable::run);
+    }
+  }
+
+  /**
+   * Removes a lock's entry once nothing is left of it but its counter; called after every change
+   * that frees the lock, so it also tells the lock's watchers.
+   */
   private void trim(String lock, Entry e) {
+    changed(lock);
     if (e.owner == null && e.queue.isEmpty() && locks.remove(lock, e)) {
       removedFence = Math.max(removedFence, e.fence);
     }
@@ -210,6 +239,7 @@ final class LocalSpace {
           e.owner = me.ownerId;
           e.expiresAt = now + leaseNanos;
           e.fence++;
+          changed(lock);
           return e.fence;
         }
         Queued head = e.queue.peekFirst();
@@ -247,6 +277,7 @@ final class LocalSpace {
         e.expiresAt = now + leaseNanos;
         e.fence++;
         fences[i] = e.fence;
+        changed(names.get(i));
       }
       return fences;
     } finally {
@@ -333,6 +364,7 @@ final class LocalSpace {
       e.owner =
           "held after release by " + ownerId; // no lease has this owner id: only time frees it
       e.expiresAt = now + keepNanos;
+      changed(lock);
       return true;
     } finally {
       mutex.unlock();

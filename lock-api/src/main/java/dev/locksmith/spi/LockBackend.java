@@ -230,6 +230,26 @@ public interface LockBackend extends AutoCloseable {
   }
 
   /**
+   * Watches who holds the exclusive lock {@code name}, for election observers: from when this
+   * returns until the watch is closed, {@code changed} is called (from any thread, any number of
+   * times, without blocking) after every release of the lock by any client, and, where {@link
+   * HolderWatch#seesGrants()} says so, after every other change of holder. It is also called once
+   * the watch is in place on the server and after a reconnect, when a change may have been missed.
+   * A backend that cannot watch returns null (the default): observers then read the lock's state
+   * every {@link dev.locksmith.Election#OBSERVE_EVERY}. Only backends that declare {@link
+   * dev.locksmith.Guarantees.Feature#STATE_READS} are asked. Kit rule 24.4 checks a watch returned.
+   *
+   * @param name the lock's name, already checked
+   * @param changed what to call when the holder may have changed: it only makes the observer read
+   *     the state again, so a call too many costs one read
+   * @return the watch, or null if this backend does not watch
+   * @throws dev.locksmith.BackendUnavailableException if the server cannot be reached
+   */
+  default HolderWatch watchHolder(String name, Runnable changed) {
+    return null;
+  }
+
+  /**
    * Break-glass ({@link dev.locksmith.Guarantees.Feature#BREAK_GLASS}): frees the exclusive lock
    * whoever holds it, in one step on the server. The holder's lease is gone (its renewal and its
    * release answer that it no longer holds the lock), waiters are woken as by a release, and the

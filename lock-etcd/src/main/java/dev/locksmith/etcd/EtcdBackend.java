@@ -771,6 +771,15 @@ final class EtcdBackend implements LockBackend {
   }
 
   /**
+   * One etcd watch of the lock's prefix, puts and deletes: every change ({@link EtcdHolderWatch}).
+   */
+  @Override
+  public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    ByteSequence prefix = KeyNames.bytes(KeyNames.lockPrefix(settings.prefix, name));
+    return new EtcdHolderWatch(this, prefix, changed).open();
+  }
+
+  /**
    * Deletes the holder's key (the oldest under the lock's prefix), only if it is still the key read
    * (same create revision): the next waiter's key is next in line, and its create revision, the
    * next token, is higher. The holder sees its key gone as it does a revoked lock.

@@ -957,6 +957,34 @@ final class JdbcBackend implements LockBackend {
     }
   }
 
+  /**
+   * PostgreSQL: the client's listening connection, on which a release is announced while a waiter
+   * is queued (when the next leader follows at once). Elsewhere none: a release there rings only
+   * the waiters' own bells.
+   */
+  @Override
+  public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    if (listener == null) {
+      return null;
+    }
+    Runnable wake = changed::run; // one object of our own, to leave with
+    listener.register(name, wake);
+    // in place: the client's connection listens on the table's channel already (or, connecting,
+    // wakes every registered waiter once it does)
+    wake.run();
+    return new dev.locksmith.spi.HolderWatch() {
+      @Override
+      public boolean seesGrants() {
+        return false;
+      }
+
+      @Override
+      public void close() {
+        listener.unregister(name, wake);
+      }
+    };
+  }
+
   @Override
   public LockState inspect(String name) {
     try {

@@ -1147,6 +1147,31 @@ final class RedisBackend implements LockBackend {
   }
 
   /**
+   * Listens on the lock's release channel, on the subscriber connection its waiters share: a
+   * release or break-glass is announced there while a waiter is queued, which is when the next
+   * leader follows at once. A grant is not announced (it would cost every acquire a publish), nor a
+   * lease that runs out.
+   */
+  @Override
+  public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    ReleaseSubscriber s = subscriberFor(name);
+    String channel = keys.releasedChannel(name);
+    Runnable wake = changed::run; // one object of our own, to leave with
+    s.join(channel, wake);
+    return new dev.locksmith.spi.HolderWatch() {
+      @Override
+      public boolean seesGrants() {
+        return false;
+      }
+
+      @Override
+      public void close() {
+        s.leave(channel, wake);
+      }
+    };
+  }
+
+  /**
    * Reads the holder's owner value and releases it with the owner-checked release script, which
    * wakes the queued waiters: a holder that changed in between (it released, and another took the
    * lock) is left alone. The fence counter is a key of its own and stays.

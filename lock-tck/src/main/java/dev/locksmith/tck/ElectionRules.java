@@ -208,9 +208,11 @@ interface ElectionRules extends KitRules {
             seen.get(0).get());
       }
       for (String id : List.of("kit-a", "kit-b", "kit-c")) {
+        // counted before the campaign: an observer told by the backend's watch may hear of the
+        // grant before the campaign returns
+        int before = seen.size();
         Election.Leadership l = campaigner.campaign(id, Duration.ofSeconds(10));
         terms.add(l);
-        int before = seen.size();
         await(
             within,
             "elections broken: the observer was not told that '" + id + "' leads",
@@ -329,6 +331,104 @@ interface ElectionRules extends KitRules {
     } finally {
       next.close();
       Kept.keep(crashed);
+    }
+  }
+
+  /** Whether the holder watch of {@code name} was called after {@code since}. */
+  private boolean watchCalledAfter(String name, long since) {
+    for (long t : probe().watchCalls(name)) {
+      if (t - since > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Test
+  @DisplayName(
+      "24.4 MUST (STATE_READS, where the backend watches a lock's holder): an observer's holder"
+          + " watch is called once in place, after a resignation with a campaigner waiting, after a"
+          + " grant where it says it sees grants, each within the wake-up bound; closed, it is not"
+          + " called")
+  default void rule24_4_holderWatchesAreCalled() throws Exception {
+    requireFeature(Feature.STATE_READS, "24.4");
+    String name = name("watched");
+    long bound = limits().wakeUp().plus(limits().tolerance()).toNanos();
+    long settle = limits().tolerance().toMillis();
+    Election reader = client().election(name);
+    List<Election.Leadership> toClose = new CopyOnWriteArrayList<>();
+    Election.Observation o = reader.observe(l -> {});
+    try {
+      await(
+          limits().tolerance(),
+          "elections broken: an observer did not ask the backend for a holder watch as it started",
+          () -> probe().watchKind(name).isPresent());
+      String kind = probe().watchKind(name).get();
+      org.junit.jupiter.api.Assumptions.assumeFalse(
+          kind.equals("none"),
+          "rule 24.4 skipped: the backend returns no holder watch (LockBackend.watchHolder);"
+              + " its observers read every "
+              + Election.OBSERVE_EVERY.toMillis()
+              + " ms, which rule 24.2 checks");
+      await(
+          Duration.ofNanos(bound),
+          "elections broken: the backend's holder watch was not called once in place (it must be,"
+              + " since a change may have come before it was)",
+          () -> !probe().watchCalls(name).isEmpty());
+      Election.Leadership a =
+          client(longRenewed()).election(name).campaign("kit-a", Duration.ofSeconds(10));
+      toClose.add(a);
+      CompletableFuture<Election.Leadership> b =
+          campaigning(client(longRenewed()).election(name), "kit-b", toClose);
+      Thread.sleep(settle); // b campaigns, queued behind a
+      long resigned = System.nanoTime();
+      a.resign();
+      await(
+          Duration.ofNanos(bound),
+          "elections broken: the backend's holder watch was not called within "
+              + ms(bound)
+              + " ms after the leader resigned with a campaigner waiting: observers learn of a"
+              + " hand-over late (a watch must be called after every release)",
+          () -> watchCalledAfter(name, resigned));
+      Election.Leadership next = b.get(ms(bound) + 10_000, TimeUnit.MILLISECONDS);
+      if (kind.equals("grants")) {
+        next.resign();
+        await(
+            limits().tolerance(),
+            "elections broken: after the last leader resigned, leader() still read a leader",
+            () -> reader.leader().isEmpty());
+        Thread.sleep(settle); // calls for the resignation come in
+        long asked = System.nanoTime();
+        Election.Leadership c =
+            client(longRenewed()).election(name).campaign("kit-c", Duration.ofSeconds(10));
+        toClose.add(c);
+        await(
+            Duration.ofNanos(bound),
+            "elections broken: the backend's holder watch says it sees grants, but was not called"
+                + " within "
+                + ms(bound)
+                + " ms of a campaign that led an election nobody led (an observer that relies on"
+                + " it reads a new leader a second late)",
+            () -> watchCalledAfter(name, asked));
+        next = c;
+      }
+      o.close();
+      Thread.sleep(settle); // calls under way as it closed come in
+      long closed = System.nanoTime();
+      CompletableFuture<Election.Leadership> d =
+          campaigning(client(longRenewed()).election(name), "kit-d", toClose);
+      Thread.sleep(settle); // d campaigns, queued behind the leader
+      next.resign();
+      d.get(ms(bound) + 10_000, TimeUnit.MILLISECONDS).resign();
+      Thread.sleep(settle);
+      if (watchCalledAfter(name, closed)) {
+        fail(
+            "elections broken: a closed holder watch was still called (HolderWatch.close() must"
+                + " stop the calls)");
+      }
+    } finally {
+      o.close();
+      toClose.forEach(Election.Leadership::close);
     }
   }
 }

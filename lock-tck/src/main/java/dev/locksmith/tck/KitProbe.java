@@ -46,6 +46,16 @@ final class KitProbe {
   private final Set<String> sessionGrants = ConcurrentHashMap.newKeySet();
   private final List<Probed> opened = new CopyOnWriteArrayList<>();
   private final Set<String> vanishing = ConcurrentHashMap.newKeySet();
+
+  /** Per lock: when each call of an election observer's holder watch came. */
+  private final Map<String, java.util.Queue<Long>> watchCalls = new ConcurrentHashMap<>();
+
+  /**
+   * Per lock: what the backend answered the last time an observer asked for a holder watch: "none"
+   * (null), "releases" or "grants" ({@link dev.locksmith.spi.HolderWatch#seesGrants()}).
+   */
+  private final Map<String, String> watches = new ConcurrentHashMap<>();
+
   private volatile Consumer<String> onPoll;
   private volatile Consumer<String> onRelease;
   private volatile long lastPollNanos = 200_000;
@@ -270,6 +280,23 @@ final class KitProbe {
     return lastReleaseNanos;
   }
 
+  /**
+   * @return when each call of a holder watch of {@code name} came ({@link System#nanoTime()})
+   */
+  List<Long> watchCalls(String name) {
+    java.util.Queue<Long> q = watchCalls.get(name);
+    return q == null ? List.of() : List.copyOf(q);
+  }
+
+  /**
+   * @return empty if no observer asked the backend for a holder watch of {@code name}; else "none"
+   *     if it answered null, "releases" or "grants" for a watch that sees releases only or grants
+   *     too
+   */
+  Optional<String> watchKind(String name) {
+    return Optional.ofNullable(watches.get(name));
+  }
+
   private static void count(Map<String, AtomicInteger> counts, String name) {
     counts.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
   }
@@ -446,6 +473,21 @@ final class KitProbe {
     @Override
     public LockState inspect(String name) {
       return backend.inspect(name);
+    }
+
+    @Override
+    public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+      java.util.Queue<Long> calls =
+          watchCalls.computeIfAbsent(name, k -> new ConcurrentLinkedQueue<>());
+      dev.locksmith.spi.HolderWatch w =
+          backend.watchHolder(
+              name,
+              () -> {
+                calls.add(System.nanoTime());
+                changed.run();
+              });
+      watches.put(name, w == null ? "none" : w.seesGrants() ? "grants" : "releases");
+      return w;
     }
 
     @Override

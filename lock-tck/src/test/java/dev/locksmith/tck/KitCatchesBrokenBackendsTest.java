@@ -562,7 +562,22 @@ class KitCatchesBrokenBackendsTest {
             Defect.WRONG_HOLDER,
             Elections.class,
             "rule24_3_aCrashedLeaderStaysReadableUntilItsLeaseEnds",
-            "which is not the owner id the crashed leader's client gave the backend"));
+            "which is not the owner id the crashed leader's client gave the backend"),
+        Arguments.of(
+            Defect.WATCH_NEVER_CALLED,
+            Elections.class,
+            "rule24_4_holderWatchesAreCalled",
+            "holder watch was not called once in place"),
+        Arguments.of(
+            Defect.WATCH_MISSES_GRANTS,
+            Elections.class,
+            "rule24_4_holderWatchesAreCalled",
+            "says it sees grants, but was not called"),
+        Arguments.of(
+            Defect.WATCH_CALLED_AFTER_CLOSE,
+            Elections.class,
+            "rule24_4_holderWatchesAreCalled",
+            "a closed holder watch was still called"));
   }
 
   @org.junit.jupiter.api.Test

@@ -113,6 +113,13 @@ final class MemoryBackends {
     POLLS_20MS,
     /** A waiter subscribes to releases only after it found the lock busy, a round trip later. */
     LOST_WAKEUP,
+    // holder watches (rule 24.4)
+    /** watchHolder returns a watch that is never called. */
+    WATCH_NEVER_CALLED,
+    /** watchHolder says it sees grants, but is called after releases only. */
+    WATCH_MISSES_GRANTS,
+    /** A closed watch is still called. */
+    WATCH_CALLED_AFTER_CLOSE,
     // FIFO
     /** The queue orders tickets as strings: "10" before "9". */
     FIFO_STRING_ORDER,
@@ -417,6 +424,22 @@ final class MemoryBackends {
 
     Server(Defect defect) {
       this.defect = defect;
+    }
+
+    /** Election observers' watches, by key: told by the clients' backends after each change. */
+    private final Map<String, Set<Runnable>> watchers = new ConcurrentHashMap<>();
+
+    Runnable watch(String key, Runnable changed) {
+      watchers.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(changed);
+      return () -> watchers.getOrDefault(key, Set.of()).remove(changed);
+    }
+
+    /** A grant ({@code grant}) or a release of the lock stored under {@code key}. */
+    void changed(String key, boolean grant) {
+      if (grant && defect == Defect.WATCH_MISSES_GRANTS) {
+        return;
+      }
+      watchers.getOrDefault(key, Set.of()).forEach(Runnable::run);
     }
 
     void suspend() {
@@ -1459,6 +1482,7 @@ final class MemoryBackends {
       List<Poll> grants = new ArrayList<>(fences.length);
       for (int i = 0; i < fences.length; i++) {
         grants.add(granted(fences[i], ownerIds.get(i)));
+        server.changed(keys.get(i), true);
       }
       return grants;
     }
@@ -1477,6 +1501,7 @@ final class MemoryBackends {
           }
           long r = server.tryTake(key, me.current(), leaseNanos);
           if (r > 0) {
+            server.changed(key, true);
             return granted(r, ownerId);
           }
           if (server.defect == Defect.LOST_WAKEUP && me.current().wake == null) {
@@ -1495,6 +1520,7 @@ final class MemoryBackends {
         @Override
         public void abandon() {
           server.withdraw(key, me);
+          server.changed(key, false);
         }
       };
     }
@@ -1568,7 +1594,9 @@ final class MemoryBackends {
             lease.claim(),
             lease.ownerId());
       }
-      return server.release(server.key(lease.name()), lease.ownerId());
+      boolean released = server.release(server.key(lease.name()), lease.ownerId());
+      server.changed(server.key(lease.name()), false);
+      return released;
     }
 
     @Override
@@ -1578,7 +1606,37 @@ final class MemoryBackends {
 
     @Override
     public boolean breakLock(String name) {
-      return server.breakLock(name);
+      boolean broken = server.breakLock(name);
+      server.changed(server.key(name), false);
+      return broken;
+    }
+
+    /**
+     * Told by every client's backend after its grants and releases (a lease that runs out is not
+     * told); the watch defects break it.
+     */
+    @Override
+    public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+      Runnable stop =
+          server.defect == Defect.WATCH_NEVER_CALLED
+              ? () -> {}
+              : server.watch(server.key(name), changed);
+      if (server.defect != Defect.WATCH_NEVER_CALLED) {
+        changed.run();
+      }
+      return new dev.locksmith.spi.HolderWatch() {
+        @Override
+        public boolean seesGrants() {
+          return server.defect != Defect.WATCH_NEVER_CALLED;
+        }
+
+        @Override
+        public void close() {
+          if (server.defect != Defect.WATCH_CALLED_AFTER_CLOSE) {
+            stop.run();
+          }
+        }
+      };
     }
 
     @Override

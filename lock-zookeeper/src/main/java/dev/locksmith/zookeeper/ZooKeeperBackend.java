@@ -790,6 +790,88 @@ final class ZooKeeperBackend implements LockBackend {
   }
 
   /**
+   * A persistent recursive watch (ZooKeeper 3.6+) on the lock's parent node: every node made or
+   * deleted under it (a grant, a release, a waiter, a holder's session ending) and every data
+   * change calls {@code changed}. The ZooKeeper client sets it again after a reconnect; after a new
+   * session (the old one expired, and its watches with it) this sets it again, and calls {@code
+   * changed} since a change may have been missed.
+   */
+  @Override
+  public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
+    String parent = "/" + NodeNames.encode(name);
+    // closed: an event already on its way, or a removal the server has not made yet, calls nothing
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Watcher watcher =
+        event -> {
+          if (!closed.get()) {
+            changed.run();
+          }
+        };
+    Runnable add =
+        () -> {
+          try {
+            curator
+                .watchers()
+                .add()
+                .withMode(org.apache.zookeeper.AddWatchMode.PERSISTENT_RECURSIVE)
+                .usingWatcher(watcher)
+                .forPath(parent);
+          } catch (Exception e) {
+            throw new BackendUnavailableException(
+                "could not watch lock '" + name + "' on ZooKeeper at " + settings.hosts + ": " + e,
+                e);
+          }
+        };
+    org.apache.curator.framework.state.ConnectionStateListener again =
+        (client, state) -> {
+          if (closed.get()) {
+            return;
+          }
+          if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
+            try {
+              add.run(); // the same watcher on the same path: once, whatever the session
+            } catch (RuntimeException e) {
+              LOG.debug("watching lock '{}' again failed: {}", name, e.toString());
+            }
+          }
+          changed.run();
+        };
+    curator.getConnectionStateListenable().addListener(again);
+    try {
+      add.run();
+    } catch (RuntimeException e) {
+      curator.getConnectionStateListenable().removeListener(again);
+      throw e;
+    }
+    changed.run(); // in place: read once
+    return new dev.locksmith.spi.HolderWatch() {
+      @Override
+      public boolean seesGrants() {
+        return true;
+      }
+
+      @Override
+      public void close() {
+        closed.set(true);
+        curator.getConnectionStateListenable().removeListener(again);
+        try {
+          // on the server too, so that it stops sending the events
+          curator
+              .watchers()
+              .remove(watcher)
+              .ofType(Watcher.WatcherType.Any)
+              .quietly()
+              .inBackground()
+              .forPath(parent);
+        } catch (Exception e) {
+          LOG.debug("removing the watch of lock '{}' failed: {}", name, e.toString());
+        }
+      }
+    };
+  }
+
+  /**
    * Deletes the head node of the lock (the holder's, or the node that holds it after release): the
    * next waiter's node is head then, and its czxid, the next token, is higher. The holder's watch
    * sees its node gone, as for a revoked lock. Sequential names are never reused, so a node deleted
