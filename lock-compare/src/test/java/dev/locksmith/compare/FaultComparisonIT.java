@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  */
 class FaultComparisonIT {
   private static final boolean FULL = Boolean.getBoolean("locksmith.compare.full");
-  private static final List<String> ALL =
+  static final List<String> ALL =
       List.of(
           "redis",
           "redis+aof",
@@ -146,8 +146,8 @@ class FaultComparisonIT {
     T start() throws Exception;
   }
 
-  private static Comparison.Target target(String label, List<AutoCloseable> started)
-      throws Exception {
+  /** Starts the servers of the target so labelled (closed through {@code started}). */
+  static Comparison.Target target(String label, List<AutoCloseable> started) throws Exception {
     switch (label) {
       case "redis":
         return start(started, RedisComparisonTarget::new).target();
