@@ -8,6 +8,7 @@
 #   lock-bench/run-bench.sh --only jdbc-peers   JDBC peers on MariaDB and PostgreSQL: its own section of RESULTS.md (about 6 minutes)
 #   lock-bench/run-bench.sh --only semaphores   one permit of a semaphore: Locksmith vs Redisson (Redis) and Curator (ZooKeeper), its own section (about 5 minutes)
 #   lock-bench/run-bench.sh --only reactive     ReactiveLocks against the blocking API (local:, Redis) and Redisson's RLockReactive, its own section (about 4 minutes)
+#   lock-bench/run-bench.sh --only elections    election hand-over and observe: Locksmith vs Curator's LeaderLatch (ZooKeeper) and jetcd's Election (etcd), its own section (about 3 minutes)
 #   lock-bench/run-bench.sh --only sets         lock sets of 2 and 10 names: Locksmith vs RedissonMultiLock (Redis) and Curator's InterProcessMultiLock (ZooKeeper), uncontended and contended, its own section (about 9 minutes)
 #   BENCH_SOURCE=head lock-bench/run-bench.sh   measure the last commit (built in a scratch copy), not the working tree
 #

@@ -101,7 +101,7 @@ public final class BenchMain {
               "unknown argument '"
                   + args[i]
                   + "'; use --quick, --out DIR, --only "
-                  + "uncontended,contended,scale,cluster,jdbc-peers,semaphores,reactive,sets");
+                  + "uncontended,contended,scale,cluster,jdbc-peers,semaphores,reactive,sets,elections");
       }
     }
     // sections of their own (ResultSections): each replaces only its part of RESULTS.md
@@ -110,6 +110,9 @@ public final class BenchMain {
     }
     if (only.contains("reactive")) {
       ReactiveRun.run(out, quick);
+    }
+    if (only.contains("elections")) {
+      ElectionsRun.run(out, quick);
     }
     if (only.contains("sets")) {
       SetsRun.run(out, quick);

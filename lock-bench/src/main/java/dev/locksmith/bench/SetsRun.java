@@ -335,7 +335,7 @@ final class SetsRun {
     return md.toString();
   }
 
-  private static void row(
+  static void row(
       StringBuilder md,
       String label,
       String what,
@@ -376,7 +376,7 @@ final class SetsRun {
         .append(" |\n");
   }
 
-  private static String withSpread(double[] v) {
+  static String withSpread(double[] v) {
     if (v == null) {
       return "–";
     }
