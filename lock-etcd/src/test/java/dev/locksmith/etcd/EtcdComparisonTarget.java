@@ -72,6 +72,11 @@ public final class EtcdComparisonTarget implements AutoCloseable {
       }
 
       @Override
+      public void restoreLeader() {
+        restartMajority(); // every member not running, started again, the cluster healthy
+      }
+
+      @Override
       public void killMajority() {
         // kill running members until one runs (after the leader hook, one more is enough)
         java.util.List<EtcdCluster.Member> running =

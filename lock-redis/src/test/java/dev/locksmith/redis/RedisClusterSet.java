@@ -231,6 +231,16 @@ public final class RedisClusterSet implements AutoCloseable {
   }
 
   /**
+   * Restarts a killed node on its port, with its node file: it rejoins the Cluster as a replica of
+   * the node that took over its slots.
+   *
+   * @param port the node's port
+   */
+  public void restart(int port) {
+    nodes.get(ports.indexOf(port)).restart();
+  }
+
+  /**
    * Waits until a node other than {@code formerPort} serves the key's slot as primary.
    *
    * @param key a key of the slot

@@ -299,6 +299,39 @@ public final class RedisSentinelSet implements AutoCloseable {
   }
 
   /**
+   * Waits until the data node on {@code port} is a replica with its link to the primary up, and the
+   * Sentinels count it among the primary's replicas again.
+   *
+   * @param port a restarted node
+   * @param limit how long to wait
+   */
+  public void awaitReplica(int port, Duration limit) {
+    long end = System.nanoTime() + limit.toNanos();
+    String last = "";
+    while (System.nanoTime() < end) {
+      try (Jedis j = connect(port)) {
+        String repl = j.info("replication");
+        last =
+            repl.lines()
+                .filter(l -> l.startsWith("role") || l.startsWith("master_link"))
+                .reduce("", (a, b) -> a + " " + b);
+        if (repl.contains("role:slave") && repl.contains("master_link_status:up")) {
+          try (Jedis p = connect(primaryPort())) {
+            if (p.info("replication").contains("connected_slaves:2")) {
+              return;
+            }
+          }
+        }
+      } catch (RuntimeException e) {
+        last = e.toString();
+      }
+      sleep(100);
+    }
+    throw new IllegalStateException(
+        "node " + port + " did not rejoin as a replica within " + limit + ":" + last);
+  }
+
+  /**
    * @return the tails of every log, for failure messages
    */
   public String logs() {

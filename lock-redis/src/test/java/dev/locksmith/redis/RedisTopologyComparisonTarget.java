@@ -64,13 +64,31 @@ public final class RedisTopologyComparisonTarget implements AutoCloseable {
             + (wait ? "?wait-replicas=1&wait-timeout=100ms" : "");
     FaultHooks hooks =
         new FaultHooks() {
+          private int killed = -1;
+
           @Override
           public void killLeader() {
             if (sentinels != null) {
-              sentinels.killPrimary();
+              killed = sentinels.killPrimary();
             } else {
-              cluster.kill(primaryHoldingALock());
+              killed = primaryHoldingALock();
+              cluster.kill(killed);
             }
+          }
+
+          @Override
+          public void restoreLeader() {
+            if (killed < 0) {
+              return;
+            }
+            if (sentinels != null) {
+              sentinels.restart(killed);
+              sentinels.awaitReplica(killed, Duration.ofSeconds(60));
+            } else {
+              cluster.restart(killed);
+              cluster.awaitHealthy(Duration.ofSeconds(60));
+            }
+            killed = -1;
           }
         };
     return Comparison.Target.of(label, uri, hooks, Duration.ZERO)

@@ -68,6 +68,11 @@ public final class RedlockComparisonTarget implements AutoCloseable {
       }
 
       @Override
+      public void restoreLeader() {
+        s.restart(0);
+      }
+
+      @Override
       public void killMajority() {
         s.kill(majority(s));
       }

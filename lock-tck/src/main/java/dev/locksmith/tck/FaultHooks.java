@@ -131,6 +131,15 @@ public interface FaultHooks {
   }
 
   /**
+   * Brings back what {@link #killLeader()} killed, on the same address (it rejoins as a follower or
+   * replica of the new leader), and waits until the set is whole again, so that the failover can
+   * run once more: the fault comparison runs it several times (FAULTS.md 7, in rounds).
+   */
+  default void restoreLeader() {
+    throw new UnsupportedOperationException("restoreLeader");
+  }
+
+  /**
    * Kills a majority of the servers of a backend that needs a quorum of them (Redlock's servers, a
    * consensus cluster's members), so that no lock can be taken until {@link #restartMajority()}.
    */
@@ -209,6 +218,11 @@ public interface FaultHooks {
       @Override
       public void killLeader() {
         base.killLeader();
+      }
+
+      @Override
+      public void restoreLeader() {
+        base.restoreLeader();
       }
 
       @Override

@@ -103,6 +103,11 @@ public final class ZooKeeperComparisonTarget implements AutoCloseable {
       }
 
       @Override
+      public void restoreLeader() {
+        ensemble.restartKilled();
+      }
+
+      @Override
       public void killMajority() {
         ensemble.killMajority();
       }

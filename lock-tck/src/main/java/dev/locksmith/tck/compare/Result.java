@@ -220,6 +220,90 @@ public final class Result {
     agrees = true;
   }
 
+  /**
+   * The row of a scenario run several times: the worst run (U, then F, then A, then S; among equals
+   * the one available again last), its note saying how each run went and the spread of the time
+   * until the lock was available again. Runs that could not run are counted in the note; if none
+   * ran, the first run's reason is the row's.
+   */
+  static Result worstOf(List<Result> runs) {
+    List<Result> ran = new ArrayList<>();
+    int notRun = 0;
+    String why = null;
+    for (Result r : runs) {
+      if (r.notRunReason == null) {
+        ran.add(r);
+      } else {
+        notRun++;
+        why = why == null ? r.notRunReason : why;
+      }
+    }
+    if (ran.isEmpty()) {
+      return runs.get(0);
+    }
+    String order = "SAFU";
+    Result worst = ran.get(0);
+    for (Result r : ran) {
+      int a = order.indexOf(r.observed);
+      int b = order.indexOf(worst.observed);
+      long ra = r.availableAfterMs == null ? Long.MAX_VALUE : r.availableAfterMs;
+      long rb = worst.availableAfterMs == null ? Long.MAX_VALUE : worst.availableAfterMs;
+      if (a > b || (a == b && ra > rb)) {
+        worst = r;
+      }
+    }
+    List<Long> available = new ArrayList<>();
+    StringBuilder observed = new StringBuilder();
+    int overlapsAll = 0;
+    int regressionsAll = 0;
+    long fencedAll = 0;
+    for (Result r : ran) {
+      observed.append(observed.length() == 0 ? "" : ",").append(r.observed);
+      if (r.availableAfterMs != null) {
+        available.add(r.availableAfterMs);
+      }
+      overlapsAll += r.overlaps;
+      regressionsAll += r.tokenRegressions;
+      fencedAll += r.fencedLost;
+    }
+    java.util.Collections.sort(available);
+    StringBuilder note = new StringBuilder();
+    note.append(ran.size())
+        .append(" runs, observed ")
+        .append(observed)
+        .append(" (the row is the worst); available again after ");
+    if (available.isEmpty()) {
+      note.append("none");
+    } else {
+      note.append(available.get(0))
+          .append(" / ")
+          .append(available.get(available.size() / 2))
+          .append(" / ")
+          .append(available.get(available.size() - 1))
+          .append(" ms (min / median / max of ")
+          .append(available.size())
+          .append(")");
+      if (available.size() < ran.size()) {
+        note.append(", never within the run in ").append(ran.size() - available.size());
+      }
+    }
+    note.append("; in all runs ")
+        .append(overlapsAll)
+        .append(" overlapping holds, ")
+        .append(regressionsAll)
+        .append(" token regressions, ")
+        .append(fencedAll)
+        .append(" fenced lost updates");
+    if (notRun > 0) {
+      note.append("; ").append(notRun).append(" more could not run: ").append(why);
+    }
+    if (!worst.note.isEmpty()) {
+      note.append("; worst run: ").append(worst.note);
+    }
+    worst.note = note.toString();
+    return worst;
+  }
+
   void copyRun(Result other) {
     holds = other.holds;
     overlaps = other.overlaps;
