@@ -212,17 +212,7 @@ final class LocalBackend implements LockBackend {
   public dev.locksmith.spi.HolderWatch watchHolder(String name, Runnable changed) {
     Runnable stop = space.watch(name, changed);
     changed.run(); // in place: read once
-    return new dev.locksmith.spi.HolderWatch() {
-      @Override
-      public boolean seesGrants() {
-        return true;
-      }
-
-      @Override
-      public void close() {
-        stop.run();
-      }
-    };
+    return dev.locksmith.spi.HolderWatch.of(true, stop);
   }
 
   @Override

@@ -20,4 +20,30 @@ public interface HolderWatch extends AutoCloseable {
   /** Stops the calls; must not throw, must not block for long. */
   @Override
   void close();
+
+  /**
+   * A watch whose closing runs {@code stop}, once (a second close does nothing).
+   *
+   * @param seesGrants what {@link #seesGrants()} answers
+   * @param stop what stops the calls
+   * @return the watch
+   */
+  static HolderWatch of(boolean seesGrants, Runnable stop) {
+    java.util.Objects.requireNonNull(stop, "`stop` was null but it must stop the watch's calls");
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return new HolderWatch() {
+      @Override
+      public boolean seesGrants() {
+        return seesGrants;
+      }
+
+      @Override
+      public void close() {
+        if (closed.compareAndSet(false, true)) {
+          stop.run();
+        }
+      }
+    };
+  }
 }

@@ -972,17 +972,7 @@ final class JdbcBackend implements LockBackend {
     // in place: the client's connection listens on the table's channel already (or, connecting,
     // wakes every registered waiter once it does)
     wake.run();
-    return new dev.locksmith.spi.HolderWatch() {
-      @Override
-      public boolean seesGrants() {
-        return false;
-      }
-
-      @Override
-      public void close() {
-        listener.unregister(name, wake);
-      }
-    };
+    return dev.locksmith.spi.HolderWatch.of(false, () -> listener.unregister(name, wake));
   }
 
   @Override

@@ -1158,17 +1158,7 @@ final class RedisBackend implements LockBackend {
     String channel = keys.releasedChannel(name);
     Runnable wake = changed::run; // one object of our own, to leave with
     s.join(channel, wake);
-    return new dev.locksmith.spi.HolderWatch() {
-      @Override
-      public boolean seesGrants() {
-        return false;
-      }
-
-      @Override
-      public void close() {
-        s.leave(channel, wake);
-      }
-    };
+    return dev.locksmith.spi.HolderWatch.of(false, () -> s.leave(channel, wake));
   }
 
   /**

@@ -1624,19 +1624,9 @@ final class MemoryBackends {
       if (server.defect != Defect.WATCH_NEVER_CALLED) {
         changed.run();
       }
-      return new dev.locksmith.spi.HolderWatch() {
-        @Override
-        public boolean seesGrants() {
-          return server.defect != Defect.WATCH_NEVER_CALLED;
-        }
-
-        @Override
-        public void close() {
-          if (server.defect != Defect.WATCH_CALLED_AFTER_CLOSE) {
-            stop.run();
-          }
-        }
-      };
+      return dev.locksmith.spi.HolderWatch.of(
+          server.defect != Defect.WATCH_NEVER_CALLED,
+          server.defect == Defect.WATCH_CALLED_AFTER_CLOSE ? () -> {} : stop);
     }
 
     @Override

@@ -845,30 +845,24 @@ final class ZooKeeperBackend implements LockBackend {
       throw e;
     }
     changed.run(); // in place: read once
-    return new dev.locksmith.spi.HolderWatch() {
-      @Override
-      public boolean seesGrants() {
-        return true;
-      }
-
-      @Override
-      public void close() {
-        closed.set(true);
-        curator.getConnectionStateListenable().removeListener(again);
-        try {
-          // on the server too, so that it stops sending the events
-          curator
-              .watchers()
-              .remove(watcher)
-              .ofType(Watcher.WatcherType.Any)
-              .quietly()
-              .inBackground()
-              .forPath(parent);
-        } catch (Exception e) {
-          LOG.debug("removing the watch of lock '{}' failed: {}", name, e.toString());
-        }
-      }
-    };
+    return dev.locksmith.spi.HolderWatch.of(
+        true,
+        () -> {
+          closed.set(true);
+          curator.getConnectionStateListenable().removeListener(again);
+          try {
+            // on the server too, so that it stops sending the events
+            curator
+                .watchers()
+                .remove(watcher)
+                .ofType(Watcher.WatcherType.Any)
+                .quietly()
+                .inBackground()
+                .forPath(parent);
+          } catch (Exception e) {
+            LOG.debug("removing the watch of lock '{}' failed: {}", name, e.toString());
+          }
+        });
   }
 
   /**
