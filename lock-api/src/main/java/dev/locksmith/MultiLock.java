@@ -222,11 +222,22 @@ final class MultiLock implements DistributedLock {
     List<Lease> held = new ArrayList<>(locks.size());
     CompletableFuture<Lease> result = new CompletableFuture<>();
     Object[] current = new Object[1]; // the name's future now in flight, guarded by held
+    // Completes once the one-step attempt (atOnce) is over, what it was granted handed out or given
+    // back: a backend that takes a set in steps (a Redis Cluster, one hash slot after another)
+    // holds its first names for a moment during it, even when the set turns out busy.
+    CompletableFuture<Void> oneStepOver = new CompletableFuture<>();
+    if (core == null) {
+      oneStepOver.complete(null);
+    }
     // Whoever completes the result (us, cancel, orTimeout): a set that is not handed out is given
     // back before that completion returns, and the name in flight is withdrawn.
     result.whenComplete(
         (lease, error) -> {
           if (error != null) {
+            // a one-step attempt under way gives back what it holds before this returns (it
+            // completes oneStepOver before it completes the result itself, so this never waits
+            // on its own thread)
+            oneStepOver.join();
             CompletableFuture<?> inFlight;
             List<Lease> back;
             synchronized (held) {
@@ -256,6 +267,7 @@ final class MultiLock implements DistributedLock {
           try {
             once = result.isDone() ? null : atOnce(null);
           } catch (InterruptedException | RuntimeException | Error e) {
+            oneStepOver.complete(null); // atOnce gave back what it held before it threw
             Throwable failure = e;
             if (e instanceof InterruptedException) {
               failure = new LockException("interrupted while acquiring " + description, e);
@@ -264,10 +276,15 @@ final class MultiLock implements DistributedLock {
             return;
           }
           if (once != null && once.isPresent()) {
-            if (!result.complete(once.get())) {
+            boolean handedOut = result.complete(once.get());
+            if (!handedOut) {
               once.get().release(); // cancelled while the set was granted
             }
-          } else if (once != null && nanos == 0) {
+            oneStepOver.complete(null);
+            return;
+          }
+          oneStepOver.complete(null);
+          if (once != null && nanos == 0) {
             result.completeExceptionally(new LockTimeoutException(description, timeout));
           } else if (!result.isDone()) {
             next(0, deadline, timeout, held, current, result);

@@ -66,6 +66,16 @@ class ClientCoreTest {
     final java.util.concurrent.CountDownLatch backendClosed =
         new java.util.concurrent.CountDownLatch(1);
 
+    /**
+     * When set, a set taken in one step takes its first name, as a backend that takes a set in
+     * steps does (a Redis Cluster, one hash slot after another), then waits for this latch, gives
+     * the name back and answers busy; without it, sets go name by name (the default).
+     */
+    volatile java.util.concurrent.CountDownLatch stepwiseSetHangs;
+
+    final java.util.concurrent.CountDownLatch stepwiseSetEntered =
+        new java.util.concurrent.CountDownLatch(1);
+
     @Override
     public Set<String> schemes() {
       return Set.of("local");
@@ -121,6 +131,24 @@ class ClientCoreTest {
         }
 
         @Override
+        public List<dev.locksmith.spi.Poll> acquireAll(
+            List<String> names, List<String> ownerIds, Duration lease) throws InterruptedException {
+          java.util.concurrent.CountDownLatch hang = stepwiseSetHangs;
+          if (hang == null) {
+            return null;
+          }
+          LockAttempt first = local.attempt(names.get(0), ownerIds.get(0), lease, () -> {});
+          first.pollWithoutWaiting();
+          stepwiseSetEntered.countDown();
+          try {
+            hang.await();
+          } finally {
+            first.abandon(); // the next step found a name busy: the first is given back
+          }
+          return List.of();
+        }
+
+        @Override
         public List<Renewal> renew(List<BackendLease> leases) {
           renewCalls.incrementAndGet();
           leasesRenewed.addAndGet(leases.size());
@@ -165,6 +193,36 @@ class ClientCoreTest {
           local.close();
         }
       };
+    }
+  }
+
+  /**
+   * Rule 20.3 on a Redis Cluster failed once in a clean run: cancel() of an async set returned
+   * while the set's one-step attempt, which takes a Cluster's hash slots one after another, still
+   * held a name it was about to give back. cancel() now waits for that attempt to be over.
+   */
+  @Test
+  void cancellingASetWaitsForItsOneStepAttemptToGiveBackWhatItHolds() throws Exception {
+    Counting counting = new Counting();
+    counting.stepwiseSetHangs = new java.util.concurrent.CountDownLatch(1);
+    try (LockClient c =
+        Locks.connect(LockConfig.builder().uri("local:stepwise-cancel").build(), counting)) {
+      java.util.concurrent.CompletableFuture<Lease> f =
+          c.locks(List.of("a", "b")).acquireAsync(Duration.ofSeconds(30));
+      assertThat(counting.stepwiseSetEntered.await(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(LocalLockProvider.isHeld("stepwise-cancel", "a"))
+          .as("'a', held by the one-step attempt for now")
+          .isTrue();
+      java.util.concurrent.CompletableFuture<Boolean> cancelled =
+          java.util.concurrent.CompletableFuture.supplyAsync(() -> f.cancel(true));
+      Thread.sleep(200);
+      assertThat(cancelled).as("cancel() while the attempt holds 'a'").isNotDone();
+      counting.stepwiseSetHangs.countDown();
+      assertThat(cancelled.get(5, TimeUnit.SECONDS)).isTrue();
+      assertThat(LocalLockProvider.isHeld("stepwise-cancel", "a"))
+          .as("'a' when cancel() returned")
+          .isFalse();
+      assertThat(LocalLockProvider.isHeld("stepwise-cancel", "b")).isFalse();
     }
   }
 
